@@ -1,0 +1,149 @@
+#include "agent/writer/trace_file_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/logging.h"
+#include "schema/format.h"
+
+namespace lumos::agent {
+namespace {
+
+void PutLe32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+TraceFileWriter::TraceFileWriter(std::string path, int fd, const WriterOptions& options)
+    : path_(std::move(path)), fd_(fd), options_(options) {}
+
+TraceFileWriter::~TraceFileWriter() {
+  if (!closed_) Close(0).IgnoreError();
+  if (cctx_ != nullptr) ZSTD_freeCCtx(cctx_);
+}
+
+StatusOr<std::unique_ptr<TraceFileWriter>> TraceFileWriter::Create(const std::string& path,
+                                                                   const HeaderInfo& header,
+                                                                   const WriterOptions& options) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrorStatus("cannot create %s: %s", path.c_str(), std::strerror(errno));
+  std::unique_ptr<TraceFileWriter> writer(new TraceFileWriter(path, fd, options));
+  writer->cctx_ = ZSTD_createCCtx();
+  if (writer->cctx_ == nullptr) return ErrorStatus("cannot create a zstd context");
+  ZSTD_CCtx_setParameter(writer->cctx_, ZSTD_c_compressionLevel, options.zstd_level);
+  // The checksum lets the reader tell a corrupted frame from a valid one.
+  ZSTD_CCtx_setParameter(writer->cctx_, ZSTD_c_checksumFlag, 1);
+
+  uint8_t preamble[schema::kPreambleBytes];
+  PutLe32(preamble, schema::kSkippableFrameMagic);
+  PutLe32(preamble + 4, schema::kPreambleContentBytes);
+  std::memcpy(preamble + 8, schema::kFileMagic, sizeof(schema::kFileMagic));
+  PutLe32(preamble + 16, schema::kSchemaMajor);
+  PutLe32(preamble + 20, schema::kSchemaMinor);
+  LUMOS_RETURN_IF_ERROR(writer->WriteAll(preamble, sizeof(preamble)));
+  writer->stats_.bytes_written = sizeof(preamble);
+
+  // The header gets a frame of its own, so even a process killed at once leaves it behind.
+  writer->encoder_.AddHeader(header);
+  LUMOS_RETURN_IF_ERROR(writer->Flush());
+  return writer;
+}
+
+Status TraceFileWriter::WriteAll(const uint8_t* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd_, data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int error = n < 0 ? errno : ENOSPC;
+      // Cut the partial frame off so the file stays a sequence of whole frames.
+      if (ftruncate(fd_, static_cast<off_t>(stats_.bytes_written)) == 0) {
+        lseek(fd_, static_cast<off_t>(stats_.bytes_written), SEEK_SET);
+      }
+      return ErrorStatus("writing %s at byte %llu: %s", path_.c_str(),
+                         static_cast<unsigned long long>(stats_.bytes_written),
+                         std::strerror(error));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status TraceFileWriter::Flush() {
+  if (encoder_.empty() || fd_ < 0) return Status::Ok();
+  uint64_t events = events_in_frame_;
+  uint64_t packets = encoder_.TakeFrame(&frame_);
+  events_in_frame_ = 0;
+
+  compressed_.Clear();
+  compressed_.EnsureRoom(ZSTD_compressBound(frame_.size()));
+  size_t n = ZSTD_compress2(cctx_, compressed_.data(), ZSTD_compressBound(frame_.size()),
+                            frame_.data(), frame_.size());
+  if (ZSTD_isError(n)) {
+    stats_.events_lost += events;
+    return ErrorStatus("zstd: %s", ZSTD_getErrorName(n));
+  }
+  if (options_.max_file_bytes != 0 && stats_.bytes_written + n > options_.max_file_bytes) {
+    // Counted now, reported once in the final frame (a loss packet now would be dropped too).
+    stats_.events_lost += events;
+    lost_to_limit_ += events;
+    return ErrorStatus("%s reached its size limit of %llu bytes", path_.c_str(),
+                       static_cast<unsigned long long>(options_.max_file_bytes));
+  }
+  Status written = WriteAll(compressed_.data(), n);
+  if (!written.ok()) {
+    stats_.events_lost += events;
+    // The loss itself is data: it goes into the next frame that makes it to disk.
+    encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kWriteFailed, events, 0,
+                           "a frame could not be written"});
+    return written;
+  }
+  stats_.bytes_written += n;
+  stats_.uncompressed_bytes += frame_.size();
+  stats_.frames_written += 1;
+  stats_.packets_written += packets;
+  stats_.events += events;
+  return Status::Ok();
+}
+
+void TraceFileWriter::FlushOrCount() {
+  Status status = Flush();
+  if (!status.ok()) LUMOS_LOG(Warn, "%s", status.message().c_str());
+}
+
+Status TraceFileWriter::MaybeFlush(uint64_t now_ns) {
+  if (last_flush_ns_ == 0 || now_ns < last_flush_ns_) last_flush_ns_ = now_ns;
+  if (encoder_.empty() || now_ns - last_flush_ns_ < options_.flush_interval_ns) {
+    return Status::Ok();
+  }
+  last_flush_ns_ = now_ns;
+  return Flush();
+}
+
+Status TraceFileWriter::Close(uint64_t end_time_ns) {
+  if (closed_) return Status::Ok();
+  closed_ = true;
+  Status status = Flush();
+  // The trailer always goes out, even past max_file_bytes: it is what says the file is whole.
+  uint64_t limit = options_.max_file_bytes;
+  options_.max_file_bytes = 0;
+  if (lost_to_limit_ != 0) {
+    encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kFileLimit, lost_to_limit_, 0,
+                           "max_file_bytes reached"});
+  }
+  encoder_.AddTrailer(stats_.packets_written, stats_.frames_written, stats_.events_lost,
+                      end_time_ns);
+  Status trailer = Flush();
+  options_.max_file_bytes = limit;
+  if (::close(fd_) != 0 && status.ok()) {
+    status = ErrorStatus("closing %s: %s", path_.c_str(), std::strerror(errno));
+  }
+  fd_ = -1;
+  return status.ok() ? trailer : status;
+}
+
+}  // namespace lumos::agent

@@ -1,0 +1,92 @@
+// Design: writes one trace file: the Lumos preamble (a zstd skippable frame), then one zstd
+// frame per flush, each holding whole packets only. Crash safety comes from the layout: a frame
+// reaches the file with a single write sequence after it is complete, so a process killed at
+// any instant leaves every earlier frame intact, and the reader reports the cut-off tail. A
+// failed write (disk full) is truncated away and counted as a LossRecord, never propagated to
+// the traced job. Frames flush by size (frame_bytes of uncompressed packets) and by time
+// (MaybeFlush). Single-threaded: owned by the agent's writer thread (or a tool's main thread).
+#pragma once
+
+#include <zstd.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "agent/writer/packet_encoder.h"
+#include "agent/writer/trace_events.h"
+#include "agent/writer/wire_buffer.h"
+#include "base/status.h"
+
+namespace lumos::agent {
+
+struct WriterOptions {
+  uint64_t frame_bytes = 1 << 20;              // Flush when this many packet bytes wait.
+  uint64_t flush_interval_ns = 1'000'000'000;  // MaybeFlush() flushes frames older than this.
+  int zstd_level = 3;
+  uint64_t max_file_bytes = 0;                 // 0 = unlimited.
+};
+
+struct WriterStats {
+  uint64_t events = 0;            // Events accepted (timed packets).
+  uint64_t packets_written = 0;   // Packets in frames that reached the file.
+  uint64_t frames_written = 0;
+  uint64_t bytes_written = 0;     // File size so far.
+  uint64_t uncompressed_bytes = 0;
+  uint64_t events_lost = 0;       // Events in frames that could not be written.
+};
+
+class TraceFileWriter {
+ public:
+  // Creates (truncates) `path`, writes the preamble and a first frame holding the header.
+  static StatusOr<std::unique_ptr<TraceFileWriter>> Create(const std::string& path,
+                                                           const HeaderInfo& header,
+                                                           const WriterOptions& options);
+  ~TraceFileWriter();
+  TraceFileWriter(const TraceFileWriter&) = delete;
+  TraceFileWriter& operator=(const TraceFileWriter&) = delete;
+
+  template <typename Event>
+  void Add(const Event& event) {
+    encoder_.Add(event);
+    last_event_ns_ = event.start_ns;
+    ++events_in_frame_;
+    if (encoder_.pending_bytes() >= options_.frame_bytes) FlushOrCount();
+  }
+  void AddClockSnapshot(const ClockReading* readings, size_t count) {
+    encoder_.AddClockSnapshot(readings, count);
+  }
+  void AddThread(const ThreadEvent& thread) { encoder_.Add(thread); }
+
+  // Flushes the pending frame when it is older than flush_interval_ns (now_ns: any clock, as
+  // long as the caller always uses the same one).
+  Status MaybeFlush(uint64_t now_ns);
+  // Compresses and writes the pending packets as one frame (no-op when none are pending).
+  Status Flush();
+  // Writes what is pending and a final frame with the trailer, then closes the file.
+  Status Close(uint64_t end_time_ns);
+
+  const WriterStats& stats() const { return stats_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  TraceFileWriter(std::string path, int fd, const WriterOptions& options);
+  Status WriteAll(const uint8_t* data, size_t size);
+  void FlushOrCount();
+
+  std::string path_;
+  int fd_ = -1;
+  WriterOptions options_;
+  ZSTD_CCtx* cctx_ = nullptr;
+  PacketEncoder encoder_;
+  WireBuffer frame_;       // Uncompressed frame being compressed.
+  WireBuffer compressed_;  // Its compressed form.
+  uint64_t events_in_frame_ = 0;
+  uint64_t last_flush_ns_ = 0;
+  int64_t last_event_ns_ = 0;    // Time given to LossRecords the writer adds itself.
+  uint64_t lost_to_limit_ = 0;   // Events dropped because max_file_bytes was reached.
+  bool closed_ = false;
+  WriterStats stats_;
+};
+
+}  // namespace lumos::agent

@@ -1,0 +1,17 @@
+// Design: the subcommands of `lumos-model`. Each takes the arguments after its name and
+// returns the process exit code (0 ok, 1 failure or damaged input, 2 usage error); each
+// prints its own `--help`. Errors go to stderr as one line naming file and offset.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lumos::modeler {
+
+using Args = std::vector<std::string>;
+
+int RunInspect(const Args& args);
+int RunExport(const Args& args);
+int RunImport(const Args& args);
+
+}  // namespace lumos::modeler

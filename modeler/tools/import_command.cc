@@ -1,0 +1,13 @@
+#include <cstdio>
+
+#include "modeler/tools/commands.h"
+
+namespace lumos::modeler {
+
+// TODO(lumos): replaced by the real command in this session.
+int RunImport(const Args& args) {
+  std::fprintf(stderr, "lumos-model import: not built yet\n");
+  return 1;
+}
+
+}  // namespace lumos::modeler

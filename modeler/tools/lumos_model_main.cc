@@ -1,0 +1,43 @@
+// lumos-model: the offline modeler's command line. main() only: every subcommand lives in
+// its own *_command.cc.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "modeler/tools/commands.h"
+
+namespace {
+
+constexpr const char kUsage[] =
+    "usage: lumos-model <command> [options] [--help]\n"
+    "\n"
+    "Offline modeler for Lumos traces (*.pb.zst).\n"
+    "\n"
+    "commands:\n"
+    "  inspect FILE...               ranks, devices, versions, time span, counts, loss\n"
+    "  export FILE... -o OUT.json    Chrome/Perfetto trace JSON (opens in ui.perfetto.dev)\n"
+    "  import kineto IN.json[.gz]... -o OUT.pb.zst\n"
+    "                                convert PyTorch profiler (Kineto) traces\n"
+    "\n"
+    "Run `lumos-model <command> --help` for the options of each command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  lumos::modeler::Args args(argv + 2, argv + argc);
+  if (command == "inspect") return lumos::modeler::RunInspect(args);
+  if (command == "export") return lumos::modeler::RunExport(args);
+  if (command == "import") return lumos::modeler::RunImport(args);
+  if (command == "--version") {
+    std::printf("lumos-model 0.1.0\n");
+    return 0;
+  }
+  std::fprintf(stderr, "lumos-model: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}

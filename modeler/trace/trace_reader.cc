@@ -1,0 +1,378 @@
+#include "modeler/trace/trace_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <google/protobuf/arena.h>
+
+#include "schema/format.h"
+
+namespace lumos::modeler {
+namespace {
+
+constexpr uint32_t kZstdFrameMagic = 0xFD2FB528;
+
+uint32_t Le32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+bool IsSkippableMagic(uint32_t magic) { return (magic & 0xFFFFFFF0u) == schema::kSkippableFrameMagic; }
+
+// Reads [offset, offset + size) of the file; returns the bytes actually read.
+StatusOr<size_t> ReadAt(int fd, const std::string& path, uint64_t offset, uint8_t* out,
+                        size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return ErrorStatus("%s: read error at byte offset %llu: %s", path.c_str(),
+                         static_cast<unsigned long long>(offset + done), std::strerror(errno));
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
+// Decodes a varint at [*p, end); false when truncated or longer than 10 bytes.
+bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* value) {
+  uint64_t result = 0;
+  for (int shift = 0; shift < 70 && *p < end; shift += 7) {
+    uint8_t byte = *(*p)++;
+    result |= static_cast<uint64_t>(byte & 0x7F) << shift;
+    if ((byte & 0x80) == 0) {
+      *value = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Sliding window over the file that yields whole zstd frames.
+class FrameSource {
+ public:
+  FrameSource(int fd, const std::string& path, uint64_t file_bytes)
+      : fd_(fd), path_(path), file_bytes_(file_bytes) {}
+
+  enum class Next { kFrame, kEnd, kDamaged };
+
+  // On kFrame: *frame/*size/*offset describe the frame. On kDamaged: *why says what is wrong
+  // at *offset.
+  Next NextFrame(const uint8_t** frame, size_t* size, uint64_t* offset, std::string* why) {
+    for (;;) {
+      *offset = window_offset_ + pos_;
+      size_t avail = window_.size() - pos_;
+      bool eof = window_offset_ + window_.size() >= file_bytes_;
+      if (avail == 0 && eof) return Next::kEnd;
+      // Frame headers need at least 4 bytes before zstd can tell anything.
+      size_t n = avail >= 4 ? ZSTD_findFrameCompressedSize(window_.data() + pos_, avail) : 0;
+      if (avail < 4 || ZSTD_isError(n)) {
+        bool incomplete = avail < 4 || ZSTD_getErrorCode(n) == ZSTD_error_srcSize_wrong;
+        if (incomplete && !eof) {
+          if (!Fill(why)) return Next::kDamaged;
+          continue;
+        }
+        if (incomplete) {
+          *why = "truncated frame (the file ends " + std::to_string(avail) +
+                 " bytes into it; the writer was probably killed)";
+        } else {
+          uint32_t magic = Le32(window_.data() + pos_);
+          *why = magic == kZstdFrameMagic || IsSkippableMagic(magic)
+                     ? std::string("corrupted frame: ") + ZSTD_getErrorName(n)
+                     : "corrupted data: no zstd frame starts here";
+        }
+        return Next::kDamaged;
+      }
+      *frame = window_.data() + pos_;
+      *size = n;
+      pos_ += n;
+      return Next::kFrame;
+    }
+  }
+
+ private:
+  // Drops consumed bytes and reads more; grows the window for frames larger than it.
+  bool Fill(std::string* why) {
+    window_.erase(window_.begin(), window_.begin() + static_cast<ptrdiff_t>(pos_));
+    window_offset_ += pos_;
+    pos_ = 0;
+    size_t want = std::max<size_t>(kChunkBytes, window_.size() * 2);
+    if (want > TraceReader::kMaxFrameBytes + kChunkBytes) {
+      *why = "frame larger than " + std::to_string(TraceReader::kMaxFrameBytes >> 20) +
+             " MiB: corrupted size fields";
+      return false;
+    }
+    size_t old = window_.size();
+    window_.resize(want);
+    auto n = ReadAt(fd_, path_, window_offset_ + old, window_.data() + old, want - old);
+    if (!n.ok()) {
+      *why = n.status().message();
+      window_.resize(old);
+      return false;
+    }
+    window_.resize(old + *n);
+    if (*n == 0) file_bytes_ = window_offset_ + old;  // The file shrank under us.
+    return true;
+  }
+
+  static constexpr size_t kChunkBytes = 4 << 20;
+  int fd_;
+  const std::string& path_;
+  uint64_t file_bytes_;
+  std::vector<uint8_t> window_;
+  uint64_t window_offset_ = 0;
+  size_t pos_ = 0;
+};
+
+std::string Where(const std::string& path, uint64_t offset) {
+  return path + ": byte offset " + std::to_string(offset);
+}
+
+}  // namespace
+
+Status InternTable::Set(uint64_t iid, const std::string& value) {
+  if (iid == 0 || iid > (1u << 24)) return ErrorStatus("interned string id %llu out of range",
+                                                       static_cast<unsigned long long>(iid));
+  if (iid >= strings_.size()) strings_.resize(iid + 1);
+  strings_[iid] = value;
+  return Status::Ok();
+}
+
+TraceReader::TraceReader(std::string path, int fd, uint64_t file_bytes)
+    : path_(std::move(path)), fd_(fd), file_bytes_(file_bytes) {}
+
+TraceReader::~TraceReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrorStatus("%s: cannot open: %s", path.c_str(), std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return ErrorStatus("%s: not a regular file", path.c_str());
+  }
+  std::unique_ptr<TraceReader> reader(new TraceReader(path, fd, static_cast<uint64_t>(st.st_size)));
+  if (st.st_size == 0) return ErrorStatus("%s: byte offset 0: file is empty", path.c_str());
+
+  uint8_t preamble[schema::kPreambleBytes] = {};
+  LUMOS_ASSIGN_OR_RETURN(size_t got, ReadAt(fd, path, 0, preamble, sizeof(preamble)));
+  uint32_t magic = got >= 4 ? Le32(preamble) : 0;
+  bool lumos = got == sizeof(preamble) && magic == schema::kSkippableFrameMagic &&
+               Le32(preamble + 4) == schema::kPreambleContentBytes &&
+               std::memcmp(preamble + 8, schema::kFileMagic, sizeof(schema::kFileMagic)) == 0;
+  if (!lumos) {
+    std::string hint;
+    if (got >= 2 && preamble[0] == 0x1F && preamble[1] == 0x8B) {
+      hint = " (it is gzip data; a PyTorch profiler trace converts with `lumos-model import kineto`)";
+    } else if (got >= 1 && (preamble[0] == '{' || preamble[0] == '[')) {
+      hint = " (it looks like JSON; a PyTorch profiler trace converts with `lumos-model import kineto`)";
+    } else if (magic == kZstdFrameMagic) {
+      hint = " (a zstd stream without the Lumos preamble)";
+    } else if (got < sizeof(preamble) && magic == schema::kSkippableFrameMagic) {
+      hint = " (the preamble is cut short)";
+    }
+    return Status::Error(Where(path, 0) + ": not a Lumos trace: bad magic" + hint);
+  }
+  uint32_t major = Le32(preamble + 16);
+  if (major != schema::kSchemaMajor) {
+    return ErrorStatus("%s: byte offset 16: schema major version %u is not supported by this "
+                       "reader (it reads major %u)%s",
+                       path.c_str(), major, schema::kSchemaMajor,
+                       major > schema::kSchemaMajor ? "; upgrade lumos-model" : "");
+  }
+
+  // The first packet must be the header.
+  bool saw_header = false;
+  Status first_error;
+  ReadResult result;
+  Status stopped = reader->ReadPackets(
+      [&](const pb::TracePacket& packet, const PacketContext&) -> Status {
+        if (packet.has_frame()) return Status::Ok();
+        if (!packet.has_header()) {
+          first_error = Status::Error("the first packet is not a TraceHeader");
+        } else {
+          reader->header_ = packet.header();
+          saw_header = true;
+        }
+        return Status::Error("stop");
+      },
+      &result);
+  (void)stopped;
+  if (!saw_header) {
+    std::string why = !first_error.ok() ? first_error.message()
+                      : !result.damage.ok() ? result.damage.message()
+                                            : "no TraceHeader packet";
+    return Status::Error(path + ": cannot read the header: " + why);
+  }
+  if (reader->header_.schema_major() != schema::kSchemaMajor) {
+    return ErrorStatus("%s: header says schema major %u; this reader reads major %u",
+                       path.c_str(), reader->header_.schema_major(), schema::kSchemaMajor);
+  }
+  return reader;
+}
+
+Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* result) {
+  *result = ReadResult();
+  result->file_bytes = file_bytes_;
+  FrameSource source(fd_, path_, file_bytes_);
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  if (dctx == nullptr) return Status::Error("cannot create a zstd context");
+  std::vector<uint8_t> content;
+  google::protobuf::Arena arena;
+  InternTable strings;
+  PacketContext context;
+  context.strings = &strings;
+  Status status;
+
+  for (uint64_t frame_index = 0;; ) {
+    const uint8_t* frame = nullptr;
+    size_t frame_size = 0;
+    uint64_t offset = 0;
+    std::string why;
+    FrameSource::Next next = source.NextFrame(&frame, &frame_size, &offset, &why);
+    if (next == FrameSource::Next::kEnd) break;
+    if (next == FrameSource::Next::kDamaged) {
+      result->damage = Status::Error(Where(path_, offset) + ": " + why);
+      break;
+    }
+    if (IsSkippableMagic(Le32(frame))) {  // The preamble, or padding from a future writer.
+      result->bytes_read = offset + frame_size;
+      continue;
+    }
+
+    // Decompress the whole frame.
+    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+    content.resize(std::max<size_t>(content.capacity(), 1 << 20));
+    ZSTD_inBuffer in{frame, frame_size, 0};
+    ZSTD_outBuffer out{content.data(), content.size(), 0};
+    size_t remaining = 1;
+    while (remaining != 0) {
+      remaining = ZSTD_decompressStream(dctx, &out, &in);
+      if (ZSTD_isError(remaining)) break;
+      if (remaining == 0) break;
+      if (out.pos == out.size) {
+        if (content.size() >= kMaxFrameContentBytes) {
+          why = "frame decompresses to more than 1 GiB";
+          break;
+        }
+        content.resize(content.size() * 2);
+        out.dst = content.data();
+        out.size = content.size();
+      } else if (in.pos == in.size) {
+        why = "frame ends early";
+        break;
+      }
+    }
+    if (ZSTD_isError(remaining) || !why.empty()) {
+      if (why.empty()) why = std::string("corrupted frame: ") + ZSTD_getErrorName(remaining);
+      result->damage = Status::Error(Where(path_, offset) + ": " + why);
+      break;
+    }
+
+    // Split into packets: Trace.packet entries (unknown Trace fields are skipped).
+    arena.Reset();
+    auto* packet = google::protobuf::Arena::CreateMessage<pb::TracePacket>(&arena);
+    strings.Clear();
+    context.frame_index = frame_index;
+    context.frame_offset = offset;
+    bool frame_has_time = false;
+    int64_t last_ns = 0, base_ns = 0;
+    const uint8_t* p = content.data();
+    const uint8_t* end = content.data() + out.pos;
+    uint64_t packet_index = 0;
+    while (p < end && why.empty()) {
+      uint64_t tag = 0, length = 0;
+      if (!ReadVarint(&p, end, &tag)) {
+        why = "malformed packet tag";
+        break;
+      }
+      uint32_t wire_type = tag & 7;
+      if (tag >> 3 != 1 || wire_type != 2) {  // Not Trace.packet: skip it.
+        uint64_t ignored = 0;
+        if (wire_type == 0 && ReadVarint(&p, end, &ignored)) continue;
+        if (wire_type == 1 && end - p >= 8) { p += 8; continue; }
+        if (wire_type == 5 && end - p >= 4) { p += 4; continue; }
+        if (wire_type == 2 && ReadVarint(&p, end, &length) &&
+            length <= static_cast<uint64_t>(end - p)) { p += length; continue; }
+        why = "malformed field in Trace (tag " + std::to_string(tag) + ")";
+        break;
+      }
+      if (!ReadVarint(&p, end, &length) || length > static_cast<uint64_t>(end - p)) {
+        why = "packet " + std::to_string(packet_index) + " runs past the end of its frame";
+        break;
+      }
+      if (!packet->ParseFromArray(p, static_cast<int>(length))) {
+        why = "packet " + std::to_string(packet_index) + " does not parse as a TracePacket";
+        break;
+      }
+      p += length;
+      if (packet->has_frame()) {
+        if (packet_index != 0) {
+          why = "FramePacket in the middle of a frame";
+          break;
+        }
+        base_ns = static_cast<int64_t>(packet->frame().base_time_ns());
+      } else if (packet->has_interned()) {
+        Status set = strings.Set(packet->interned().iid(), packet->interned().value());
+        if (!set.ok()) {
+          why = set.message();
+          break;
+        }
+      } else if (packet->has_trailer()) {
+        result->has_trailer = true;
+        result->trailer = packet->trailer();
+      }
+      if (packet->has_start_delta_ns()) {
+        // Wrapping arithmetic: deltas may cross the int64 range on hostile input.
+        int64_t from = frame_has_time ? last_ns : base_ns;
+        last_ns = static_cast<int64_t>(static_cast<uint64_t>(from) +
+                                       static_cast<uint64_t>(packet->start_delta_ns()));
+        frame_has_time = true;
+        context.start_ns = last_ns;
+      } else {
+        context.start_ns = 0;
+      }
+      ++packet_index;
+      ++result->packets;
+      status = callback(*packet, context);
+      if (!status.ok()) break;
+    }
+    if (!status.ok()) break;
+    if (!why.empty()) {
+      result->damage = Status::Error(Where(path_, offset) + ": frame " +
+                                     std::to_string(frame_index) + ": " + why);
+      break;
+    }
+    ++frame_index;
+    ++result->frames;
+    result->bytes_read = offset + frame_size;
+  }
+  ZSTD_freeDCtx(dctx);
+  return status;
+}
+
+StatusOr<std::vector<pb::TracePacket>> ReadAllPackets(const std::string& path,
+                                                      ReadResult* result) {
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(path));
+  std::vector<pb::TracePacket> packets;
+  ReadResult local;
+  LUMOS_RETURN_IF_ERROR(reader->ReadPackets(
+      [&](const pb::TracePacket& packet, const PacketContext&) {
+        packets.push_back(packet);
+        return Status::Ok();
+      },
+      result != nullptr ? result : &local));
+  return packets;
+}
+
+}  // namespace lumos::modeler

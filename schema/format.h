@@ -1,0 +1,50 @@
+// Design: constants of the Lumos file format shared by the writer (agent, no protobuf) and the
+// reader (modeler). The file starts with a zstd skippable frame carrying kFileMagic and the
+// schema version, so `zstd -dc` ignores it and the decompressed file stays one `Trace` message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lumos::schema {
+
+// Bump kSchemaMajor only for changes old readers cannot read; bump kSchemaMinor for additions.
+inline constexpr uint32_t kSchemaMajor = 1;
+inline constexpr uint32_t kSchemaMinor = 0;
+
+// zstd skippable frame: 4-byte magic (0x184D2A50..5F), 4-byte little-endian content size.
+inline constexpr uint32_t kSkippableFrameMagic = 0x184D2A50;
+// Content of that frame: "LUMOSPB\0", u32 schema_major, u32 schema_minor (little endian).
+inline constexpr char kFileMagic[8] = {'L', 'U', 'M', 'O', 'S', 'P', 'B', '\0'};
+inline constexpr size_t kPreambleContentBytes = 16;
+inline constexpr size_t kPreambleBytes = 8 + kPreambleContentBytes;
+
+// Trace.packet is field 1, length-delimited: every packet starts with this tag byte.
+inline constexpr uint8_t kTracePacketTag = (1 << 3) | 2;
+
+// TracePacket field numbers, for the hand-written encoder (must match trace.proto; a test
+// checks them against the generated descriptors).
+namespace packet_field {
+inline constexpr uint32_t kStartDeltaNs = 1;
+inline constexpr uint32_t kKernel = 2;
+inline constexpr uint32_t kApiCall = 3;
+inline constexpr uint32_t kMemcpy = 4;
+inline constexpr uint32_t kMemset = 5;
+inline constexpr uint32_t kSync = 6;
+inline constexpr uint32_t kCudaEvent = 7;
+inline constexpr uint32_t kNvtx = 8;
+inline constexpr uint32_t kHostRange = 9;
+inline constexpr uint32_t kCollective = 10;
+inline constexpr uint32_t kInterned = 11;
+inline constexpr uint32_t kFrame = 12;
+inline constexpr uint32_t kClockSnapshot = 13;
+inline constexpr uint32_t kLoss = 14;
+inline constexpr uint32_t kClockId = 16;
+inline constexpr uint32_t kHeader = 17;
+inline constexpr uint32_t kCommunicator = 18;
+inline constexpr uint32_t kCaptureWindow = 19;
+inline constexpr uint32_t kThread = 20;
+inline constexpr uint32_t kTrailer = 21;
+}  // namespace packet_field
+
+}  // namespace lumos::schema
