@@ -74,34 +74,49 @@ Status TraceFileWriter::WriteAll(const uint8_t* data, size_t size) {
 }
 
 Status TraceFileWriter::Flush() {
-  if (encoder_.empty() || fd_ < 0) return Status::Ok();
+  if (fd_ < 0 || (encoder_.empty() && unreported_write_loss_ == 0)) return Status::Ok();
+  if (limit_reached_) {
+    // Counted now, reported once in the final frame (see Close).
+    stats_.events_lost += events_in_frame_;
+    lost_to_limit_ += events_in_frame_;
+    events_in_frame_ = 0;
+    encoder_.TakeFrame(&frame_);
+    return Status::Error(path_ + " reached max_file_bytes");
+  }
+  // Loss is data: events of frames that failed to reach the disk are reported in the next
+  // frame that does; the count stays unreported until a write succeeds.
+  if (unreported_write_loss_ != 0) {
+    encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kWriteFailed, unreported_write_loss_,
+                           0, "frames that could not be written"});
+  }
   uint64_t events = events_in_frame_;
   uint64_t packets = encoder_.TakeFrame(&frame_);
   events_in_frame_ = 0;
 
+  size_t bound = ZSTD_compressBound(frame_.size());
   compressed_.Clear();
-  compressed_.EnsureRoom(ZSTD_compressBound(frame_.size()));
-  size_t n = ZSTD_compress2(cctx_, compressed_.data(), ZSTD_compressBound(frame_.size()),
-                            frame_.data(), frame_.size());
+  compressed_.EnsureRoom(bound);
+  size_t n = ZSTD_compress2(cctx_, compressed_.data(), bound, frame_.data(), frame_.size());
+  Status status;
   if (ZSTD_isError(n)) {
-    stats_.events_lost += events;
-    return ErrorStatus("zstd: %s", ZSTD_getErrorName(n));
-  }
-  if (options_.max_file_bytes != 0 && stats_.bytes_written + n > options_.max_file_bytes) {
-    // Counted now, reported once in the final frame (a loss packet now would be dropped too).
+    status = ErrorStatus("zstd: %s", ZSTD_getErrorName(n));
+  } else if (options_.max_file_bytes != 0 &&
+             stats_.bytes_written + n > options_.max_file_bytes) {
+    limit_reached_ = true;
     stats_.events_lost += events;
     lost_to_limit_ += events;
-    return ErrorStatus("%s reached its size limit of %llu bytes", path_.c_str(),
+    return ErrorStatus("%s reached its size limit of %llu bytes; later events are counted, "
+                       "not written", path_.c_str(),
                        static_cast<unsigned long long>(options_.max_file_bytes));
+  } else {
+    status = WriteAll(compressed_.data(), n);
   }
-  Status written = WriteAll(compressed_.data(), n);
-  if (!written.ok()) {
+  if (!status.ok()) {
     stats_.events_lost += events;
-    // The loss itself is data: it goes into the next frame that makes it to disk.
-    encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kWriteFailed, events, 0,
-                           "a frame could not be written"});
-    return written;
+    unreported_write_loss_ += events;
+    return status;
   }
+  unreported_write_loss_ = 0;
   stats_.bytes_written += n;
   stats_.uncompressed_bytes += frame_.size();
   stats_.frames_written += 1;
@@ -112,7 +127,12 @@ Status TraceFileWriter::Flush() {
 
 void TraceFileWriter::FlushOrCount() {
   Status status = Flush();
-  if (!status.ok()) LUMOS_LOG(Warn, "%s", status.message().c_str());
+  // One line per writer: a full disk must not flood the job's stderr.
+  if (!status.ok() && !warned_) {
+    warned_ = true;
+    LUMOS_LOG(Warn, "%s (further failures are counted in the trace, not logged)",
+              status.message().c_str());
+  }
 }
 
 Status TraceFileWriter::MaybeFlush(uint64_t now_ns) {
@@ -128,9 +148,11 @@ Status TraceFileWriter::Close(uint64_t end_time_ns) {
   if (closed_) return Status::Ok();
   closed_ = true;
   Status status = Flush();
+  if (limit_reached_) status = Status::Ok();  // Expected: the trailer below says what was lost.
   // The trailer always goes out, even past max_file_bytes: it is what says the file is whole.
   uint64_t limit = options_.max_file_bytes;
   options_.max_file_bytes = 0;
+  limit_reached_ = false;
   if (lost_to_limit_ != 0) {
     encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kFileLimit, lost_to_limit_, 0,
                            "max_file_bytes reached"});

@@ -85,6 +85,9 @@ class TraceFileWriter {
   uint64_t last_flush_ns_ = 0;
   int64_t last_event_ns_ = 0;    // Time given to LossRecords the writer adds itself.
   uint64_t lost_to_limit_ = 0;   // Events dropped because max_file_bytes was reached.
+  uint64_t unreported_write_loss_ = 0;  // Lost to failed writes, not yet in a LossRecord.
+  bool limit_reached_ = false;
+  bool warned_ = false;
   bool closed_ = false;
   WriterStats stats_;
 };

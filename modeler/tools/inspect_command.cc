@@ -1,12 +1,274 @@
+// `lumos-model inspect FILE|DIR|GLOB... [--json]`: what is in a set of trace files.
+#include <cinttypes>
 #include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
+#include <string>
 
 #include "modeler/tools/commands.h"
+#include "modeler/trace/packet_util.h"
+#include "modeler/trace/trace_set.h"
+#include "modeler/trace/trace_summary.h"
 
 namespace lumos::modeler {
+namespace {
+
+constexpr const char kHelp[] =
+    "usage: lumos-model inspect FILE|DIR|GLOB... [--json]\n"
+    "\n"
+    "Shows, for each trace file: job, rank / world size, host, pid, producer, devices,\n"
+    "CUDA/CUPTI/NCCL/driver versions, time span, packet counts per kind, streams, threads,\n"
+    "communicators, loss (events dropped, by source) and whether the file ends cleanly;\n"
+    "then, per job, which ranks are present.\n"
+    "\n"
+    "  --json    one JSON document on stdout instead of text\n"
+    "\n"
+    "Exit status: 0 all files intact; 1 a file is unreadable or has a damaged tail (what\n"
+    "could be read is still shown); 2 bad arguments.\n";
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string FormatTime(int64_t ns) {
+  time_t seconds = static_cast<time_t>(ns / 1000000000);
+  struct tm tm {};
+  gmtime_r(&seconds, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%06" PRId64 " UTC",
+                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                (ns % 1000000000) / 1000);
+  return buf;
+}
+
+std::string Rank(const pb::TraceHeader& h) {
+  std::string s = h.has_rank() ? std::to_string(h.rank()) : "?";
+  s += " / " + (h.has_world_size() ? std::to_string(h.world_size()) : std::string("?"));
+  if (h.has_local_rank()) s += " (local " + std::to_string(h.local_rank()) + ")";
+  return s;
+}
+
+std::string Version(uint32_t v) {
+  if (v == 0) return "-";
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+void PrintText(const TraceSummary& s) {
+  const pb::TraceHeader& h = s.header;
+  std::printf("%s\n", s.path.c_str());
+  std::printf("  job        %s   rank %s   host %s   pid %u\n",
+              h.job_id().empty() ? "-" : h.job_id().c_str(), Rank(h).c_str(),
+              h.host_name().empty() ? "-" : h.host_name().c_str(), h.pid());
+  std::printf("  producer   %s %s, schema %u.%u\n", std::string(EnumShortName(h.producer())).c_str(),
+              h.agent_version().c_str(), h.schema_major(), h.schema_minor());
+  if (!h.source_path().empty()) std::printf("  source     %s\n", h.source_path().c_str());
+  for (const pb::Device& d : h.devices()) {
+    std::printf("  device %-3u %s, %u SMs, %.1f GiB, sm_%u%u%s%s\n", d.device_id(),
+                d.name().c_str(), d.sm_count(), d.memory_bytes() / double(1ull << 30),
+                d.compute_major(), d.compute_minor(), d.pci_bus_id().empty() ? "" : ", pci ",
+                d.pci_bus_id().c_str());
+  }
+  std::printf("  versions   CUDA runtime %s, driver %s, CUPTI %s, NCCL %s\n",
+              Version(h.cuda_runtime_version()).c_str(), Version(h.cuda_driver_version()).c_str(),
+              h.cupti_version() == 0 ? "-" : std::to_string(h.cupti_version()).c_str(),
+              h.nccl_version().empty() ? "-" : h.nccl_version().c_str());
+  if (s.has_time) {
+    std::printf("  time       %s + %.3f ms (clock %s)\n", FormatTime(s.first_ns).c_str(),
+                (s.last_ns - s.first_ns) / 1e6,
+                std::string(EnumShortName(h.default_clock_id())).c_str());
+  }
+  std::printf("  packets   ");
+  for (const auto& [kind, count] : s.packet_counts) {
+    std::printf(" %s %" PRIu64, kind.c_str(), count);
+  }
+  std::printf("\n  streams    %zu   threads %zu   communicators %zu   nccl kernels %" PRIu64 "\n",
+              s.streams.size(), s.threads.size(), s.communicators.size(), s.nccl_kernels);
+  if (s.loss_by_source.empty()) {
+    std::printf("  loss       none recorded\n");
+  } else {
+    std::printf("  loss       %" PRIu64 " events:", s.events_lost);
+    for (const auto& [source, count] : s.loss_by_source) {
+      std::printf(" %s %" PRIu64, source.c_str(), count);
+    }
+    std::printf("\n");
+  }
+  std::printf("  file       %" PRIu64 " bytes, %" PRIu64 " frames, %s\n", s.read.file_bytes,
+              s.read.frames,
+              !s.read.damage.ok() ? "DAMAGED TAIL (see below)"
+              : s.read.has_trailer ? "closed cleanly"
+                                   : "no trailer (the writer did not close it: killed?)");
+}
+
+void PrintJson(const TraceSummary& s, bool last) {
+  const pb::TraceHeader& h = s.header;
+  std::printf("    {\"path\": \"%s\", \"job_id\": \"%s\", ", JsonEscape(s.path).c_str(),
+              JsonEscape(h.job_id()).c_str());
+  if (h.has_rank()) std::printf("\"rank\": %d, ", h.rank());
+  if (h.has_world_size()) std::printf("\"world_size\": %d, ", h.world_size());
+  if (h.has_local_rank()) std::printf("\"local_rank\": %d, ", h.local_rank());
+  std::printf("\"host\": \"%s\", \"pid\": %u, \"producer\": \"%s\", \"agent_version\": \"%s\", "
+              "\"schema\": \"%u.%u\",\n     \"devices\": [",
+              JsonEscape(h.host_name()).c_str(), h.pid(),
+              std::string(EnumShortName(h.producer())).c_str(),
+              JsonEscape(h.agent_version()).c_str(), h.schema_major(), h.schema_minor());
+  for (int i = 0; i < h.devices_size(); ++i) {
+    const pb::Device& d = h.devices(i);
+    std::printf("%s{\"id\": %u, \"name\": \"%s\", \"sm_count\": %u, \"memory_bytes\": %" PRIu64
+                ", \"compute\": \"%u.%u\", \"pci_bus_id\": \"%s\"}",
+                i ? ", " : "", d.device_id(), JsonEscape(d.name()).c_str(), d.sm_count(),
+                d.memory_bytes(), d.compute_major(), d.compute_minor(),
+                JsonEscape(d.pci_bus_id()).c_str());
+  }
+  std::printf("],\n     \"versions\": {\"cuda_runtime\": %u, \"cuda_driver\": %u, \"cupti\": %u, "
+              "\"nccl\": \"%s\"},\n",
+              h.cuda_runtime_version(), h.cuda_driver_version(), h.cupti_version(),
+              JsonEscape(h.nccl_version()).c_str());
+  if (s.has_time) {
+    std::printf("     \"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64 ", \"span_ns\": %" PRId64
+                ",\n", s.first_ns, s.last_ns, s.last_ns - s.first_ns);
+  }
+  std::printf("     \"packets\": {");
+  bool first = true;
+  for (const auto& [kind, count] : s.packet_counts) {
+    std::printf("%s\"%s\": %" PRIu64, first ? "" : ", ", kind.c_str(), count);
+    first = false;
+  }
+  std::printf("},\n     \"nccl_kernels\": %" PRIu64 ", \"streams\": %zu, \"threads\": %zu, "
+              "\"communicators\": %zu,\n     \"events_lost\": %" PRIu64 ", \"loss\": {",
+              s.nccl_kernels, s.streams.size(), s.threads.size(), s.communicators.size(),
+              s.events_lost);
+  first = true;
+  for (const auto& [source, count] : s.loss_by_source) {
+    std::printf("%s\"%s\": %" PRIu64, first ? "" : ", ", source.c_str(), count);
+    first = false;
+  }
+  std::printf("},\n     \"file_bytes\": %" PRIu64 ", \"frames\": %" PRIu64
+              ", \"closed_cleanly\": %s, \"damage\": %s}%s\n",
+              s.read.file_bytes, s.read.frames, s.read.has_trailer ? "true" : "false",
+              s.read.damage.ok() ? "null"
+                                 : ("\"" + JsonEscape(s.read.damage.message()) + "\"").c_str(),
+              last ? "" : ",");
+}
+
+// Per job: which ranks are present, which are missing.
+struct JobRanks {
+  std::set<int32_t> ranks;
+  int32_t world_size = 0;
+  size_t files = 0;
+};
+
+}  // namespace
 
 int RunInspect(const Args& args) {
-  std::fprintf(stderr, "lumos-model inspect: not built yet\n");
-  return 1;
+  bool json = false;
+  std::vector<std::string> inputs;
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    }
+    if (arg == "--json") {
+      json = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "lumos-model inspect: unknown option '%s'\n\n%s", arg.c_str(), kHelp);
+      return 2;
+    } else {
+      inputs.push_back(arg);
+    }
+  }
+  if (inputs.empty()) {
+    std::fprintf(stderr, "lumos-model inspect: no input files\n\n%s", kHelp);
+    return 2;
+  }
+  auto paths = ExpandTracePaths(inputs);
+  if (!paths.ok()) {
+    std::fprintf(stderr, "lumos-model inspect: %s\n", paths.status().message().c_str());
+    return 1;
+  }
+
+  int exit_code = 0;
+  std::vector<TraceSummary> summaries;
+  std::vector<std::string> errors;
+  for (const std::string& path : *paths) {
+    auto summary = SummarizeTrace(path);
+    if (!summary.ok()) {
+      errors.push_back(summary.status().message());
+      exit_code = 1;
+      continue;
+    }
+    if (!summary->read.damage.ok()) {
+      errors.push_back(summary->read.damage.message());
+      exit_code = 1;
+    }
+    summaries.push_back(std::move(summary).value());
+  }
+
+  std::map<std::string, JobRanks> jobs;
+  for (const TraceSummary& s : summaries) {
+    JobRanks& job = jobs[s.header.job_id()];
+    ++job.files;
+    if (s.header.has_rank()) job.ranks.insert(s.header.rank());
+    if (s.header.has_world_size()) job.world_size = std::max(job.world_size, s.header.world_size());
+  }
+
+  if (json) {
+    std::printf("{\n  \"files\": [\n");
+    for (size_t i = 0; i < summaries.size(); ++i) PrintJson(summaries[i], i + 1 == summaries.size());
+    std::printf("  ],\n  \"jobs\": [");
+    bool first = true;
+    for (const auto& [id, job] : jobs) {
+      std::printf("%s\n    {\"job_id\": \"%s\", \"files\": %zu, \"world_size\": %d, \"ranks\": [",
+                  first ? "" : ",", JsonEscape(id).c_str(), job.files, job.world_size);
+      bool first_rank = true;
+      for (int32_t r : job.ranks) {
+        std::printf("%s%d", first_rank ? "" : ", ", r);
+        first_rank = false;
+      }
+      std::printf("]}");
+      first = false;
+    }
+    std::printf("\n  ],\n  \"errors\": [");
+    for (size_t i = 0; i < errors.size(); ++i) {
+      std::printf("%s\"%s\"", i ? ", " : "", JsonEscape(errors[i]).c_str());
+    }
+    std::printf("]\n}\n");
+  } else {
+    for (const TraceSummary& s : summaries) PrintText(s);
+    for (const auto& [id, job] : jobs) {
+      std::printf("job %s: %zu file(s), ranks", id.empty() ? "(no job id)" : id.c_str(), job.files);
+      if (job.ranks.empty()) std::printf(" unknown");
+      for (int32_t r : job.ranks) std::printf(" %d", r);
+      if (job.world_size > 0) {
+        std::string missing;
+        for (int32_t r = 0; r < job.world_size; ++r) {
+          if (!job.ranks.count(r)) missing += " " + std::to_string(r);
+        }
+        std::printf(" of %d%s%s", job.world_size, missing.empty() ? " (all present)" : "; missing",
+                    missing.c_str());
+      }
+      std::printf("\n");
+    }
+  }
+  for (const std::string& error : errors) std::fprintf(stderr, "lumos-model inspect: %s\n", error.c_str());
+  return exit_code;
 }
 
 }  // namespace lumos::modeler

@@ -1,0 +1,16 @@
+// Design: turns the FILE|DIR|GLOB arguments of lumos-model commands into trace file paths.
+// A directory contributes every *.pb.zst inside it (recursively); a pattern with * ? or [
+// is expanded with glob(3). Results are sorted and de-duplicated so every command sees the
+// ranks of a job in the same order. An argument that matches nothing is an error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace lumos::modeler {
+
+StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& args);
+
+}  // namespace lumos::modeler

@@ -1,0 +1,64 @@
+#include "modeler/trace/trace_summary.h"
+
+#include "modeler/trace/packet_util.h"
+
+namespace lumos::modeler {
+
+StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(path));
+  TraceSummary summary;
+  summary.path = path;
+  summary.header = reader->header();
+  LUMOS_RETURN_IF_ERROR(reader->ReadPackets(
+      [&summary](const pb::TracePacket& packet, const PacketContext& context) {
+        ++summary.packet_counts[std::string(PacketKindName(packet))];
+        if (packet.has_start_delta_ns()) {
+          int64_t end = context.start_ns + static_cast<int64_t>(EventDurationNs(packet));
+          if (!summary.has_time) {
+            summary.first_ns = context.start_ns;
+            summary.last_ns = end;
+            summary.has_time = true;
+          }
+          summary.first_ns = std::min(summary.first_ns, context.start_ns);
+          summary.last_ns = std::max(summary.last_ns, end);
+        }
+        switch (packet.data_case()) {
+          case pb::TracePacket::kKernel: {
+            const pb::KernelEvent& k = packet.kernel();
+            summary.streams.emplace(k.device_id(), k.stream_id());
+            if (context.String(k.name_iid()).substr(0, 4) == "nccl") ++summary.nccl_kernels;
+            break;
+          }
+          case pb::TracePacket::kMemcpy:
+            summary.streams.emplace(packet.memcpy().device_id(), packet.memcpy().stream_id());
+            break;
+          case pb::TracePacket::kMemset:
+            summary.streams.emplace(packet.memset().device_id(), packet.memset().stream_id());
+            break;
+          case pb::TracePacket::kApiCall: summary.threads.insert(packet.api_call().thread_id()); break;
+          case pb::TracePacket::kNvtx: summary.threads.insert(packet.nvtx().thread_id()); break;
+          case pb::TracePacket::kHostRange:
+            if (packet.host_range().category() != pb::HOST_RANGE_CATEGORY_GPU_ANNOTATION) {
+              summary.threads.insert(packet.host_range().thread_id());
+            }
+            break;
+          case pb::TracePacket::kCollective:
+            summary.communicators.insert(packet.collective().comm_id());
+            break;
+          case pb::TracePacket::kCommunicator:
+            summary.communicators.insert(packet.communicator().comm_id());
+            break;
+          case pb::TracePacket::kLoss:
+            summary.loss_by_source[std::string(EnumShortName(packet.loss().source()))] +=
+                packet.loss().count();
+            summary.events_lost += packet.loss().count();
+            break;
+          default: break;
+        }
+        return Status::Ok();
+      },
+      &summary.read));
+  return summary;
+}
+
+}  // namespace lumos::modeler

@@ -1,0 +1,35 @@
+// Design: one pass over a trace file that collects what `lumos-model inspect` shows: header,
+// time span, packet counts per kind, loss per source, streams/threads/communicators seen, and
+// the state of the file's tail (clean trailer, or damage with its byte offset).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "base/status.h"
+#include "modeler/trace/trace_reader.h"
+
+namespace lumos::modeler {
+
+struct TraceSummary {
+  std::string path;
+  pb::TraceHeader header;
+  ReadResult read;                                // Frames, bytes, trailer, damage.
+  std::map<std::string, uint64_t> packet_counts;  // By packet kind ("kernel", ...).
+  bool has_time = false;
+  int64_t first_ns = 0;                           // Earliest start of any timed packet.
+  int64_t last_ns = 0;                            // Latest end.
+  std::map<std::string, uint64_t> loss_by_source; // Events lost, by LossSource short name.
+  uint64_t events_lost = 0;
+  uint64_t nccl_kernels = 0;                      // Kernels whose name starts with "nccl".
+  std::set<std::pair<uint32_t, uint64_t>> streams;  // (device, stream).
+  std::set<uint32_t> threads;
+  std::set<uint64_t> communicators;
+};
+
+// Fails only when the file cannot be opened as a trace; damage is in summary.read.damage.
+StatusOr<TraceSummary> SummarizeTrace(const std::string& path);
+
+}  // namespace lumos::modeler

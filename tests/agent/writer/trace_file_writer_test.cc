@@ -1,0 +1,194 @@
+// The file writer against real files and real processes: frames by size and time, crash
+// safety under SIGKILL, write failures (RLIMIT_FSIZE, /dev/full) and the file size limit.
+#include "agent/writer/trace_file_writer.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "modeler/trace/trace_reader.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::agent {
+namespace {
+
+namespace pb = ::lumos::trace;
+using ::lumos::testing::SampleHeader;
+using ::lumos::testing::TempDir;
+
+struct ReadBack {
+  std::vector<uint64_t> kernel_correlations;
+  std::vector<int64_t> kernel_starts;
+  uint64_t losses = 0;
+  modeler::ReadResult result;
+};
+
+ReadBack ReadKernels(const std::string& path) {
+  ReadBack back;
+  auto reader = modeler::TraceReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  if (!reader.ok()) return back;
+  Status status = (*reader)->ReadPackets(
+      [&](const pb::TracePacket& packet, const modeler::PacketContext& context) {
+        if (packet.has_kernel()) {
+          back.kernel_correlations.push_back(packet.kernel().correlation_id());
+          back.kernel_starts.push_back(context.start_ns);
+        }
+        if (packet.has_loss()) back.losses += packet.loss().count();
+        return Status::Ok();
+      },
+      &back.result);
+  EXPECT_TRUE(status.ok());
+  return back;
+}
+
+TEST(TraceFileWriterTest, WritesHeaderFirstAndFlushesBySize) {
+  TempDir dir;
+  WriterStats stats = ::lumos::testing::WriteSampleTrace(dir.File("t.pb.zst"), 2000, 4096);
+  EXPECT_GT(stats.frames_written, 10u);  // 2000 launches + kernels at ~4 KiB a frame.
+  EXPECT_EQ(stats.events, 4000u);
+  ReadBack back = ReadKernels(dir.File("t.pb.zst"));
+  EXPECT_TRUE(back.result.damage.ok()) << back.result.damage.message();
+  EXPECT_TRUE(back.result.has_trailer);
+  EXPECT_EQ(back.result.frames, stats.frames_written);
+  EXPECT_EQ(back.result.trailer.packets_written() + 1 /*trailer*/ + 1 /*its frame*/,
+            back.result.packets);
+  ASSERT_EQ(back.kernel_correlations.size(), 2000u);
+  for (uint64_t i = 0; i < 2000; ++i) {
+    EXPECT_EQ(back.kernel_correlations[i], i);
+    EXPECT_EQ(back.kernel_starts[i], static_cast<int64_t>(1000 + 1000 * i));  // Absolute again.
+  }
+}
+
+TEST(TraceFileWriterTest, MaybeFlushFlushesOldFramesOnly) {
+  TempDir dir;
+  WriterOptions options;
+  options.frame_bytes = 1 << 30;
+  options.flush_interval_ns = 1000;
+  auto writer = TraceFileWriter::Create(dir.File("t.pb.zst"), SampleHeader(), options);
+  ASSERT_TRUE(writer.ok());
+  uint64_t frames_after_header = (*writer)->stats().frames_written;
+  (*writer)->Add(KernelEvent{.start_ns = 5, .name = "k"});
+  ASSERT_TRUE((*writer)->MaybeFlush(10'000).ok());  // Starts the clock.
+  EXPECT_EQ((*writer)->stats().frames_written, frames_after_header);
+  ASSERT_TRUE((*writer)->MaybeFlush(10'500).ok());
+  EXPECT_EQ((*writer)->stats().frames_written, frames_after_header);
+  ASSERT_TRUE((*writer)->MaybeFlush(11'000).ok());
+  EXPECT_EQ((*writer)->stats().frames_written, frames_after_header + 1);
+  ASSERT_TRUE((*writer)->Close(0).ok());
+}
+
+// A child writes frames as fast as it can and is SIGKILLed at some point: every complete
+// frame must read back, in order, and the cut-off tail (if any) must be reported.
+TEST(TraceFileWriterTest, KilledWriterLeavesReadablePrefix) {
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    TempDir dir;
+    std::string path = dir.File("killed.pb.zst");
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      WriterOptions options;
+      options.frame_bytes = 2048 + 4096 * attempt;
+      auto writer = TraceFileWriter::Create(path, SampleHeader(), options);
+      if (!writer.ok()) _exit(3);
+      for (uint64_t i = 0;; ++i) {
+        (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 100),
+                                   .duration_ns = 50, .correlation_id = i, .name = "k"});
+      }
+    }
+    usleep(20'000 + 15'000 * attempt);
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status));
+
+    ReadBack back = ReadKernels(path);
+    EXPECT_FALSE(back.result.has_trailer);
+    EXPECT_GT(back.kernel_correlations.size(), 0u) << "attempt " << attempt;
+    for (size_t i = 0; i < back.kernel_correlations.size(); ++i) {
+      ASSERT_EQ(back.kernel_correlations[i], i) << "attempt " << attempt;
+    }
+    if (!back.result.damage.ok()) {
+      EXPECT_NE(back.result.damage.message().find("byte offset"), std::string::npos);
+      EXPECT_EQ(back.result.bytes_read < back.result.file_bytes, true);
+    }
+  }
+}
+
+// Writes fail part-way (file size limit): the partial frame is cut off, the loss is counted,
+// and the file still reads cleanly up to the last good frame.
+TEST(TraceFileWriterTest, FailedWritesAreTruncatedAndCounted) {
+  TempDir dir;
+  std::string path = dir.File("limited.pb.zst");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);  // Make the kernel return EFBIG instead of killing us.
+    struct rlimit limit = {32 * 1024, 32 * 1024};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    WriterOptions options;
+    options.frame_bytes = 8192;
+    options.zstd_level = 1;
+    auto writer = TraceFileWriter::Create(path, SampleHeader(), options);
+    if (!writer.ok()) _exit(3);
+    for (uint64_t i = 0; i < 200000; ++i) {
+      (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 977 + (i * i) % 313),
+                                 .duration_ns = i % 1000, .correlation_id = i, .name = "k"});
+    }
+    bool lost = (*writer)->stats().events_lost > 0;
+    (*writer)->Close(0).IgnoreError();
+    _exit(lost ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the writer should have counted lost events";
+  ReadBack back = ReadKernels(path);
+  EXPECT_TRUE(back.result.damage.ok()) << back.result.damage.message();
+  EXPECT_LE(back.result.file_bytes, 32u * 1024);
+  ASSERT_GT(back.kernel_correlations.size(), 0u);
+  // A prefix, then (once writes failed) only frames small enough to still fit.
+  for (size_t i = 1; i < back.kernel_correlations.size(); ++i) {
+    ASSERT_LT(back.kernel_correlations[i - 1], back.kernel_correlations[i]);
+  }
+  EXPECT_GT(back.losses, 0u);
+  EXPECT_EQ(back.kernel_correlations.size() + back.losses, 200000u);
+}
+
+TEST(TraceFileWriterTest, UnwritableDestinationIsAnError) {
+  auto full = TraceFileWriter::Create("/dev/full", SampleHeader(), WriterOptions());
+  EXPECT_FALSE(full.ok());
+  auto missing = TraceFileWriter::Create("/nonexistent/dir/t.pb.zst", SampleHeader(), {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/dir/t.pb.zst"), std::string::npos);
+}
+
+TEST(TraceFileWriterTest, MaxFileBytesStopsEventsButKeepsTrailerAndLoss) {
+  TempDir dir;
+  std::string path = dir.File("capped.pb.zst");
+  WriterOptions options;
+  options.frame_bytes = 4096;
+  options.max_file_bytes = 16 * 1024;
+  auto writer = TraceFileWriter::Create(path, SampleHeader(), options);
+  ASSERT_TRUE(writer.ok());
+  for (uint64_t i = 0; i < 100000; ++i) {
+    (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 1013 + (i * 7919) % 997),
+                               .duration_ns = (i * 31) % 4000, .correlation_id = i, .name = "k"});
+  }
+  ASSERT_TRUE((*writer)->Close(0).ok());
+  uint64_t lost = (*writer)->stats().events_lost;
+  EXPECT_GT(lost, 0u);
+  ReadBack back = ReadKernels(path);
+  EXPECT_TRUE(back.result.damage.ok());
+  EXPECT_TRUE(back.result.has_trailer);
+  EXPECT_EQ(back.result.trailer.events_dropped(), lost);
+  EXPECT_EQ(back.losses, lost);  // The FILE_LIMIT loss record says how many.
+  EXPECT_EQ(back.kernel_correlations.size() + lost, 100000u);
+  EXPECT_LE(back.result.file_bytes, 16u * 1024 + 512);  // Only the small final frame exceeds.
+}
+
+}  // namespace
+}  // namespace lumos::agent
