@@ -1,0 +1,86 @@
+// The C++ enum mirrors in schema/enums.h and the packet field numbers in schema/format.h agree
+// with trace.proto (through the generated descriptors), value by value.
+#include "schema/enums.h"
+
+#include <google/protobuf/descriptor.h>
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <string>
+
+#include "schema/format.h"
+#include "schema/lumos/trace.pb.h"
+
+namespace lumos::schema {
+namespace {
+
+// "LaunchKernel" -> "LAUNCH_KERNEL", "Float8E4m3" -> "FLOAT8_E4M3".
+std::string UpperSnake(const std::string& camel) {
+  std::string out;
+  for (size_t i = 0; i < camel.size(); ++i) {
+    char c = camel[i];
+    if (i > 0 && std::isupper(static_cast<unsigned char>(c))) out += '_';
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+TEST(EnumsTest, EveryMirrorMatchesTheProto) {
+  const auto* file = ::lumos::trace::Trace::descriptor()->file();
+  int enums_checked = 0;
+#define LUMOS_CHECK_VALUE(camel, expected)                                              \
+  {                                                                                      \
+    const auto* value = descriptor->FindValueByName(prefix + UpperSnake(#camel));        \
+    ASSERT_NE(value, nullptr) << prefix << UpperSnake(#camel);                           \
+    EXPECT_EQ(value->number(), expected) << value->name();                               \
+    ++values;                                                                            \
+  }
+#define LUMOS_CHECK_ENUM(type, list, proto_name, proto_prefix)                           \
+  {                                                                                      \
+    const auto* descriptor = file->FindEnumTypeByName(proto_name);                       \
+    ASSERT_NE(descriptor, nullptr) << proto_name;                                        \
+    std::string prefix = proto_prefix;                                                   \
+    int values = 0;                                                                      \
+    list(LUMOS_CHECK_VALUE);                                                             \
+    EXPECT_EQ(values, descriptor->value_count()) << proto_name << " has values not mirrored"; \
+    ++enums_checked;                                                                     \
+  }
+  LUMOS_ALL_ENUMS(LUMOS_CHECK_ENUM)
+#undef LUMOS_CHECK_ENUM
+#undef LUMOS_CHECK_VALUE
+  EXPECT_EQ(enums_checked, file->enum_type_count()) << "a proto enum has no C++ mirror";
+}
+
+TEST(EnumsTest, PacketFieldNumbersMatchTheProto) {
+  const auto* packet = ::lumos::trace::TracePacket::descriptor();
+  auto number = [&](const char* name) {
+    const auto* field = packet->FindFieldByName(name);
+    return field != nullptr ? static_cast<uint32_t>(field->number()) : 0u;
+  };
+  namespace pf = packet_field;
+  EXPECT_EQ(number("start_delta_ns"), pf::kStartDeltaNs);
+  EXPECT_EQ(number("kernel"), pf::kKernel);
+  EXPECT_EQ(number("api_call"), pf::kApiCall);
+  EXPECT_EQ(number("memcpy"), pf::kMemcpy);
+  EXPECT_EQ(number("memset"), pf::kMemset);
+  EXPECT_EQ(number("sync"), pf::kSync);
+  EXPECT_EQ(number("cuda_event"), pf::kCudaEvent);
+  EXPECT_EQ(number("nvtx"), pf::kNvtx);
+  EXPECT_EQ(number("host_range"), pf::kHostRange);
+  EXPECT_EQ(number("collective"), pf::kCollective);
+  EXPECT_EQ(number("interned"), pf::kInterned);
+  EXPECT_EQ(number("frame"), pf::kFrame);
+  EXPECT_EQ(number("clock_snapshot"), pf::kClockSnapshot);
+  EXPECT_EQ(number("loss"), pf::kLoss);
+  EXPECT_EQ(number("clock_id"), pf::kClockId);
+  EXPECT_EQ(number("header"), pf::kHeader);
+  EXPECT_EQ(number("communicator"), pf::kCommunicator);
+  EXPECT_EQ(number("capture_window"), pf::kCaptureWindow);
+  EXPECT_EQ(number("thread"), pf::kThread);
+  EXPECT_EQ(number("trailer"), pf::kTrailer);
+  EXPECT_EQ(packet->field_count(), 20);  // Update this test when a packet kind is added.
+  EXPECT_EQ(kTracePacketTag, (::lumos::trace::Trace::kPacketFieldNumber << 3) | 2);
+}
+
+}  // namespace
+}  // namespace lumos::schema
