@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# All tests: set up, build and run the CPU test suite, then again under AddressSanitizer +
+# UndefinedBehaviorSanitizer. GPU tests (label gpu) skip themselves where no GPU is present.
+# Fits CI's budget (90 min on 2 cores) with a wide margin.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+echo "== release build and tests"
+bash scripts/build.sh build
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== address + undefined behaviour sanitizer build and tests"
+LUMOS_BUILD_TYPE=Debug bash scripts/build.sh build-asan -DLUMOS_SANITIZE=address,undefined \
+  -DLUMOS_BUILD_BENCHMARKS=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"
