@@ -1,0 +1,105 @@
+// `lumos-model inspect` as a user runs it: a real process on real files.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "tests/testing/run_command.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::modeler {
+namespace {
+
+using ::lumos::testing::LumosModelBinary;
+using ::lumos::testing::ReadFileBytes;
+using ::lumos::testing::RunCommand;
+using ::lumos::testing::TempDir;
+using ::lumos::testing::WriteFileBytes;
+using ::lumos::testing::WriteSampleTrace;
+
+std::string Inspect(const std::string& args) { return LumosModelBinary() + " inspect " + args; }
+
+TEST(InspectCommandTest, ShowsCountsSpanAndCleanClose) {
+  TempDir dir;
+  WriteSampleTrace(dir.File("t.pb.zst"), 200);
+  auto r = RunCommand(Inspect(dir.File("t.pb.zst")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("kernel 200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("api_call 200"), std::string::npos);
+  EXPECT_NE(r.out.find("job        sample-job   rank 0 / 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200, 132 SMs"), std::string::npos);
+  EXPECT_NE(r.out.find("+ 0.200 ms"), std::string::npos);  // 900 ns .. 200.5 µs
+  EXPECT_NE(r.out.find("closed cleanly"), std::string::npos);
+  EXPECT_NE(r.out.find("streams    3   threads 1"), std::string::npos) << r.out;
+}
+
+TEST(InspectCommandTest, JsonHasTheSameFacts) {
+  TempDir dir;
+  WriteSampleTrace(dir.File("t.pb.zst"), 50);
+  auto r = RunCommand(Inspect("--json " + dir.File("t.pb.zst")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  simdjson::dom::element file = doc["files"].at(0);
+  EXPECT_EQ(int64_t(file["packets"]["kernel"]), 50);
+  EXPECT_EQ(int64_t(file["rank"]), 0);
+  EXPECT_EQ(int64_t(file["span_ns"]), 49 * 1000 + 500 + 100);
+  EXPECT_EQ(bool(file["closed_cleanly"]), true);
+  EXPECT_TRUE(file["damage"].is_null());
+  EXPECT_EQ(std::string_view(doc["jobs"].at(0)["job_id"]), "sample-job");
+}
+
+TEST(InspectCommandTest, DamagedFileShowsPrefixAndFailsWithOffset) {
+  TempDir dir;
+  WriteSampleTrace(dir.File("t.pb.zst"), 3000, /*frame_bytes=*/8192);
+  std::string bytes = ReadFileBytes(dir.File("t.pb.zst"));
+  WriteFileBytes(dir.File("cut.pb.zst"), bytes.substr(0, bytes.size() * 2 / 3));
+  auto r = RunCommand(Inspect(dir.File("cut.pb.zst")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("DAMAGED TAIL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernel "), std::string::npos);
+  EXPECT_NE(r.err.find("cut.pb.zst: byte offset "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated frame"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // One clear message.
+}
+
+TEST(InspectCommandTest, NotATraceFailsWithOneLine) {
+  TempDir dir;
+  WriteFileBytes(dir.File("x.json"), "{\"traceEvents\": []}\n");
+  auto r = RunCommand(Inspect(dir.File("x.json")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("x.json: byte offset 0: not a Lumos trace"), std::string::npos) << r.err;
+}
+
+TEST(InspectCommandTest, ReportsMissingRanksOfAJob) {
+  TempDir dir;
+  for (int rank : {0, 2}) {
+    agent::WriterOptions options;
+    auto writer = agent::TraceFileWriter::Create(
+        dir.File("r" + std::to_string(rank) + ".pb.zst"), ::lumos::testing::SampleHeader(rank, 4),
+        options);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Close(0).ok());
+  }
+  auto r = RunCommand(Inspect(dir.path()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("job sample-job: 2 file(s), ranks 0 2 of 4; missing 1 3"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(InspectCommandTest, UsageErrors) {
+  EXPECT_EQ(RunCommand(Inspect("")).exit_code, 2);
+  EXPECT_EQ(RunCommand(Inspect("--bogus x")).exit_code, 2);
+  auto help = RunCommand(Inspect("--help"));
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--json"), std::string::npos);
+  EXPECT_EQ(RunCommand(Inspect("/nonexistent/*.pb.zst")).exit_code, 1);
+  EXPECT_EQ(RunCommand(LumosModelBinary() + " frobnicate").exit_code, 2);
+  EXPECT_EQ(RunCommand(LumosModelBinary()).exit_code, 2);
+  EXPECT_EQ(RunCommand(LumosModelBinary() + " --help").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace lumos::modeler
