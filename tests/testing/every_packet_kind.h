@@ -1,0 +1,15 @@
+// Test support: a trace holding every packet kind with known field values, used for the
+// golden file of each released schema version (tests/data/schema_vX.Y/) and by exporters.
+#pragma once
+
+#include <string>
+
+#include "agent/writer/trace_file_writer.h"
+
+namespace lumos::testing {
+
+// Writes the trace to `path` (closes it). Times start at kEveryKindBaseNs.
+inline constexpr int64_t kEveryKindBaseNs = 1'700'000'000'000'000'000;
+void WriteEveryPacketKind(const std::string& path);
+
+}  // namespace lumos::testing
