@@ -48,6 +48,14 @@ std::string JsonEscape(std::string_view s) {
   return out;
 }
 
+// Built by appending: GCC 12 at -O3 warns falsely (-Wrestrict) on "literal" + std::string&&.
+std::string Quoted(std::string_view s) {
+  std::string out = "\"";
+  out += JsonEscape(s);
+  out += '"';
+  return out;
+}
+
 std::string FormatTime(int64_t ns) {
   time_t seconds = static_cast<time_t>(ns / 1000000000);
   struct tm tm {};
@@ -160,12 +168,12 @@ void PrintJson(const TraceSummary& s, bool last) {
     std::printf("%s\"%s\": %" PRIu64, first ? "" : ", ", source.c_str(), count);
     first = false;
   }
+  std::string damage = "null";
+  if (!s.read.damage.ok()) damage = Quoted(s.read.damage.message());
   std::printf("},\n     \"file_bytes\": %" PRIu64 ", \"frames\": %" PRIu64
               ", \"closed_cleanly\": %s, \"damage\": %s}%s\n",
               s.read.file_bytes, s.read.frames, s.read.has_trailer ? "true" : "false",
-              s.read.damage.ok() ? "null"
-                                 : ("\"" + JsonEscape(s.read.damage.message()) + "\"").c_str(),
-              last ? "" : ",");
+              damage.c_str(), last ? "" : ",");
 }
 
 // Per job: which ranks are present, which are missing.
@@ -259,7 +267,10 @@ int RunInspect(const Args& args) {
       if (job.world_size > 0) {
         std::string missing;
         for (int32_t r = 0; r < job.world_size; ++r) {
-          if (!job.ranks.count(r)) missing += " " + std::to_string(r);
+          if (!job.ranks.count(r)) {
+            missing += ' ';
+            missing += std::to_string(r);
+          }
         }
         std::printf(" of %d%s%s", job.world_size, missing.empty() ? " (all present)" : "; missing",
                     missing.c_str());

@@ -16,8 +16,8 @@ constexpr const char kUsage[] =
     "commands:\n"
     "  inspect FILE...               ranks, devices, versions, time span, counts, loss\n"
     "  export FILE... -o OUT.json    Chrome/Perfetto trace JSON (opens in ui.perfetto.dev)\n"
-    "  import kineto IN.json[.gz]... -o OUT.pb.zst\n"
-    "                                convert PyTorch profiler (Kineto) traces\n"
+    "  import kineto IN... -o OUT    convert PyTorch profiler (Kineto) traces: .json,\n"
+    "                                .json.gz, or .tar.gz with one JSON per rank\n"
     "\n"
     "Run `lumos-model <command> --help` for the options of each command.\n";
 

@@ -1,0 +1,120 @@
+#include "modeler/import/kineto_converter.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+
+#include "agent/writer/trace_file_writer.h"
+#include "modeler/import/kineto_trace.h"
+
+#ifndef LUMOS_VERSION
+#define LUMOS_VERSION "unknown"
+#endif
+
+namespace lumos::modeler::kineto {
+namespace {
+
+int64_t StartOf(const ImportedEvent& event) {
+  return std::visit([](const auto& e) { return e.start_ns; }, event);
+}
+
+// At equal times, what describes the capture comes before the events it describes.
+int OrderOf(const ImportedEvent& event) {
+  return std::holds_alternative<agent::CaptureWindowEvent>(event) ||
+                 std::holds_alternative<agent::CommunicatorEvent>(event) ||
+                 std::holds_alternative<agent::LossEvent>(event)
+             ? 0
+             : 1;
+}
+
+void Count(const ImportedEvent& event, ConvertStats* stats) {
+  ++stats->events;
+  std::visit(
+      [stats](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, agent::KernelEvent>) ++stats->kernels;
+        if constexpr (std::is_same_v<T, agent::ApiCallEvent>) ++stats->api_calls;
+        if constexpr (std::is_same_v<T, agent::MemcpyEvent>) ++stats->memcpys;
+        if constexpr (std::is_same_v<T, agent::MemsetEvent>) ++stats->memsets;
+        if constexpr (std::is_same_v<T, agent::SyncEvent>) ++stats->syncs;
+        if constexpr (std::is_same_v<T, agent::HostRangeEvent>) ++stats->host_ranges;
+        if constexpr (std::is_same_v<T, agent::CollectiveEvent>) ++stats->collectives;
+        if constexpr (std::is_same_v<T, agent::CommunicatorEvent>) ++stats->communicators;
+      },
+      event);
+}
+
+void CompleteHeader(const ConvertOptions& options, KinetoTrace* trace) {
+  agent::HeaderInfo& h = trace->header;
+  h.agent_version = LUMOS_VERSION;
+  h.producer = schema::Producer::kKinetoImport;
+  h.job_id = options.job_id;
+  h.source_path = options.source_path;
+  h.default_clock_id = schema::ClockId::kKineto;
+  // Integer-µs traces cannot resolve below 1 µs; fractional ones are written to the ns.
+  h.clock_domains.push_back(
+      {schema::ClockId::kKineto, "kineto", trace->fractional_us ? 1ull : 1000ull});
+  h.start_time_ns = static_cast<uint64_t>(std::max<int64_t>(trace->start_ns, 0));
+}
+
+}  // namespace
+
+Status ConvertKinetoText(const PaddedText& text, const std::string& name,
+                         const std::string& output_path, const ConvertOptions& options,
+                         ConvertStats* stats) {
+  *stats = ConvertStats();
+  simdjson::dom::parser parser;  // Owns the strings the events point to: keep until written.
+  KinetoTrace trace;
+  LUMOS_RETURN_IF_ERROR(ParseKinetoTrace(text, name, &parser, &trace));
+  if (trace.start_ns > trace.end_ns) trace.start_ns = trace.end_ns = 0;  // No timed events.
+  AddCollectives(&trace);
+
+  const int64_t span = trace.end_ns - trace.start_ns;
+  agent::CaptureWindowEvent window;
+  window.start_ns = trace.start_ns;
+  window.duration_ns = static_cast<uint64_t>(span);
+  window.trigger = schema::WindowTrigger::kImported;
+  trace.events.emplace_back(window);
+  if (trace.skipped != 0) {
+    agent::LossEvent loss;
+    loss.start_ns = trace.start_ns;
+    loss.duration_ns = static_cast<uint64_t>(span);
+    loss.source = schema::LossSource::kImportSkipped;
+    loss.count = trace.skipped;
+    loss.detail =
+        trace.Own(std::to_string(trace.skipped) +
+                  " Kineto events could not be converted; the first: " + trace.first_skip);
+    trace.events.emplace_back(loss);
+  }
+  std::stable_sort(trace.events.begin(), trace.events.end(),
+                   [](const ImportedEvent& a, const ImportedEvent& b) {
+                     int64_t sa = StartOf(a), sb = StartOf(b);
+                     return sa != sb ? sa < sb : OrderOf(a) < OrderOf(b);
+                   });
+  CompleteHeader(options, &trace);
+
+  agent::WriterOptions writer_options;
+  writer_options.zstd_level = options.zstd_level;
+  LUMOS_ASSIGN_OR_RETURN(auto writer,
+                         agent::TraceFileWriter::Create(output_path, trace.header, writer_options));
+  for (const auto& [key, thread_name] : trace.threads) {
+    writer->AddThread(agent::ThreadEvent{key.tid, thread_name, key.pid});
+    ++stats->threads;
+  }
+  for (const ImportedEvent& event : trace.events) {
+    std::visit([&writer](const auto& e) { writer->Add(e); }, event);
+    Count(event, stats);
+  }
+  LUMOS_RETURN_IF_ERROR(writer->Close(static_cast<uint64_t>(std::max<int64_t>(trace.end_ns, 0))));
+  if (writer->stats().events_lost != 0) {
+    return ErrorStatus("writing %s: %llu events could not be written", output_path.c_str(),
+                       static_cast<unsigned long long>(writer->stats().events_lost));
+  }
+  stats->skipped = trace.skipped;
+  stats->start_ns = trace.start_ns;
+  stats->end_ns = trace.end_ns;
+  stats->output_bytes = writer->stats().bytes_written;
+  return Status::Ok();
+}
+
+}  // namespace lumos::modeler::kineto

@@ -1,0 +1,51 @@
+// Design: converts one Kineto (PyTorch profiler) Chrome-trace JSON document into one Lumos
+// trace file. The document is parsed with simdjson's DOM in place (the text carries its
+// padding), mapped to the writer's event structs (kineto_events.cc), completed with NCCL
+// collectives and communicators (collectives.cc), a capture window spanning the trace and one
+// loss record counting the events that could not be converted, sorted by start time (stable)
+// and written with agent::TraceFileWriter. Memory: the DOM plus one struct per event, about
+// 3x the JSON size at peak.
+// Failure behaviour: bad input returns a Status naming the input; malformed single events are
+// counted, not fatal. The output path is written directly: callers that must not leave a
+// partial file behind write to a temporary name and rename (see kineto_import.h).
+// Threading: independent calls may run on different threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "modeler/import/byte_source.h"
+
+namespace lumos::modeler::kineto {
+
+struct ConvertOptions {
+  std::string job_id;
+  std::string source_path;  // Recorded in the header: the file (or archive member) converted.
+  int zstd_level = 9;       // Offline conversion: spend CPU on smaller files.
+};
+
+// What was written, by kind (events of the output trace).
+struct ConvertStats {
+  uint64_t kernels = 0;
+  uint64_t api_calls = 0;
+  uint64_t memcpys = 0;
+  uint64_t memsets = 0;
+  uint64_t syncs = 0;
+  uint64_t host_ranges = 0;
+  uint64_t collectives = 0;
+  uint64_t communicators = 0;
+  uint64_t threads = 0;
+  uint64_t skipped = 0;  // Input events that could not be converted (see the LossRecord).
+  uint64_t events = 0;   // All timed events written.
+  int64_t start_ns = 0;  // Span of the trace.
+  int64_t end_ns = 0;
+  uint64_t output_bytes = 0;
+};
+
+// `name` identifies the input in messages; `text` is the whole JSON document.
+Status ConvertKinetoText(const PaddedText& text, const std::string& name,
+                         const std::string& output_path, const ConvertOptions& options,
+                         ConvertStats* stats);
+
+}  // namespace lumos::modeler::kineto

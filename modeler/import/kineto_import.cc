@@ -1,0 +1,229 @@
+#include "modeler/import/kineto_import.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+
+#include "modeler/import/byte_source.h"
+#include "modeler/import/tar_reader.h"
+
+namespace lumos::modeler::kineto {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string_view BaseName(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// Archive members worth converting: JSON traces, not macOS resource forks ("._x.json").
+bool IsTraceMember(std::string_view name) {
+  std::string_view base = BaseName(name);
+  if (base.substr(0, 2) == "._" || name.find("__MACOSX/") != std::string_view::npos) return false;
+  return EndsWith(name, ".json") || EndsWith(name, ".json.gz");
+}
+
+struct OpenedInput {
+  std::unique_ptr<ByteSource> source;
+  std::string head;  // The first bytes, already read to recognise the format.
+  bool tar = false;
+};
+
+StatusOr<OpenedInput> OpenInput(const std::string& path) {
+  OpenedInput input;
+  LUMOS_ASSIGN_OR_RETURN(input.source, OpenByteSource(path));
+  input.head.resize(kTarBlock);
+  LUMOS_ASSIGN_OR_RETURN(size_t n, ReadFully(input.source.get(), input.head.data(), kTarBlock));
+  input.head.resize(n);
+  input.tar = n == kTarBlock && IsTarHeader(input.head.data());
+  return input;
+}
+
+// One trace to convert: a whole input file or one member of an archive.
+struct PlannedTrace {
+  size_t input = 0;
+  std::string member;  // Empty for a whole file.
+  std::string source;
+  std::string destination;
+};
+
+// Lists the traces of every input, in input and archive order.
+StatusOr<std::vector<PlannedTrace>> ListTraces(const std::vector<std::string>& inputs) {
+  std::vector<PlannedTrace> plan;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    LUMOS_ASSIGN_OR_RETURN(OpenedInput input, OpenInput(inputs[i]));
+    if (!input.tar) {
+      plan.push_back({i, "", inputs[i], ""});
+      continue;
+    }
+    TarReader reader(input.source.get(), std::move(input.head));
+    TarEntry entry;
+    size_t found = 0;
+    while (true) {
+      LUMOS_ASSIGN_OR_RETURN(bool more, reader.Next(&entry));
+      if (!more) break;
+      if (!IsTraceMember(entry.name)) continue;
+      plan.push_back({i, entry.name, inputs[i] + ":" + entry.name, ""});
+      ++found;
+    }
+    if (found == 0) {
+      return ErrorStatus("%s: the archive holds no .json or .json.gz trace", inputs[i].c_str());
+    }
+  }
+  return plan;
+}
+
+// Removes what a failed import wrote, so no partial output stays behind.
+class OutputGuard {
+ public:
+  ~OutputGuard() {
+    if (committed_) return;
+    if (!temporary_.empty()) ::unlink(temporary_.c_str());
+    for (const std::string& path : written_) ::unlink(path.c_str());
+    if (!created_directory_.empty()) ::rmdir(created_directory_.c_str());
+  }
+  void SetTemporary(std::string path) { temporary_ = std::move(path); }
+  void Written(std::string path) {
+    temporary_.clear();
+    written_.push_back(std::move(path));
+  }
+  void CreatedDirectory(std::string path) { created_directory_ = std::move(path); }
+  void Commit() { committed_ = true; }
+
+ private:
+  std::string temporary_;
+  std::vector<std::string> written_;
+  std::string created_directory_;
+  bool committed_ = false;
+};
+
+Status AssignDestinations(const ImportRequest& request, std::vector<PlannedTrace>* plan,
+                          OutputGuard* guard) {
+  const std::string& out = request.output;
+  struct stat st;
+  bool exists = ::stat(out.c_str(), &st) == 0;
+  bool is_directory = exists && S_ISDIR(st.st_mode);
+  if (plan->size() == 1 && !is_directory) {
+    (*plan)[0].destination = out;
+    return Status::Ok();
+  }
+  if (!is_directory) {
+    if (exists) {
+      return ErrorStatus("%s exists and is not a directory; %zu traces need a directory",
+                         out.c_str(), plan->size());
+    }
+    if (EndsWith(out, ".pb.zst")) {
+      return ErrorStatus("%zu traces to write: -o needs a directory, not the file name %s",
+                         plan->size(), out.c_str());
+    }
+    if (::mkdir(out.c_str(), 0755) != 0) {
+      return ErrorStatus("cannot create directory %s: %s", out.c_str(), std::strerror(errno));
+    }
+    guard->CreatedDirectory(out);
+  }
+  std::set<std::string> used;
+  for (PlannedTrace& trace : *plan) {
+    std::string stem = TraceStem(trace.member.empty() ? trace.source : trace.member);
+    trace.destination = out;
+    if (!EndsWith(out, "/")) trace.destination += '/';
+    trace.destination += stem;
+    trace.destination += ".pb.zst";
+    if (!used.insert(trace.destination).second) {
+      return ErrorStatus("two inputs would both be written to %s (%s); rename one",
+                         trace.destination.c_str(), trace.source.c_str());
+    }
+  }
+  return Status::Ok();
+}
+
+Status ConvertOne(const PaddedText& text, const PlannedTrace& trace, ConvertOptions options,
+                  OutputGuard* guard, std::vector<ImportedTrace>* done) {
+  options.source_path = trace.source;
+  std::string temporary = trace.destination + ".tmp";
+  guard->SetTemporary(temporary);
+  ImportedTrace result{trace.source, trace.destination, {}};
+  LUMOS_RETURN_IF_ERROR(ConvertKinetoText(text, trace.source, temporary, options, &result.stats));
+  if (std::rename(temporary.c_str(), trace.destination.c_str()) != 0) {
+    return ErrorStatus("cannot rename %s to %s: %s", temporary.c_str(), trace.destination.c_str(),
+                       std::strerror(errno));
+  }
+  guard->Written(trace.destination);
+  done->push_back(std::move(result));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string TraceStem(std::string_view path) {
+  std::string_view base = BaseName(path);
+  for (std::string_view ext : {".json.gz", ".tar.gz", ".pb.zst", ".json", ".tgz", ".tar", ".gz"}) {
+    if (EndsWith(base, ext) && base.size() > ext.size()) {
+      base.remove_suffix(ext.size());
+      break;
+    }
+  }
+  return std::string(base);
+}
+
+StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) {
+  if (request.inputs.empty()) return ErrorStatus("no input traces");
+  if (request.output.empty()) return ErrorStatus("no output path");
+  LUMOS_ASSIGN_OR_RETURN(std::vector<PlannedTrace> plan, ListTraces(request.inputs));
+  OutputGuard guard;
+  LUMOS_RETURN_IF_ERROR(AssignDestinations(request, &plan, &guard));
+
+  ConvertOptions options;
+  options.zstd_level = request.zstd_level;
+  options.job_id = !request.job_id.empty()      ? request.job_id
+                   : request.inputs.size() == 1 ? TraceStem(request.inputs[0])
+                                                : TraceStem(request.output);
+  std::vector<ImportedTrace> done;
+  PaddedText text, member_bytes;
+  size_t next = 0;
+  for (size_t i = 0; i < request.inputs.size(); ++i) {
+    LUMOS_ASSIGN_OR_RETURN(OpenedInput input, OpenInput(request.inputs[i]));
+    if (!input.tar) {
+      text.Resize(0);
+      text.Append(input.head.data(), input.head.size());
+      LUMOS_RETURN_IF_ERROR(ReadRest(input.source.get(), &text));
+      LUMOS_RETURN_IF_ERROR(ConvertOne(text, plan[next++], options, &guard, &done));
+      continue;
+    }
+    TarReader reader(input.source.get(), std::move(input.head));
+    TarEntry entry;
+    while (true) {
+      LUMOS_ASSIGN_OR_RETURN(bool more, reader.Next(&entry));
+      if (!more) break;
+      if (!IsTraceMember(entry.name)) continue;
+      if (next >= plan.size() || plan[next].input != i || plan[next].member != entry.name) {
+        return ErrorStatus("%s changed while it was being read", request.inputs[i].c_str());
+      }
+      const PlannedTrace& trace = plan[next++];
+      if (EndsWith(entry.name, ".gz")) {
+        LUMOS_RETURN_IF_ERROR(reader.ReadBody(&member_bytes));
+        text.Resize(0);
+        LUMOS_RETURN_IF_ERROR(
+            GunzipBuffer(member_bytes.data(), member_bytes.size(), trace.source, &text));
+      } else {
+        LUMOS_RETURN_IF_ERROR(reader.ReadBody(&text));
+      }
+      LUMOS_RETURN_IF_ERROR(ConvertOne(text, trace, options, &guard, &done));
+    }
+  }
+  if (next != plan.size()) {
+    return ErrorStatus("the inputs changed while they were being read");
+  }
+  guard.Commit();
+  return done;
+}
+
+}  // namespace lumos::modeler::kineto

@@ -1,0 +1,89 @@
+// Design: the in-memory form of one Kineto trace on its way into a Lumos trace file. Parsing
+// (kineto_events.cc, kineto_header.cc) fills it from the simdjson DOM; collectives.cc derives
+// NCCL collectives and communicators from the NCCL kernels; kineto_converter.cc sorts and
+// writes it. Event names are string_views into the DOM, so the parser that produced the
+// document must outlive this object; strings made here live in `owned_strings`.
+// Threading: one trace per thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "agent/writer/trace_events.h"
+#include "base/status.h"
+#include "modeler/import/byte_source.h"
+
+namespace simdjson::dom {
+class parser;
+}  // namespace simdjson::dom
+
+namespace lumos::modeler::kineto {
+
+using ImportedEvent =
+    std::variant<agent::KernelEvent, agent::ApiCallEvent, agent::MemcpyEvent, agent::MemsetEvent,
+                 agent::SyncEvent, agent::HostRangeEvent, agent::CollectiveEvent,
+                 agent::CommunicatorEvent, agent::CaptureWindowEvent, agent::LossEvent>;
+
+// What collectives.cc needs from one NCCL kernel and the c10d arguments attached to it.
+struct NcclKernel {
+  int64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint64_t stream_id = 0;
+  uint32_t device_id = 0;
+  uint64_t correlation_id = 0;
+  uint32_t grid_x = 0;  // One block per NCCL channel.
+  std::string_view name;
+  std::string_view collective_name;  // Kineto args; empty when absent.
+  std::string_view dtype;
+  std::string_view pg_name;
+  std::string_view pg_desc;
+  bool has_in_nelems = false;
+  uint64_t in_nelems = 0;
+  uint32_t group_size = 0;
+  bool has_pg_ranks = false;
+  std::vector<int32_t> pg_ranks;
+};
+
+struct ThreadKey {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  bool operator<(const ThreadKey& o) const { return std::pair(pid, tid) < std::pair(o.pid, o.tid); }
+};
+
+struct KinetoTrace {
+  agent::HeaderInfo header;
+  std::vector<ImportedEvent> events;
+  std::vector<NcclKernel> nccl_kernels;
+  std::map<ThreadKey, std::string_view> threads;           // Host threads only; ordered for output.
+  int64_t start_ns = std::numeric_limits<int64_t>::max();  // Span of everything seen.
+  int64_t end_ns = std::numeric_limits<int64_t>::min();
+  bool fractional_us = false;  // Some time was a fractional µs: ns resolution.
+  uint64_t skipped = 0;        // Events that could not be converted.
+  std::string first_skip;      // Why the first of them was skipped, and where.
+  std::deque<std::string> owned_strings;
+
+  std::string_view Own(std::string s) { return owned_strings.emplace_back(std::move(s)); }
+  void Extend(int64_t start, int64_t end) {
+    if (start < start_ns) start_ns = start;
+    if (end > end_ns) end_ns = end;
+  }
+};
+
+// Parses `text` (a Kineto Chrome-trace JSON document) into `trace`: header facts, events,
+// threads and NCCL kernels. Malformed events are counted in trace->skipped, not errors; a
+// document that is not JSON or not a Kineto trace is an error naming `name`.
+Status ParseKinetoTrace(const PaddedText& text, const std::string& name,
+                        simdjson::dom::parser* parser, KinetoTrace* trace);
+
+// Appends one CollectiveEvent per NCCL kernel and one CommunicatorEvent per communicator
+// (see collectives.cc for how communicators are identified).
+void AddCollectives(KinetoTrace* trace);
+
+}  // namespace lumos::modeler::kineto

@@ -1,0 +1,49 @@
+// Design: what an imported trace can tell about an NCCL operation, recovered from strings:
+// the device kernel's name and the collective arguments PyTorch attaches to it. Pure
+// functions, no state.
+//
+// Kernel names come in three generations:
+//   ncclKernel_AllReduce_RING_LL_Sum_float(...)       NCCL <= 2.18: op, algo, proto, redop, type
+//   ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)      NCCL >= 2.19: op, redop, type, algo, proto
+//   ncclSymkDevKernel_...                             NCCL >= 2.27 symmetric kernels
+// Fields are matched as tokens in any order, so all three parse with one table. Caveat: since
+// NCCL 2.19 a kernel is only the *specialisation* that ran; it can execute other algorithms
+// and protocols through its generic path, and signed-integer reductions run in the unsigned
+// kernel. Non-reducing ops (Broadcast, AllGather, SendRecv) always name int8_t and Sum, which
+// say nothing about the user's data, so those two fields are only taken for reductions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "schema/enums.h"
+
+namespace lumos::modeler::kineto {
+
+struct NcclKernelInfo {
+  schema::CollectiveOp op = schema::CollectiveOp::kUnspecified;
+  schema::NcclAlgorithm algorithm = schema::NcclAlgorithm::kUnspecified;
+  schema::NcclProtocol protocol = schema::NcclProtocol::kUnspecified;
+  schema::ReduceOp reduce_op = schema::ReduceOp::kUnspecified;  // Reductions only.
+  schema::DataType data_type = schema::DataType::kUnspecified;  // Reductions only.
+};
+
+// True for NCCL device kernels (the prefixes above, optionally after "void ").
+bool IsNcclKernelName(std::string_view name);
+NcclKernelInfo ParseNcclKernelName(std::string_view name);
+
+bool IsReduction(schema::CollectiveOp op);
+
+// Kineto's "Collective name" argument (PyTorch c10d names: "allreduce", "_allgather_base",
+// "all_to_all", "reduce_scatter_tensor_coalesced", "send", ...). kUnspecified when unknown
+// (also for "barrier", which NCCL runs as an all-reduce: the kernel name says so).
+schema::CollectiveOp CollectiveOpFromPytorchName(std::string_view name);
+
+// Kineto's "dtype" argument: c10::ScalarType names ("Float", "BFloat16", "Long", ...).
+schema::DataType DataTypeFromScalarTypeName(std::string_view name);
+// Element size of a c10::ScalarType name, including types NCCL traffic can carry without a
+// DataType of their own (Short, complex); 0 when unknown.
+uint32_t ScalarTypeBytes(std::string_view name);
+uint32_t DataTypeBytes(schema::DataType type);
+
+}  // namespace lumos::modeler::kineto
