@@ -11,6 +11,14 @@ namespace pf = schema::packet_field;
 // nesting levels of slack (see WireBuffer::EndNested).
 constexpr size_t kEventBound = 32 * kMaxScalarFieldBytes;
 
+// Incremental ids (schema/lumos/trace.proto): the wire value is the zigzag delta from the
+// previous value of the same field in a packet of the same kind in this frame.
+uint64_t Delta(uint64_t* last, uint64_t value) {
+  auto delta = static_cast<int64_t>(value - *last);
+  *last = value;
+  return (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63);
+}
+
 template <typename E>
 uint64_t U(E value) {
   return static_cast<uint64_t>(value);
@@ -73,7 +81,7 @@ void PacketEncoder::Add(const KernelEvent& e) {
   Slots s = BeginPacket(pf::kKernel, e.start_ns, kEventBound);
   WireBuffer& b = events_;
   b.PutUint(1, e.duration_ns);
-  b.PutUint(2, e.correlation_id);
+  b.PutUint(2, Delta(&ids_[pf::kKernel].correlation, e.correlation_id));
   b.PutUint(3, e.stream_id);
   b.PutUint(4, name);
   b.PutUint(5, e.device_id);
@@ -90,7 +98,7 @@ void PacketEncoder::Add(const KernelEvent& e) {
   b.PutUint(16, e.graph_id);
   b.PutUint(17, e.graph_node_id);
   b.PutUint(18, U(e.launch_type));
-  b.PutUint(19, e.external_id);
+  b.PutUint(19, Delta(&ids_[pf::kKernel].external, e.external_id));
   b.PutUint(20, e.cluster.x);
   b.PutUint(21, e.cluster.y);
   b.PutUint(22, e.cluster.z);
@@ -103,14 +111,14 @@ void PacketEncoder::Add(const ApiCallEvent& e) {
   WireBuffer& b = events_;
   b.PutUint(1, e.duration_ns);
   b.PutUint(2, e.thread_id);
-  b.PutUint(3, e.correlation_id);
+  b.PutUint(3, Delta(&ids_[pf::kApiCall].correlation, e.correlation_id));
   b.PutUint(4, U(e.kind));
   b.PutUint(5, e.cbid);
   b.PutUint(6, name);
   b.PutUint(7, e.stream_id);
   b.PutUint(8, e.event_id);
   b.PutUint(9, U(e.domain));
-  b.PutUint(10, e.external_id);
+  b.PutUint(10, Delta(&ids_[pf::kApiCall].external, e.external_id));
   b.PutUint(11, e.graph_id);
   b.PutInt(12, e.return_code);
   EndPacket(s);
@@ -120,7 +128,7 @@ void PacketEncoder::Add(const MemcpyEvent& e) {
   Slots s = BeginPacket(pf::kMemcpy, e.start_ns, kEventBound);
   WireBuffer& b = events_;
   b.PutUint(1, e.duration_ns);
-  b.PutUint(2, e.correlation_id);
+  b.PutUint(2, Delta(&ids_[pf::kMemcpy].correlation, e.correlation_id));
   b.PutUint(3, e.stream_id);
   b.PutUint(4, e.bytes);
   b.PutUint(5, U(e.copy_kind));
@@ -131,7 +139,7 @@ void PacketEncoder::Add(const MemcpyEvent& e) {
   b.PutUint(10, e.dst_device_id);
   b.PutUint(11, e.context_id);
   b.PutUint(12, e.graph_node_id);
-  b.PutUint(13, e.external_id);
+  b.PutUint(13, Delta(&ids_[pf::kMemcpy].external, e.external_id));
   EndPacket(s);
 }
 
@@ -139,7 +147,7 @@ void PacketEncoder::Add(const MemsetEvent& e) {
   Slots s = BeginPacket(pf::kMemset, e.start_ns, kEventBound);
   WireBuffer& b = events_;
   b.PutUint(1, e.duration_ns);
-  b.PutUint(2, e.correlation_id);
+  b.PutUint(2, Delta(&ids_[pf::kMemset].correlation, e.correlation_id));
   b.PutUint(3, e.stream_id);
   b.PutUint(4, e.bytes);
   b.PutUint(5, e.value);
@@ -147,7 +155,7 @@ void PacketEncoder::Add(const MemsetEvent& e) {
   b.PutUint(7, U(e.memory_kind));
   b.PutUint(8, e.context_id);
   b.PutUint(9, e.graph_node_id);
-  b.PutUint(10, e.external_id);
+  b.PutUint(10, Delta(&ids_[pf::kMemset].external, e.external_id));
   EndPacket(s);
 }
 
@@ -156,7 +164,7 @@ void PacketEncoder::Add(const SyncEvent& e) {
   WireBuffer& b = events_;
   b.PutUint(1, e.duration_ns);
   b.PutUint(2, U(e.sync_type));
-  b.PutUint(3, e.correlation_id);
+  b.PutUint(3, Delta(&ids_[pf::kSync].correlation, e.correlation_id));
   b.PutUint(4, e.stream_id);
   b.PutUint(5, e.event_id);
   b.PutUint(6, e.cuda_event_sync_id);
@@ -165,14 +173,14 @@ void PacketEncoder::Add(const SyncEvent& e) {
   b.PutUint(9, e.device_id);
   b.PutUint(10, e.context_id);
   b.PutUint(11, e.thread_id);
-  b.PutUint(12, e.external_id);
+  b.PutUint(12, Delta(&ids_[pf::kSync].external, e.external_id));
   EndPacket(s);
 }
 
 void PacketEncoder::Add(const CudaEventRecordEvent& e) {
   Slots s = BeginPacket(pf::kCudaEvent, e.start_ns, kEventBound);
   WireBuffer& b = events_;
-  b.PutUint(1, e.correlation_id);
+  b.PutUint(1, Delta(&ids_[pf::kCudaEvent].correlation, e.correlation_id));
   b.PutUint(2, e.event_id);
   b.PutUint(3, e.stream_id);
   b.PutUint(4, e.cuda_event_sync_id);
@@ -208,8 +216,8 @@ void PacketEncoder::Add(const HostRangeEvent& e) {
   b.PutUint(2, e.thread_id);
   b.PutUint(3, name);
   b.PutUint(4, U(e.category));
-  b.PutUint(5, e.external_id);
-  b.PutUint(6, e.sequence_number);
+  b.PutUint(5, Delta(&ids_[pf::kHostRange].external, e.external_id));
+  b.PutUint(6, Delta(&ids_[pf::kHostRange].sequence, e.sequence_number));
   b.PutUint(7, e.forward_thread_id);
   b.PutUint(8, e.stream_id);
   b.PutUint(9, e.device_id);
@@ -237,7 +245,7 @@ void PacketEncoder::Add(const CollectiveEvent& e) {
   b.PutUint(15, e.channels);
   b.PutUint(16, e.device_id);
   b.PutUint(17, U(e.reduce_op));
-  b.PutUint(18, e.correlation_id);
+  b.PutUint(18, Delta(&ids_[pf::kCollective].correlation, e.correlation_id));
   b.PutUint(19, e.thread_id);
   b.PutUint(20, e.comm_size);
   b.PutBool(21, e.has_host_time);
@@ -307,6 +315,8 @@ void PacketEncoder::AddHeader(const HeaderInfo& h) {
   for (const DeviceInfo& d : h.devices) bound += kEventBound + d.name.size() + d.pci_bus_id.size() + d.uuid.size();
   for (const ClockDomainInfo& c : h.clock_domains) bound += kEventBound + c.name.size();
   bound += (h.capture_config.channels.size() + h.capture_config.channels_failed.size()) * 4;
+  // Encoded into events_ as usual, then moved to header_ so it precedes interned strings.
+  size_t begin = events_.size();
   Slots s = BeginUntimedPacket(pf::kHeader, bound);
   WireBuffer& b = events_;
   b.PutUint(1, schema::kSchemaMajor);
@@ -370,6 +380,10 @@ void PacketEncoder::AddHeader(const HeaderInfo& h) {
   b.PutUint(20, h.start_time_ns);
   b.PutString(21, h.command_line);
   EndPacket(s);
+  header_.Clear();
+  header_.EnsureRoom(events_.size() - begin);
+  header_.PutRaw(events_.data() + begin, events_.size() - begin);
+  events_.Truncate(begin);
 }
 
 void PacketEncoder::AddTrailer(uint64_t packets_written, uint64_t frames_written,
@@ -384,18 +398,20 @@ void PacketEncoder::AddTrailer(uint64_t packets_written, uint64_t frames_written
 
 uint64_t PacketEncoder::TakeFrame(WireBuffer* out) {
   out->Clear();
-  out->EnsureRoom(8 * kMaxScalarFieldBytes + interned_.size() + events_.size());
+  out->EnsureRoom(8 * kMaxScalarFieldBytes + header_.size() + interned_.size() + events_.size());
   size_t packet = out->BeginNested(1);
   size_t body = out->BeginNested(pf::kFrame);
   out->PutUint(1, frame_index_);
   out->PutUint(2, static_cast<uint64_t>(base_time_ns_));
   out->EndNested(body);
   out->EndNested(packet);
+  out->PutRaw(header_.data(), header_.size());
   out->PutRaw(interned_.data(), interned_.size());
   out->PutRaw(events_.data(), events_.size());
   uint64_t packets = packets_ + 1;
 
   ++frame_index_;
+  header_.Clear();
   events_.Clear();
   interned_.Clear();
   interned_ids_.clear();
@@ -404,6 +420,7 @@ uint64_t PacketEncoder::TakeFrame(WireBuffer* out) {
   frame_has_time_ = false;
   base_time_ns_ = 0;
   last_time_ns_ = 0;
+  for (IdState& ids : ids_) ids = IdState();
   return packets;
 }
 

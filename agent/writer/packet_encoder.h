@@ -1,7 +1,9 @@
 // Design: encodes trace events as TracePacket wire bytes into the current frame, with the
 // per-frame incremental state of schema/lumos/trace.proto: start times as deltas from the
-// previous timed packet, strings interned once per frame. TakeFrame() returns the finished
-// frame's bytes (FramePacket, interned strings, then events) and starts a new frame.
+// previous timed packet, ids as deltas from the previous packet of the same kind, strings
+// interned once per frame. TakeFrame() returns the finished
+// frame's bytes (FramePacket, the header if pending, interned strings, then events) and starts
+// a new frame.
 // Single-threaded: owned by the writer thread. Nothing here allocates per event once the
 // buffers and the intern table have grown to a frame's working size.
 #pragma once
@@ -40,7 +42,7 @@ class PacketEncoder {
                   uint64_t end_time_ns);
 
   // Bytes of packets added since the last TakeFrame (without interned strings).
-  size_t pending_bytes() const { return events_.size() + interned_.size(); }
+  size_t pending_bytes() const { return header_.size() + events_.size() + interned_.size(); }
   uint64_t pending_packets() const { return packets_; }
   bool empty() const { return packets_ == 0; }
 
@@ -63,12 +65,21 @@ class PacketEncoder {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
+  WireBuffer header_;    // The TraceHeader, when pending: always the frame's second packet.
   WireBuffer events_;
   WireBuffer interned_;
   std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> interned_ids_;
   uint64_t next_iid_ = 1;
   uint64_t packets_ = 0;
   uint64_t frame_index_ = 0;
+  // Previous id values per packet kind (indexed by TracePacket field number), for the
+  // delta coding of correlation_id, external_id and sequence_number.
+  struct IdState {
+    uint64_t correlation = 0;
+    uint64_t external = 0;
+    uint64_t sequence = 0;
+  };
+  IdState ids_[32];
   bool frame_has_time_ = false;
   int64_t base_time_ns_ = 0;
   int64_t last_time_ns_ = 0;

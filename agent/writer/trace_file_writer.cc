@@ -49,7 +49,7 @@ StatusOr<std::unique_ptr<TraceFileWriter>> TraceFileWriter::Create(const std::st
 
   // The header gets a frame of its own, so even a process killed at once leaves it behind.
   writer->encoder_.AddHeader(header);
-  LUMOS_RETURN_IF_ERROR(writer->Flush());
+  if (options.header_in_own_frame) LUMOS_RETURN_IF_ERROR(writer->Flush());
   return writer;
 }
 
@@ -83,15 +83,11 @@ Status TraceFileWriter::Flush() {
     encoder_.TakeFrame(&frame_);
     return Status::Error(path_ + " reached max_file_bytes");
   }
-  // Loss is data: events of frames that failed to reach the disk are reported in the next
-  // frame that does; the count stays unreported until a write succeeds.
-  if (unreported_write_loss_ != 0) {
-    encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kWriteFailed, unreported_write_loss_,
-                           0, "frames that could not be written"});
-  }
+  ReportWriteLossInPendingFrame();
   uint64_t events = events_in_frame_;
   uint64_t packets = encoder_.TakeFrame(&frame_);
   events_in_frame_ = 0;
+  write_loss_in_pending_frame_ = false;
 
   size_t bound = ZSTD_compressBound(frame_.size());
   compressed_.Clear();
@@ -125,6 +121,15 @@ Status TraceFileWriter::Flush() {
   return Status::Ok();
 }
 
+// Loss is data: events of frames that failed to reach the disk are reported in the next frame
+// that does; the count stays unreported until a write succeeds.
+void TraceFileWriter::ReportWriteLossInPendingFrame() {
+  if (unreported_write_loss_ == 0 || write_loss_in_pending_frame_) return;
+  encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kWriteFailed, unreported_write_loss_, 0,
+                         "frames that could not be written"});
+  write_loss_in_pending_frame_ = true;
+}
+
 void TraceFileWriter::FlushOrCount() {
   Status status = Flush();
   // One line per writer: a full disk must not flood the job's stderr.
@@ -147,18 +152,25 @@ Status TraceFileWriter::MaybeFlush(uint64_t now_ns) {
 Status TraceFileWriter::Close(uint64_t end_time_ns) {
   if (closed_) return Status::Ok();
   closed_ = true;
-  Status status = Flush();
-  if (limit_reached_) status = Status::Ok();  // Expected: the trailer below says what was lost.
+  Status status;
+  // Normally the trailer shares the last frame with the pending events (a frame less per
+  // file). After a failed write or at the size limit, the pending events go first and the
+  // trailer alone follows in a small frame, which still fits where a big one did not.
+  if (limit_reached_ || stats_.events_lost != 0) {
+    status = Flush();
+    if (limit_reached_) status = Status::Ok();  // Expected: the trailer says what was lost.
+    limit_reached_ = false;
+  }
   // The trailer always goes out, even past max_file_bytes: it is what says the file is whole.
   uint64_t limit = options_.max_file_bytes;
   options_.max_file_bytes = 0;
-  limit_reached_ = false;
   if (lost_to_limit_ != 0) {
     encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kFileLimit, lost_to_limit_, 0,
                            "max_file_bytes reached"});
   }
-  encoder_.AddTrailer(stats_.packets_written, stats_.frames_written, stats_.events_lost,
-                      end_time_ns);
+  ReportWriteLossInPendingFrame();
+  uint64_t packets_before = stats_.packets_written + 1 /*FramePacket*/ + encoder_.pending_packets();
+  encoder_.AddTrailer(packets_before, stats_.frames_written, stats_.events_lost, end_time_ns);
   Status trailer = Flush();
   options_.max_file_bytes = limit;
   if (::close(fd_) != 0 && status.ok()) {

@@ -25,6 +25,9 @@ struct WriterOptions {
   uint64_t flush_interval_ns = 1'000'000'000;  // MaybeFlush() flushes frames older than this.
   int zstd_level = 3;
   uint64_t max_file_bytes = 0;                 // 0 = unlimited.
+  // Writes the header at once in a frame of its own (crash safety for live capture). A
+  // converter that writes a whole file in one go saves a frame and shares context with false.
+  bool header_in_own_frame = true;
 };
 
 struct WriterStats {
@@ -73,6 +76,7 @@ class TraceFileWriter {
   TraceFileWriter(std::string path, int fd, const WriterOptions& options);
   Status WriteAll(const uint8_t* data, size_t size);
   void FlushOrCount();
+  void ReportWriteLossInPendingFrame();
 
   std::string path_;
   int fd_ = -1;
@@ -86,6 +90,7 @@ class TraceFileWriter {
   int64_t last_event_ns_ = 0;    // Time given to LossRecords the writer adds itself.
   uint64_t lost_to_limit_ = 0;   // Events dropped because max_file_bytes was reached.
   uint64_t unreported_write_loss_ = 0;  // Lost to failed writes, not yet in a LossRecord.
+  bool write_loss_in_pending_frame_ = false;
   bool limit_reached_ = false;
   bool warned_ = false;
   bool closed_ = false;

@@ -33,6 +33,7 @@ class WireBuffer {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   void Clear() { size_ = 0; }
+  void Truncate(size_t size) { size_ = size < size_ ? size : size_; }
 
   void PutVarint(uint64_t value) {
     uint8_t* p = data_ + size_;

@@ -95,6 +95,7 @@ Status ConvertKinetoText(const PaddedText& text, const std::string& name,
 
   agent::WriterOptions writer_options;
   writer_options.zstd_level = options.zstd_level;
+  writer_options.header_in_own_frame = false;  // Written in one go: nothing to protect.
   LUMOS_ASSIGN_OR_RETURN(auto writer,
                          agent::TraceFileWriter::Create(output_path, trace.header, writer_options));
   for (const auto& [key, thread_name] : trace.threads) {

@@ -22,7 +22,7 @@ namespace lumos::modeler::kineto {
 struct ConvertOptions {
   std::string job_id;
   std::string source_path;  // Recorded in the header: the file (or archive member) converted.
-  int zstd_level = 9;       // Offline conversion: spend CPU on smaller files.
+  int zstd_level = 19;      // Written once, read often: spend CPU on smaller files.
 };
 
 // What was written, by kind (events of the output trace).

@@ -26,7 +26,7 @@ struct ImportRequest {
   std::vector<std::string> inputs;
   std::string output;
   std::string job_id;  // Empty: the stem of the single input, else of the output directory.
-  int zstd_level = 9;
+  int zstd_level = 19;
 };
 
 struct ImportedTrace {

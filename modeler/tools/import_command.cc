@@ -26,7 +26,7 @@ constexpr const char kImportUsage[] =
     "                          (created) that gets one <input stem>.pb.zst per trace\n"
     "  --job-id ID             job id of every output (default: the input's name, or the\n"
     "                          output directory's name when there are several inputs)\n"
-    "  --zstd-level N          compression level, 1..19 (default 9)\n"
+    "  --zstd-level N          compression level, 1..19 (default 19; 54 MB of JSON takes ~2 s)\n"
     "  -h, --help              this help\n";
 
 int Usage(const char* message) {

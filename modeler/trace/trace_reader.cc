@@ -11,6 +11,7 @@
 
 #include <google/protobuf/arena.h>
 
+#include "modeler/trace/incremental_ids.h"
 #include "schema/format.h"
 
 namespace lumos::modeler {
@@ -287,6 +288,7 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
     context.frame_offset = offset;
     bool frame_has_time = false;
     int64_t last_ns = 0, base_ns = 0;
+    IncrementalIds ids;
     const uint8_t* p = content.data();
     const uint8_t* end = content.data() + out.pos;
     uint64_t packet_index = 0;
@@ -316,6 +318,7 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
         break;
       }
       p += length;
+      ids.Restore(packet);
       if (packet->has_frame()) {
         if (packet_index != 0) {
           why = "FramePacket in the middle of a frame";

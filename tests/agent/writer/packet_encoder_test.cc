@@ -1,5 +1,5 @@
-// Every packet kind round-trips: our hand-written encoder -> libprotobuf parse -> equal to the
-// expected message. Each expected message sets every field of its event type (checked by
+// Every packet kind round-trips: our hand-written encoder -> libprotobuf parse (+ the reader's
+// restoring of delta-coded ids) -> equal to the expected message. Each expected message sets every field of its event type (checked by
 // reflection), so a field the encoder forgets or numbers wrongly fails here.
 #include "agent/writer/packet_encoder.h"
 
@@ -7,6 +7,7 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include "modeler/trace/incremental_ids.h"
 #include "schema/lumos/trace.pb.h"
 
 namespace lumos::agent {
@@ -19,6 +20,9 @@ pb::Trace Decode(PacketEncoder& encoder) {
   encoder.TakeFrame(&frame);
   pb::Trace trace;
   EXPECT_TRUE(trace.ParseFromArray(frame.data(), static_cast<int>(frame.size())));
+  // Ids are delta-coded on the wire; restore them as the reader does.
+  modeler::IncrementalIds ids;
+  for (pb::TracePacket& packet : *trace.mutable_packet()) ids.Restore(&packet);
   return trace;
 }
 
@@ -258,6 +262,33 @@ TEST(PacketEncoderTest, LongStringsAndNegativeDeltasSurvive) {
   EXPECT_EQ(trace.packet(1).interned().value(), long_name);
   EXPECT_EQ(trace.packet(3).start_delta_ns(), 1'000 - 5'000'000);
   EXPECT_EQ(trace.packet(3).kernel().name_iid(), 1u);  // Interned once per frame.
+}
+
+TEST(PacketEncoderTest, IdsAreDeltaCodedPerKindOnTheWire) {
+  PacketEncoder encoder;
+  for (uint64_t correlation : {100u, 101u, 103u, 102u}) {
+    encoder.Add(ApiCallEvent{.start_ns = 5, .correlation_id = correlation, .external_id = 7});
+  }
+  encoder.Add(KernelEvent{.start_ns = 6, .correlation_id = 100});
+  WireBuffer frame;
+  encoder.TakeFrame(&frame);
+  pb::Trace raw;
+  ASSERT_TRUE(raw.ParseFromArray(frame.data(), static_cast<int>(frame.size())));
+  ASSERT_EQ(raw.packet_size(), 6);
+  // zigzag(+100) = 200, zigzag(+1) = 2, zigzag(+2) = 4, zigzag(-1) = 1; same id -> absent.
+  EXPECT_EQ(raw.packet(1).api_call().correlation_id(), 200u);
+  EXPECT_EQ(raw.packet(2).api_call().correlation_id(), 2u);
+  EXPECT_EQ(raw.packet(3).api_call().correlation_id(), 4u);
+  EXPECT_EQ(raw.packet(4).api_call().correlation_id(), 1u);
+  EXPECT_EQ(raw.packet(2).api_call().external_id(), 0u);
+  EXPECT_EQ(raw.packet(5).kernel().correlation_id(), 200u);  // Kernels keep their own state.
+  modeler::IncrementalIds ids;
+  std::vector<uint64_t> restored;
+  for (pb::TracePacket& packet : *raw.mutable_packet()) {
+    ids.Restore(&packet);
+    if (packet.has_api_call()) restored.push_back(packet.api_call().correlation_id());
+  }
+  EXPECT_EQ(restored, (std::vector<uint64_t>{100, 101, 103, 102}));
 }
 
 TEST(PacketEncoderTest, EachFrameStartsFreshState) {

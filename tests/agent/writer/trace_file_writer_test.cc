@@ -54,8 +54,8 @@ TEST(TraceFileWriterTest, WritesHeaderFirstAndFlushesBySize) {
   EXPECT_TRUE(back.result.damage.ok()) << back.result.damage.message();
   EXPECT_TRUE(back.result.has_trailer);
   EXPECT_EQ(back.result.frames, stats.frames_written);
-  EXPECT_EQ(back.result.trailer.packets_written() + 1 /*trailer*/ + 1 /*its frame*/,
-            back.result.packets);
+  EXPECT_EQ(back.result.trailer.packets_written() + 1 /*the trailer*/, back.result.packets);
+  EXPECT_EQ(back.result.trailer.frames_written() + 1, back.result.frames);
   ASSERT_EQ(back.kernel_correlations.size(), 2000u);
   for (uint64_t i = 0; i < 2000; ++i) {
     EXPECT_EQ(back.kernel_correlations[i], i);

@@ -32,6 +32,9 @@ TEST(GoldenTraceTest, Schema1_0EveryPacketKindReads) {
                               context.start_ns;
                         }
                         if (packet.has_api_call()) {
+                          // Delta-coded on the wire: 1, 2, 3 in file order.
+                          EXPECT_EQ(packet.api_call().correlation_id(),
+                                    static_cast<uint64_t>(kinds["api_call"]));
                           start_by_name[std::string(context.String(packet.api_call().name_iid()))] =
                               context.start_ns;
                         }
