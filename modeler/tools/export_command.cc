@@ -1,13 +1,12 @@
+// `lumos-model export`: the command itself lives in modeler/export/export_cli.cc so that its
+// tests can run it in-process.
 #include <cstdio>
 
+#include "modeler/export/export_cli.h"
 #include "modeler/tools/commands.h"
 
 namespace lumos::modeler {
 
-// TODO(lumos): replaced by the real command in this session.
-int RunExport(const Args& args) {
-  std::fprintf(stderr, "lumos-model export: not built yet\n");
-  return 1;
-}
+int RunExport(const Args& args) { return RunExportCommand(args, stdout, stderr); }
 
 }  // namespace lumos::modeler
