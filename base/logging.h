@@ -17,12 +17,12 @@ void LogMessage(LogLevel level, const char* file, int line, const char* format, 
   ::lumos::LogMessage(::lumos::LogLevel::k##level, __FILE__, __LINE__, __VA_ARGS__)
 
 // Always-on invariant check: logs and aborts. For bugs, never for bad input.
-#define LUMOS_CHECK(cond)                                           \
-  do {                                                              \
-    if (!(cond)) {                                                  \
-      LUMOS_LOG(Error, "check failed: %s", #cond);                  \
-      __builtin_trap();                                             \
-    }                                                               \
+#define LUMOS_CHECK(cond)                          \
+  do {                                             \
+    if (!(cond)) {                                 \
+      LUMOS_LOG(Error, "check failed: %s", #cond); \
+      __builtin_trap();                            \
+    }                                              \
   } while (0)
 
 #ifdef NDEBUG

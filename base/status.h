@@ -39,7 +39,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return status_.ok(); }
@@ -61,10 +61,10 @@ class [[nodiscard]] StatusOr {
 #define LUMOS_INTERNAL_CONCAT2(a, b) a##b
 #define LUMOS_INTERNAL_CONCAT(a, b) LUMOS_INTERNAL_CONCAT2(a, b)
 
-#define LUMOS_RETURN_IF_ERROR(expr)                    \
-  do {                                                 \
-    ::lumos::Status lumos_status_ = (expr);            \
-    if (!lumos_status_.ok()) return lumos_status_;     \
+#define LUMOS_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::lumos::Status lumos_status_ = (expr);        \
+    if (!lumos_status_.ok()) return lumos_status_; \
   } while (0)
 
 #define LUMOS_INTERNAL_ASSIGN_OR_RETURN(tmp, lhs, expr) \

@@ -6,6 +6,9 @@
 
 #include <cstdint>
 
+// One X-macro list per enum; clang-format reflows these differently on every pass.
+// clang-format off
+
 #define LUMOS_ENUM_CLOCK_ID(X) \
   X(Unspecified, 0) X(Realtime, 1) X(Monotonic, 2) X(Cupti, 3) X(MonotonicRaw, 4) X(Kineto, 5)
 
@@ -88,6 +91,8 @@
   Y(NcclProtocol, LUMOS_ENUM_NCCL_PROTOCOL, "NcclProtocol", "NCCL_PROTOCOL_") \
   Y(WindowTrigger, LUMOS_ENUM_WINDOW_TRIGGER, "WindowTrigger", "WINDOW_TRIGGER_") \
   Y(LossSource, LUMOS_ENUM_LOSS_SOURCE, "LossSource", "LOSS_SOURCE_")
+
+// clang-format on
 
 namespace lumos::schema {
 

@@ -9,6 +9,7 @@ packages=(
   libzstd-dev zstd
   libsimdjson-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-format git
 )
 
 missing=()

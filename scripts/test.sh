@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
+echo "== format"
+bash scripts/setup.sh
+if git rev-parse --git-dir >/dev/null 2>&1; then bash scripts/check-format.sh; fi
+
 echo "== release build and tests"
 bash scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$jobs"

@@ -54,8 +54,8 @@ PacketEncoder::Slots PacketEncoder::BeginPacket(uint32_t field, int64_t start_ns
     last_time_ns_ = start_ns;
   }
   // Unsigned subtraction: wraps instead of overflowing for times far apart.
-  int64_t delta = static_cast<int64_t>(static_cast<uint64_t>(start_ns) -
-                                       static_cast<uint64_t>(last_time_ns_));
+  int64_t delta =
+      static_cast<int64_t>(static_cast<uint64_t>(start_ns) - static_cast<uint64_t>(last_time_ns_));
   last_time_ns_ = start_ns;
   events_.PutSintAlways(pf::kStartDeltaNs, delta);
   slots.body = events_.BeginNested(field);
@@ -309,10 +309,10 @@ void PacketEncoder::AddClockSnapshot(const ClockReading* readings, size_t count)
 }
 
 void PacketEncoder::AddHeader(const HeaderInfo& h) {
-  size_t bound = kEventBound * 4 + h.agent_version.size() + h.host_name.size() +
-                 h.job_id.size() + h.nccl_version.size() + h.source_path.size() +
-                 h.command_line.size();
-  for (const DeviceInfo& d : h.devices) bound += kEventBound + d.name.size() + d.pci_bus_id.size() + d.uuid.size();
+  size_t bound = kEventBound * 4 + h.agent_version.size() + h.host_name.size() + h.job_id.size() +
+                 h.nccl_version.size() + h.source_path.size() + h.command_line.size();
+  for (const DeviceInfo& d : h.devices)
+    bound += kEventBound + d.name.size() + d.pci_bus_id.size() + d.uuid.size();
   for (const ClockDomainInfo& c : h.clock_domains) bound += kEventBound + c.name.size();
   bound += (h.capture_config.channels.size() + h.capture_config.channels_failed.size()) * 4;
   // Encoded into events_ as usual, then moved to header_ so it precedes interned strings.

@@ -65,7 +65,7 @@ class PacketEncoder {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  WireBuffer header_;    // The TraceHeader, when pending: always the frame's second packet.
+  WireBuffer header_;  // The TraceHeader, when pending: always the frame's second packet.
   WireBuffer events_;
   WireBuffer interned_;
   std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> interned_ids_;

@@ -96,14 +96,14 @@ Status TraceFileWriter::Flush() {
   Status status;
   if (ZSTD_isError(n)) {
     status = ErrorStatus("zstd: %s", ZSTD_getErrorName(n));
-  } else if (options_.max_file_bytes != 0 &&
-             stats_.bytes_written + n > options_.max_file_bytes) {
+  } else if (options_.max_file_bytes != 0 && stats_.bytes_written + n > options_.max_file_bytes) {
     limit_reached_ = true;
     stats_.events_lost += events;
     lost_to_limit_ += events;
-    return ErrorStatus("%s reached its size limit of %llu bytes; later events are counted, "
-                       "not written", path_.c_str(),
-                       static_cast<unsigned long long>(options_.max_file_bytes));
+    return ErrorStatus(
+        "%s reached its size limit of %llu bytes; later events are counted, "
+        "not written",
+        path_.c_str(), static_cast<unsigned long long>(options_.max_file_bytes));
   } else {
     status = WriteAll(compressed_.data(), n);
   }

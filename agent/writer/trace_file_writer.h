@@ -24,19 +24,19 @@ struct WriterOptions {
   uint64_t frame_bytes = 1 << 20;              // Flush when this many packet bytes wait.
   uint64_t flush_interval_ns = 1'000'000'000;  // MaybeFlush() flushes frames older than this.
   int zstd_level = 3;
-  uint64_t max_file_bytes = 0;                 // 0 = unlimited.
+  uint64_t max_file_bytes = 0;  // 0 = unlimited.
   // Writes the header at once in a frame of its own (crash safety for live capture). A
   // converter that writes a whole file in one go saves a frame and shares context with false.
   bool header_in_own_frame = true;
 };
 
 struct WriterStats {
-  uint64_t events = 0;            // Events accepted (timed packets).
-  uint64_t packets_written = 0;   // Packets in frames that reached the file.
+  uint64_t events = 0;           // Events accepted (timed packets).
+  uint64_t packets_written = 0;  // Packets in frames that reached the file.
   uint64_t frames_written = 0;
-  uint64_t bytes_written = 0;     // File size so far.
+  uint64_t bytes_written = 0;  // File size so far.
   uint64_t uncompressed_bytes = 0;
-  uint64_t events_lost = 0;       // Events in frames that could not be written.
+  uint64_t events_lost = 0;  // Events in frames that could not be written.
 };
 
 class TraceFileWriter {
@@ -87,8 +87,8 @@ class TraceFileWriter {
   WireBuffer compressed_;  // Its compressed form.
   uint64_t events_in_frame_ = 0;
   uint64_t last_flush_ns_ = 0;
-  int64_t last_event_ns_ = 0;    // Time given to LossRecords the writer adds itself.
-  uint64_t lost_to_limit_ = 0;   // Events dropped because max_file_bytes was reached.
+  int64_t last_event_ns_ = 0;           // Time given to LossRecords the writer adds itself.
+  uint64_t lost_to_limit_ = 0;          // Events dropped because max_file_bytes was reached.
   uint64_t unreported_write_loss_ = 0;  // Lost to failed writes, not yet in a LossRecord.
   bool write_loss_in_pending_frame_ = false;
   bool limit_reached_ = false;

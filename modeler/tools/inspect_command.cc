@@ -31,10 +31,18 @@ std::string JsonEscape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -85,8 +93,9 @@ void PrintText(const TraceSummary& s) {
   std::printf("  job        %s   rank %s   host %s   pid %u\n",
               h.job_id().empty() ? "-" : h.job_id().c_str(), Rank(h).c_str(),
               h.host_name().empty() ? "-" : h.host_name().c_str(), h.pid());
-  std::printf("  producer   %s %s, schema %u.%u\n", std::string(EnumShortName(h.producer())).c_str(),
-              h.agent_version().c_str(), h.schema_major(), h.schema_minor());
+  std::printf("  producer   %s %s, schema %u.%u\n",
+              std::string(EnumShortName(h.producer())).c_str(), h.agent_version().c_str(),
+              h.schema_major(), h.schema_minor());
   if (!h.source_path().empty()) std::printf("  source     %s\n", h.source_path().c_str());
   for (const pb::Device& d : h.devices()) {
     std::printf("  device %-3u %s, %u SMs, %.1f GiB, sm_%u%u%s%s\n", d.device_id(),
@@ -120,7 +129,7 @@ void PrintText(const TraceSummary& s) {
   }
   std::printf("  file       %" PRIu64 " bytes, %" PRIu64 " frames, %s\n", s.read.file_bytes,
               s.read.frames,
-              !s.read.damage.ok() ? "DAMAGED TAIL (see below)"
+              !s.read.damage.ok()  ? "DAMAGED TAIL (see below)"
               : s.read.has_trailer ? "closed cleanly"
                                    : "no trailer (the writer did not close it: killed?)");
 }
@@ -132,11 +141,11 @@ void PrintJson(const TraceSummary& s, bool last) {
   if (h.has_rank()) std::printf("\"rank\": %d, ", h.rank());
   if (h.has_world_size()) std::printf("\"world_size\": %d, ", h.world_size());
   if (h.has_local_rank()) std::printf("\"local_rank\": %d, ", h.local_rank());
-  std::printf("\"host\": \"%s\", \"pid\": %u, \"producer\": \"%s\", \"agent_version\": \"%s\", "
-              "\"schema\": \"%u.%u\",\n     \"devices\": [",
-              JsonEscape(h.host_name()).c_str(), h.pid(),
-              std::string(EnumShortName(h.producer())).c_str(),
-              JsonEscape(h.agent_version()).c_str(), h.schema_major(), h.schema_minor());
+  std::printf(
+      "\"host\": \"%s\", \"pid\": %u, \"producer\": \"%s\", \"agent_version\": \"%s\", "
+      "\"schema\": \"%u.%u\",\n     \"devices\": [",
+      JsonEscape(h.host_name()).c_str(), h.pid(), std::string(EnumShortName(h.producer())).c_str(),
+      JsonEscape(h.agent_version()).c_str(), h.schema_major(), h.schema_minor());
   for (int i = 0; i < h.devices_size(); ++i) {
     const pb::Device& d = h.devices(i);
     std::printf("%s{\"id\": %u, \"name\": \"%s\", \"sm_count\": %u, \"memory_bytes\": %" PRIu64
@@ -145,13 +154,15 @@ void PrintJson(const TraceSummary& s, bool last) {
                 d.memory_bytes(), d.compute_major(), d.compute_minor(),
                 JsonEscape(d.pci_bus_id()).c_str());
   }
-  std::printf("],\n     \"versions\": {\"cuda_runtime\": %u, \"cuda_driver\": %u, \"cupti\": %u, "
-              "\"nccl\": \"%s\"},\n",
-              h.cuda_runtime_version(), h.cuda_driver_version(), h.cupti_version(),
-              JsonEscape(h.nccl_version()).c_str());
+  std::printf(
+      "],\n     \"versions\": {\"cuda_runtime\": %u, \"cuda_driver\": %u, \"cupti\": %u, "
+      "\"nccl\": \"%s\"},\n",
+      h.cuda_runtime_version(), h.cuda_driver_version(), h.cupti_version(),
+      JsonEscape(h.nccl_version()).c_str());
   if (s.has_time) {
     std::printf("     \"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64 ", \"span_ns\": %" PRId64
-                ",\n", s.first_ns, s.last_ns, s.last_ns - s.first_ns);
+                ",\n",
+                s.first_ns, s.last_ns, s.last_ns - s.first_ns);
   }
   std::printf("     \"packets\": {");
   bool first = true;
@@ -159,7 +170,8 @@ void PrintJson(const TraceSummary& s, bool last) {
     std::printf("%s\"%s\": %" PRIu64, first ? "" : ", ", kind.c_str(), count);
     first = false;
   }
-  std::printf("},\n     \"nccl_kernels\": %" PRIu64 ", \"streams\": %zu, \"threads\": %zu, "
+  std::printf("},\n     \"nccl_kernels\": %" PRIu64
+              ", \"streams\": %zu, \"threads\": %zu, "
               "\"communicators\": %zu,\n     \"events_lost\": %" PRIu64 ", \"loss\": {",
               s.nccl_kernels, s.streams.size(), s.threads.size(), s.communicators.size(),
               s.events_lost);
@@ -239,7 +251,8 @@ int RunInspect(const Args& args) {
 
   if (json) {
     std::printf("{\n  \"files\": [\n");
-    for (size_t i = 0; i < summaries.size(); ++i) PrintJson(summaries[i], i + 1 == summaries.size());
+    for (size_t i = 0; i < summaries.size(); ++i)
+      PrintJson(summaries[i], i + 1 == summaries.size());
     std::printf("  ],\n  \"jobs\": [");
     bool first = true;
     for (const auto& [id, job] : jobs) {
@@ -278,7 +291,8 @@ int RunInspect(const Args& args) {
       std::printf("\n");
     }
   }
-  for (const std::string& error : errors) std::fprintf(stderr, "lumos-model inspect: %s\n", error.c_str());
+  for (const std::string& error : errors)
+    std::fprintf(stderr, "lumos-model inspect: %s\n", error.c_str());
   return exit_code;
 }
 

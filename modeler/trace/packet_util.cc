@@ -12,21 +12,31 @@ namespace pb = ::lumos::trace;
 
 uint64_t EventDurationNs(const pb::TracePacket& packet) {
   switch (packet.data_case()) {
-    case pb::TracePacket::kKernel: return packet.kernel().duration_ns();
-    case pb::TracePacket::kApiCall: return packet.api_call().duration_ns();
-    case pb::TracePacket::kMemcpy: return packet.memcpy().duration_ns();
-    case pb::TracePacket::kMemset: return packet.memset().duration_ns();
-    case pb::TracePacket::kSync: return packet.sync().duration_ns();
-    case pb::TracePacket::kNvtx: return packet.nvtx().duration_ns();
-    case pb::TracePacket::kHostRange: return packet.host_range().duration_ns();
+    case pb::TracePacket::kKernel:
+      return packet.kernel().duration_ns();
+    case pb::TracePacket::kApiCall:
+      return packet.api_call().duration_ns();
+    case pb::TracePacket::kMemcpy:
+      return packet.memcpy().duration_ns();
+    case pb::TracePacket::kMemset:
+      return packet.memset().duration_ns();
+    case pb::TracePacket::kSync:
+      return packet.sync().duration_ns();
+    case pb::TracePacket::kNvtx:
+      return packet.nvtx().duration_ns();
+    case pb::TracePacket::kHostRange:
+      return packet.host_range().duration_ns();
     case pb::TracePacket::kCollective: {
       const pb::NcclCollective& c = packet.collective();
       int64_t gpu_end = c.gpu_start_offset_ns() + static_cast<int64_t>(c.gpu_duration_ns());
       return std::max<uint64_t>(c.duration_ns(), gpu_end > 0 ? static_cast<uint64_t>(gpu_end) : 0);
     }
-    case pb::TracePacket::kCaptureWindow: return packet.capture_window().duration_ns();
-    case pb::TracePacket::kLoss: return packet.loss().duration_ns();
-    default: return 0;
+    case pb::TracePacket::kCaptureWindow:
+      return packet.capture_window().duration_ns();
+    case pb::TracePacket::kLoss:
+      return packet.loss().duration_ns();
+    default:
+      return 0;
   }
 }
 

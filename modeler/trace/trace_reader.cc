@@ -1,6 +1,7 @@
 #include "modeler/trace/trace_reader.h"
 
 #include <fcntl.h>
+#include <google/protobuf/arena.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -8,8 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-
-#include <google/protobuf/arena.h>
 
 #include "modeler/trace/incremental_ids.h"
 #include "schema/format.h"
@@ -24,7 +23,9 @@ uint32_t Le32(const uint8_t* p) {
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
-bool IsSkippableMagic(uint32_t magic) { return (magic & 0xFFFFFFF0u) == schema::kSkippableFrameMagic; }
+bool IsSkippableMagic(uint32_t magic) {
+  return (magic & 0xFFFFFFF0u) == schema::kSkippableFrameMagic;
+}
 
 // Reads [offset, offset + size) of the file; returns the bytes actually read.
 StatusOr<size_t> ReadAt(int fd, const std::string& path, uint64_t offset, uint8_t* out,
@@ -140,8 +141,9 @@ std::string Where(const std::string& path, uint64_t offset) {
 }  // namespace
 
 Status InternTable::Set(uint64_t iid, const std::string& value) {
-  if (iid == 0 || iid > (1u << 24)) return ErrorStatus("interned string id %llu out of range",
-                                                       static_cast<unsigned long long>(iid));
+  if (iid == 0 || iid > (1u << 24))
+    return ErrorStatus("interned string id %llu out of range",
+                       static_cast<unsigned long long>(iid));
   if (iid >= strings_.size()) strings_.resize(iid + 1);
   strings_[iid] = value;
   return Status::Ok();
@@ -174,9 +176,12 @@ StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path
   if (!lumos) {
     std::string hint;
     if (got >= 2 && preamble[0] == 0x1F && preamble[1] == 0x8B) {
-      hint = " (it is gzip data; a PyTorch profiler trace converts with `lumos-model import kineto`)";
+      hint =
+          " (it is gzip data; a PyTorch profiler trace converts with `lumos-model import kineto`)";
     } else if (got >= 1 && (preamble[0] == '{' || preamble[0] == '[')) {
-      hint = " (it looks like JSON; a PyTorch profiler trace converts with `lumos-model import kineto`)";
+      hint =
+          " (it looks like JSON; a PyTorch profiler trace converts with `lumos-model import "
+          "kineto`)";
     } else if (magic == kZstdFrameMagic) {
       hint = " (a zstd stream without the Lumos preamble)";
     } else if (got < sizeof(preamble) && magic == schema::kSkippableFrameMagic) {
@@ -186,10 +191,11 @@ StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path
   }
   uint32_t major = Le32(preamble + 16);
   if (major != schema::kSchemaMajor) {
-    return ErrorStatus("%s: byte offset 16: schema major version %u is not supported by this "
-                       "reader (it reads major %u)%s",
-                       path.c_str(), major, schema::kSchemaMajor,
-                       major > schema::kSchemaMajor ? "; upgrade lumos-model" : "");
+    return ErrorStatus(
+        "%s: byte offset 16: schema major version %u is not supported by this "
+        "reader (it reads major %u)%s",
+        path.c_str(), major, schema::kSchemaMajor,
+        major > schema::kSchemaMajor ? "; upgrade lumos-model" : "");
   }
 
   // The first packet must be the header.
@@ -210,14 +216,14 @@ StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path
       &result);
   (void)stopped;
   if (!saw_header) {
-    std::string why = !first_error.ok() ? first_error.message()
+    std::string why = !first_error.ok()     ? first_error.message()
                       : !result.damage.ok() ? result.damage.message()
                                             : "no TraceHeader packet";
     return Status::Error(path + ": cannot read the header: " + why);
   }
   if (reader->header_.schema_major() != schema::kSchemaMajor) {
-    return ErrorStatus("%s: header says schema major %u; this reader reads major %u",
-                       path.c_str(), reader->header_.schema_major(), schema::kSchemaMajor);
+    return ErrorStatus("%s: header says schema major %u; this reader reads major %u", path.c_str(),
+                       reader->header_.schema_major(), schema::kSchemaMajor);
   }
   return reader;
 }
@@ -235,7 +241,7 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
   context.strings = &strings;
   Status status;
 
-  for (uint64_t frame_index = 0;; ) {
+  for (uint64_t frame_index = 0;;) {
     const uint8_t* frame = nullptr;
     size_t frame_size = 0;
     uint64_t offset = 0;
@@ -302,10 +308,19 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
       if (tag >> 3 != 1 || wire_type != 2) {  // Not Trace.packet: skip it.
         uint64_t ignored = 0;
         if (wire_type == 0 && ReadVarint(&p, end, &ignored)) continue;
-        if (wire_type == 1 && end - p >= 8) { p += 8; continue; }
-        if (wire_type == 5 && end - p >= 4) { p += 4; continue; }
+        if (wire_type == 1 && end - p >= 8) {
+          p += 8;
+          continue;
+        }
+        if (wire_type == 5 && end - p >= 4) {
+          p += 4;
+          continue;
+        }
         if (wire_type == 2 && ReadVarint(&p, end, &length) &&
-            length <= static_cast<uint64_t>(end - p)) { p += length; continue; }
+            length <= static_cast<uint64_t>(end - p)) {
+          p += length;
+          continue;
+        }
         why = "malformed field in Trace (tag " + std::to_string(tag) + ")";
         break;
       }
@@ -364,8 +379,7 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
   return status;
 }
 
-StatusOr<std::vector<pb::TracePacket>> ReadAllPackets(const std::string& path,
-                                                      ReadResult* result) {
+StatusOr<std::vector<pb::TracePacket>> ReadAllPackets(const std::string& path, ReadResult* result) {
   LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(path));
   std::vector<pb::TracePacket> packets;
   ReadResult local;

@@ -40,9 +40,9 @@ class InternTable {
 };
 
 struct PacketContext {
-  int64_t start_ns = 0;         // Absolute start; meaningful when packet.has_start_delta_ns().
-  uint64_t frame_index = 0;     // Frame of this packet, 0-based in file order.
-  uint64_t frame_offset = 0;    // Byte offset of that frame in the file.
+  int64_t start_ns = 0;       // Absolute start; meaningful when packet.has_start_delta_ns().
+  uint64_t frame_index = 0;   // Frame of this packet, 0-based in file order.
+  uint64_t frame_offset = 0;  // Byte offset of that frame in the file.
   const InternTable* strings = nullptr;
   std::string_view String(uint64_t iid) const { return strings->Get(iid); }
 };
@@ -51,19 +51,19 @@ struct PacketContext {
 using PacketCallback = std::function<Status(const pb::TracePacket&, const PacketContext&)>;
 
 struct ReadResult {
-  uint64_t frames = 0;          // Intact frames read.
-  uint64_t packets = 0;         // Packets delivered.
-  uint64_t bytes_read = 0;      // File bytes covered by intact frames (incl. preamble).
+  uint64_t frames = 0;      // Intact frames read.
+  uint64_t packets = 0;     // Packets delivered.
+  uint64_t bytes_read = 0;  // File bytes covered by intact frames (incl. preamble).
   uint64_t file_bytes = 0;
-  bool has_trailer = false;     // The writer closed the file cleanly.
+  bool has_trailer = false;  // The writer closed the file cleanly.
   pb::Trailer trailer;
-  Status damage;                // OK, or what is wrong with the tail and where.
+  Status damage;  // OK, or what is wrong with the tail and where.
 };
 
 class TraceReader {
  public:
   // Limits that keep hostile input from exhausting memory.
-  static constexpr uint64_t kMaxFrameBytes = 256ull << 20;     // Compressed.
+  static constexpr uint64_t kMaxFrameBytes = 256ull << 20;       // Compressed.
   static constexpr uint64_t kMaxFrameContentBytes = 1ull << 30;  // Decompressed.
 
   static StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path);

@@ -11,7 +11,8 @@ namespace lumos::modeler {
 namespace {
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 Status AddDirectory(const std::string& dir, std::vector<std::string>* out) {
@@ -25,7 +26,8 @@ Status AddDirectory(const std::string& dir, std::vector<std::string>* out) {
       out->push_back(it->path().string());
     }
   }
-  if (out->size() == before) return ErrorStatus("%s: no *.pb.zst files in this directory", dir.c_str());
+  if (out->size() == before)
+    return ErrorStatus("%s: no *.pb.zst files in this directory", dir.c_str());
   return Status::Ok();
 }
 

@@ -35,8 +35,12 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
           case pb::TracePacket::kMemset:
             summary.streams.emplace(packet.memset().device_id(), packet.memset().stream_id());
             break;
-          case pb::TracePacket::kApiCall: summary.threads.insert(packet.api_call().thread_id()); break;
-          case pb::TracePacket::kNvtx: summary.threads.insert(packet.nvtx().thread_id()); break;
+          case pb::TracePacket::kApiCall:
+            summary.threads.insert(packet.api_call().thread_id());
+            break;
+          case pb::TracePacket::kNvtx:
+            summary.threads.insert(packet.nvtx().thread_id());
+            break;
           case pb::TracePacket::kHostRange:
             if (packet.host_range().category() != pb::HOST_RANGE_CATEGORY_GPU_ANNOTATION) {
               summary.threads.insert(packet.host_range().thread_id());
@@ -53,7 +57,8 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
                 packet.loss().count();
             summary.events_lost += packet.loss().count();
             break;
-          default: break;
+          default:
+            break;
         }
         return Status::Ok();
       },

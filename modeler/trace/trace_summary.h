@@ -19,11 +19,11 @@ struct TraceSummary {
   ReadResult read;                                // Frames, bytes, trailer, damage.
   std::map<std::string, uint64_t> packet_counts;  // By packet kind ("kernel", ...).
   bool has_time = false;
-  int64_t first_ns = 0;                           // Earliest start of any timed packet.
-  int64_t last_ns = 0;                            // Latest end.
-  std::map<std::string, uint64_t> loss_by_source; // Events lost, by LossSource short name.
+  int64_t first_ns = 0;                            // Earliest start of any timed packet.
+  int64_t last_ns = 0;                             // Latest end.
+  std::map<std::string, uint64_t> loss_by_source;  // Events lost, by LossSource short name.
   uint64_t events_lost = 0;
-  uint64_t nccl_kernels = 0;                      // Kernels whose name starts with "nccl".
+  uint64_t nccl_kernels = 0;                        // Kernels whose name starts with "nccl".
   std::set<std::pair<uint32_t, uint64_t>> streams;  // (device, stream).
   std::set<uint32_t> threads;
   std::set<uint64_t> communicators;

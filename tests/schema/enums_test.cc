@@ -28,22 +28,22 @@ std::string UpperSnake(const std::string& camel) {
 TEST(EnumsTest, EveryMirrorMatchesTheProto) {
   const auto* file = ::lumos::trace::Trace::descriptor()->file();
   int enums_checked = 0;
-#define LUMOS_CHECK_VALUE(camel, expected)                                              \
-  {                                                                                      \
-    const auto* value = descriptor->FindValueByName(prefix + UpperSnake(#camel));        \
-    ASSERT_NE(value, nullptr) << prefix << UpperSnake(#camel);                           \
-    EXPECT_EQ(value->number(), expected) << value->name();                               \
-    ++values;                                                                            \
+#define LUMOS_CHECK_VALUE(camel, expected)                                        \
+  {                                                                               \
+    const auto* value = descriptor->FindValueByName(prefix + UpperSnake(#camel)); \
+    ASSERT_NE(value, nullptr) << prefix << UpperSnake(#camel);                    \
+    EXPECT_EQ(value->number(), expected) << value->name();                        \
+    ++values;                                                                     \
   }
-#define LUMOS_CHECK_ENUM(type, list, proto_name, proto_prefix)                           \
-  {                                                                                      \
-    const auto* descriptor = file->FindEnumTypeByName(proto_name);                       \
-    ASSERT_NE(descriptor, nullptr) << proto_name;                                        \
-    std::string prefix = proto_prefix;                                                   \
-    int values = 0;                                                                      \
-    list(LUMOS_CHECK_VALUE);                                                             \
+#define LUMOS_CHECK_ENUM(type, list, proto_name, proto_prefix)                                \
+  {                                                                                           \
+    const auto* descriptor = file->FindEnumTypeByName(proto_name);                            \
+    ASSERT_NE(descriptor, nullptr) << proto_name;                                             \
+    std::string prefix = proto_prefix;                                                        \
+    int values = 0;                                                                           \
+    list(LUMOS_CHECK_VALUE);                                                                  \
     EXPECT_EQ(values, descriptor->value_count()) << proto_name << " has values not mirrored"; \
-    ++enums_checked;                                                                     \
+    ++enums_checked;                                                                          \
   }
   LUMOS_ALL_ENUMS(LUMOS_CHECK_ENUM)
 #undef LUMOS_CHECK_ENUM

@@ -22,24 +22,46 @@ void WriteEveryPacketKind(const std::string& path) {
   w.Add(CaptureWindowEvent{t, 100'000, 0, WindowTrigger::kWholeRun});
   w.Add(NvtxEvent{t + 1'000, 50'000, 11, "step 0", "", NvtxKind::kPushPop});
   w.Add(HostRangeEvent{t + 1'500, 40'000, 11, "aten::mm", HostRangeCategory::kCpuOp, 7});
-  w.Add(ApiCallEvent{t + 2'000, 3'000, 11, 1, ApiKind::kLaunchKernel, 211, "cudaLaunchKernel", 7,
-                     0, ApiDomain::kRuntime, 7});
-  w.Add(KernelEvent{.start_ns = t + 6'000, .duration_ns = 20'000, .correlation_id = 1,
-                    .stream_id = 7, .name = "sm90_gemm", .grid = {132, 1, 1},
+  w.Add(ApiCallEvent{t + 2'000, 3'000, 11, 1, ApiKind::kLaunchKernel, 211, "cudaLaunchKernel", 7, 0,
+                     ApiDomain::kRuntime, 7});
+  w.Add(KernelEvent{.start_ns = t + 6'000,
+                    .duration_ns = 20'000,
+                    .correlation_id = 1,
+                    .stream_id = 7,
+                    .name = "sm90_gemm",
+                    .grid = {132, 1, 1},
                     .block = {384, 1, 1}});
-  w.Add(ApiCallEvent{t + 5'500, 1'000, 11, 2, ApiKind::kEventRecord, 135, "cudaEventRecord", 7,
-                     33, ApiDomain::kRuntime});
+  w.Add(ApiCallEvent{t + 5'500, 1'000, 11, 2, ApiKind::kEventRecord, 135, "cudaEventRecord", 7, 33,
+                     ApiDomain::kRuntime});
   w.Add(CudaEventRecordEvent{t + 5'500, 2, 33, 7, 9001});
-  w.Add(ApiCallEvent{t + 7'000, 1'000, 11, 3, ApiKind::kStreamWaitEvent, 147,
-                     "cudaStreamWaitEvent", 8, 33, ApiDomain::kRuntime});
+  w.Add(ApiCallEvent{t + 7'000, 1'000, 11, 3, ApiKind::kStreamWaitEvent, 147, "cudaStreamWaitEvent",
+                     8, 33, ApiDomain::kRuntime});
   w.Add(SyncEvent{t + 7'000, 1'000, SyncType::kStreamWaitEvent, 3, 8, 33, 9001, 7, 2});
   w.Add(MemcpyEvent{t + 30'000, 4'000, 4, 8, 1 << 20, CopyKind::kDtoh, 0, MemoryKind::kDevice,
                     MemoryKind::kPinned});
   w.Add(MemsetEvent{t + 35'000, 1'000, 5, 8, 4096});
-  w.Add(CollectiveEvent{t + 40'000, 2'000, 0xC0FFEE, 0, CollectiveOp::kAllReduce, 1 << 20,
-                        DataType::kBfloat16, 2 << 20, -1, -1, 9, 1'000, 30'000,
-                        NcclAlgorithm::kRing, NcclProtocol::kSimple, 16, 0, ReduceOp::kSum, 6,
-                        11, 2, true});
+  w.Add(CollectiveEvent{t + 40'000,
+                        2'000,
+                        0xC0FFEE,
+                        0,
+                        CollectiveOp::kAllReduce,
+                        1 << 20,
+                        DataType::kBfloat16,
+                        2 << 20,
+                        -1,
+                        -1,
+                        9,
+                        1'000,
+                        30'000,
+                        NcclAlgorithm::kRing,
+                        NcclProtocol::kSimple,
+                        16,
+                        0,
+                        ReduceOp::kSum,
+                        6,
+                        11,
+                        2,
+                        true});
   w.Add(CommunicatorEvent{t + 100, 0xC0FFEE, 1, 2, 0, "default_pg", {0, 1}});
   w.Add(LossEvent{t + 90'000, 1'000, LossSource::kRingFull, 3, 11, "ring of thread 11 full"});
   LUMOS_CHECK(w.Close(static_cast<uint64_t>(t + 100'000)).ok());

@@ -10,8 +10,8 @@ namespace lumos::testing {
 
 CommandResult RunCommand(const std::string& command_line) {
   TempDir dir;
-  std::string shell = "( " + command_line + " ) >" + dir.File("out") + " 2>" + dir.File("err") +
-                      " </dev/null";
+  std::string shell =
+      "( " + command_line + " ) >" + dir.File("out") + " 2>" + dir.File("err") + " </dev/null";
   int status = std::system(shell.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -32,8 +32,8 @@ agent::HeaderInfo SampleHeader(int32_t rank, int32_t world_size) {
   h.has_rank = h.has_world_size = true;
   h.rank = rank;
   h.world_size = world_size;
-  h.devices.push_back({0, "NVIDIA H200", 132, 1980000, 3201000, 150ull << 30, "0000:18:00.0", 9,
-                       0, "", 0});
+  h.devices.push_back(
+      {0, "NVIDIA H200", 132, 1980000, 3201000, 150ull << 30, "0000:18:00.0", 9, 0, "", 0});
   h.default_clock_id = schema::ClockId::kCupti;
   h.clock_domains.push_back({schema::ClockId::kCupti, "cupti", 1});
   return h;

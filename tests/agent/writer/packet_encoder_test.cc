@@ -1,6 +1,7 @@
 // Every packet kind round-trips: our hand-written encoder -> libprotobuf parse (+ the reader's
-// restoring of delta-coded ids) -> equal to the expected message. Each expected message sets every field of its event type (checked by
-// reflection), so a field the encoder forgets or numbers wrongly fails here.
+// restoring of delta-coded ids) -> equal to the expected message. Each expected message sets every
+// field of its event type (checked by reflection), so a field the encoder forgets or numbers
+// wrongly fails here.
 #include "agent/writer/packet_encoder.h"
 
 #include <google/protobuf/text_format.h>
@@ -94,8 +95,9 @@ TEST(PacketEncoderTest, KernelRoundTrips) {
 
 TEST(PacketEncoderTest, ApiCallRoundTrips) {
   PacketEncoder encoder;
-  ApiCallEvent e{1000, 1, 2, 3, ApiKind::kEventRecord, 5, "cudaEventRecord", 7, 8,
-                 ApiDomain::kRuntime, 10, 11, -12};
+  ApiCallEvent e{
+      1000, 1,  2,  3, ApiKind::kEventRecord, 5, "cudaEventRecord", 7, 8, ApiDomain::kRuntime,
+      10,   11, -12};
   encoder.Add(e);
   pb::Trace trace = Decode(encoder);
   ASSERT_EQ(trace.packet_size(), 3);
@@ -156,9 +158,28 @@ TEST(PacketEncoderTest, HostSideEventsRoundTrip) {
 
 TEST(PacketEncoderTest, NcclEventsRoundTrip) {
   PacketEncoder encoder;
-  CollectiveEvent c{1000, 1, 2, 3, CollectiveOp::kBroadcast, 5, DataType::kBfloat16, 7, 0, 9,
-                    10, -11, 12, NcclAlgorithm::kNvlsTree, NcclProtocol::kLl128, 15, 16,
-                    ReduceOp::kAvg, 18, 19, 20, true};
+  CollectiveEvent c{1000,
+                    1,
+                    2,
+                    3,
+                    CollectiveOp::kBroadcast,
+                    5,
+                    DataType::kBfloat16,
+                    7,
+                    0,
+                    9,
+                    10,
+                    -11,
+                    12,
+                    NcclAlgorithm::kNvlsTree,
+                    NcclProtocol::kLl128,
+                    15,
+                    16,
+                    ReduceOp::kAvg,
+                    18,
+                    19,
+                    20,
+                    true};
   encoder.Add(c);
   CommunicatorEvent comm{1100, 1, 0, 3, 4, "tp_group", {0, 1, 2, 3}, 7};
   encoder.Add(comm);
@@ -213,8 +234,8 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
   h.rank = 3;
   h.local_rank = 1;
   h.world_size = 16;
-  h.devices.push_back({0, "NVIDIA H200", 132, 1980000, 3201000, 150ull << 30, "0000:18:00.0", 9,
-                       0, "GPU-1234", 6144});
+  h.devices.push_back({0, "NVIDIA H200", 132, 1980000, 3201000, 150ull << 30, "0000:18:00.0", 9, 0,
+                       "GPU-1234", 6144});
   h.cuda_runtime_version = 13000;
   h.cuda_driver_version = 13000;
   h.cupti_version = 28;
@@ -222,7 +243,14 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
   h.clock_domains.push_back({ClockId::kCupti, "cupti", 1});
   h.default_clock_id = ClockId::kCupti;
   h.capture_config = {{schema::Channel::kCuptiActivity, schema::Channel::kNvtx},
-                      {schema::Channel::kNcclPlugin}, 1, 2, 3, 4, 5, 6, 7};
+                      {schema::Channel::kNcclPlugin},
+                      1,
+                      2,
+                      3,
+                      4,
+                      5,
+                      6,
+                      7};
   h.source_path = "/tmp/x.json";
   h.start_time_ns = 99;
   h.command_line = "python train.py";

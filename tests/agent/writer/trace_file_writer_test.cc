@@ -2,12 +2,11 @@
 // safety under SIGKILL, write failures (RLIMIT_FSIZE, /dev/full) and the file size limit.
 #include "agent/writer/trace_file_writer.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "modeler/trace/trace_reader.h"
 #include "tests/testing/sample_trace.h"
@@ -96,7 +95,9 @@ TEST(TraceFileWriterTest, KilledWriterLeavesReadablePrefix) {
       if (!writer.ok()) _exit(3);
       for (uint64_t i = 0;; ++i) {
         (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 100),
-                                   .duration_ns = 50, .correlation_id = i, .name = "k"});
+                                   .duration_ns = 50,
+                                   .correlation_id = i,
+                                   .name = "k"});
       }
     }
     usleep(20'000 + 15'000 * attempt);
@@ -136,7 +137,9 @@ TEST(TraceFileWriterTest, FailedWritesAreTruncatedAndCounted) {
     if (!writer.ok()) _exit(3);
     for (uint64_t i = 0; i < 200000; ++i) {
       (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 977 + (i * i) % 313),
-                                 .duration_ns = i % 1000, .correlation_id = i, .name = "k"});
+                                 .duration_ns = i % 1000,
+                                 .correlation_id = i,
+                                 .name = "k"});
     }
     bool lost = (*writer)->stats().events_lost > 0;
     (*writer)->Close(0).IgnoreError();
@@ -176,7 +179,9 @@ TEST(TraceFileWriterTest, MaxFileBytesStopsEventsButKeepsTrailerAndLoss) {
   ASSERT_TRUE(writer.ok());
   for (uint64_t i = 0; i < 100000; ++i) {
     (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 1013 + (i * 7919) % 997),
-                               .duration_ns = (i * 31) % 4000, .correlation_id = i, .name = "k"});
+                               .duration_ns = (i * 31) % 4000,
+                               .correlation_id = i,
+                               .name = "k"});
   }
   ASSERT_TRUE((*writer)->Close(0).ok());
   uint64_t lost = (*writer)->stats().events_lost;

@@ -76,16 +76,14 @@ TEST(InspectCommandTest, ReportsMissingRanksOfAJob) {
   TempDir dir;
   for (int rank : {0, 2}) {
     agent::WriterOptions options;
-    auto writer = agent::TraceFileWriter::Create(
-        dir.File("r" + std::to_string(rank) + ".pb.zst"), ::lumos::testing::SampleHeader(rank, 4),
-        options);
+    auto writer = agent::TraceFileWriter::Create(dir.File("r" + std::to_string(rank) + ".pb.zst"),
+                                                 ::lumos::testing::SampleHeader(rank, 4), options);
     ASSERT_TRUE(writer.ok());
     ASSERT_TRUE((*writer)->Close(0).ok());
   }
   auto r = RunCommand(Inspect(dir.path()));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("job sample-job: 2 file(s), ranks 0 2 of 4; missing 1 3"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("job sample-job: 2 file(s), ranks 0 2 of 4; missing 1 3"), std::string::npos)
       << r.out;
 }
 

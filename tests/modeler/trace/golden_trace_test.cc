@@ -51,10 +51,10 @@ TEST(GoldenTraceTest, Schema1_0EveryPacketKindReads) {
                   .ok());
   EXPECT_TRUE(result.damage.ok());
   EXPECT_TRUE(result.has_trailer);
-  for (const char* kind : {"header", "frame", "interned", "clock_snapshot", "thread",
-                           "capture_window", "nvtx", "host_range", "api_call", "kernel",
-                           "cuda_event", "sync", "memcpy", "memset", "collective", "communicator",
-                           "loss", "trailer"}) {
+  for (const char* kind :
+       {"header", "frame", "interned", "clock_snapshot", "thread", "capture_window", "nvtx",
+        "host_range", "api_call", "kernel", "cuda_event", "sync", "memcpy", "memset", "collective",
+        "communicator", "loss", "trailer"}) {
     EXPECT_GT(kinds[kind], 0) << kind;
   }
   EXPECT_EQ(start_by_name["sm90_gemm"], ::lumos::testing::kEveryKindBaseNs + 6'000);

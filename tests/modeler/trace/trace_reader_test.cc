@@ -2,12 +2,11 @@
 // damage gets one message naming the file and the byte offset — never a crash or a hang.
 #include "modeler/trace/trace_reader.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "schema/format.h"
 #include "tests/testing/sample_trace.h"
@@ -206,16 +205,18 @@ TEST(TraceReaderTest, CorruptionIsDetectedNeverFatal) {
 TEST(TraceReaderTest, DecompressedFileDecodesWithProtoc) {
   TempDir dir;
   WriteSampleTrace(dir.File("t.pb.zst"), 3);
-  std::string command = "zstd -dcq " + dir.File("t.pb.zst") + " | protoc --decode=lumos.trace.Trace -I" +
-                        LUMOS_SOURCE_DIR + "/schema " + LUMOS_SOURCE_DIR +
-                        "/schema/lumos/trace.proto > " + dir.File("decoded.txt") + " 2>&1";
+  std::string command = "zstd -dcq " + dir.File("t.pb.zst") +
+                        " | protoc --decode=lumos.trace.Trace -I" + LUMOS_SOURCE_DIR + "/schema " +
+                        LUMOS_SOURCE_DIR + "/schema/lumos/trace.proto > " +
+                        dir.File("decoded.txt") + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << ReadFileBytes(dir.File("decoded.txt"));
   std::string text = ReadFileBytes(dir.File("decoded.txt"));
   EXPECT_NE(text.find("job_id: \"sample-job\""), std::string::npos) << text;
   EXPECT_NE(text.find("value: \"gemm_kernel\""), std::string::npos);
   EXPECT_NE(text.find("trailer {"), std::string::npos);
   size_t kernels = 0;
-  for (size_t at = text.find("kernel {"); at != std::string::npos; at = text.find("kernel {", at + 1)) {
+  for (size_t at = text.find("kernel {"); at != std::string::npos;
+       at = text.find("kernel {", at + 1)) {
     ++kernels;
   }
   EXPECT_EQ(kernels, 3u);

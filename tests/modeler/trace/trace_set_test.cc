@@ -19,7 +19,8 @@ TEST(TraceSetTest, ExpandsFilesDirectoriesAndGlobsSortedOnce) {
   WriteFileBytes(dir.File("job/r0.pb.zst"), "x");
   WriteFileBytes(dir.File("job/sub/r2.pb.zst"), "x");
   WriteFileBytes(dir.File("job/notes.txt"), "x");
-  auto paths = ExpandTracePaths({dir.File("job"), dir.File("job/r*.pb.zst"), dir.File("job/r0.pb.zst")});
+  auto paths =
+      ExpandTracePaths({dir.File("job"), dir.File("job/r*.pb.zst"), dir.File("job/r0.pb.zst")});
   ASSERT_TRUE(paths.ok()) << paths.status().message();
   EXPECT_EQ(*paths, (std::vector<std::string>{dir.File("job/r0.pb.zst"), dir.File("job/r1.pb.zst"),
                                               dir.File("job/sub/r2.pb.zst")}));
