@@ -113,6 +113,9 @@ class FrameSource {
       return false;
     }
     size_t old = window_.size();
+    // Never read (or zero-fill) past the end of the file: small files stay cheap.
+    uint64_t left = file_bytes_ > window_offset_ + old ? file_bytes_ - window_offset_ - old : 0;
+    want = static_cast<size_t>(std::min<uint64_t>(want, old + std::max<uint64_t>(left, 1)));
     window_.resize(want);
     auto n = ReadAt(fd_, path_, window_offset_ + old, window_.data() + old, want - old);
     if (!n.ok()) {
@@ -259,7 +262,11 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
 
     // Decompress the whole frame.
     ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-    content.resize(std::max<size_t>(content.capacity(), 1 << 20));
+    // Size the buffer from the frame's declared content size when it is plausible; it still
+    // grows below if the declaration lies.
+    unsigned long long declared = ZSTD_getFrameContentSize(frame, frame_size);
+    size_t want = declared < (64ull << 20) ? static_cast<size_t>(declared) + 1 : size_t{1} << 20;
+    if (content.size() < want) content.resize(want);
     ZSTD_inBuffer in{frame, frame_size, 0};
     ZSTD_outBuffer out{content.data(), content.size(), 0};
     size_t remaining = 1;

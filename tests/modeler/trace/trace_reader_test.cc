@@ -222,6 +222,30 @@ TEST(TraceReaderTest, DecompressedFileDecodesWithProtoc) {
   EXPECT_EQ(kernels, 3u);
 }
 
+// Names come from the traced program and need not be UTF-8: one Latin-1 NVTX message must
+// not turn the rest of the trace into a "damaged tail" (found by the fuzzer).
+TEST(TraceReaderTest, NonUtf8NamesReadBack) {
+  TempDir dir;
+  auto writer =
+      agent::TraceFileWriter::Create(dir.File("t.pb.zst"), ::lumos::testing::SampleHeader(), {});
+  ASSERT_TRUE(writer.ok());
+  const std::string latin1 = "caf\xe9 \xff\xfe";
+  (*writer)->Add(agent::NvtxEvent{.start_ns = 10, .duration_ns = 5, .name = latin1});
+  (*writer)->Add(agent::KernelEvent{.start_ns = 20, .name = "after"});
+  ASSERT_TRUE((*writer)->Close(30).ok());
+  auto packets = ReadAllPackets(dir.File("t.pb.zst"));
+  ASSERT_TRUE(packets.ok());
+  Outcome outcome = ReadFile(dir.File("t.pb.zst"));
+  EXPECT_TRUE(outcome.result.damage.ok()) << outcome.result.damage.message();
+  EXPECT_TRUE(outcome.result.has_trailer);
+  EXPECT_EQ(outcome.kernels, 1u);
+  bool found = false;
+  for (const pb::TracePacket& packet : *packets) {
+    found |= packet.has_interned() && packet.interned().value() == latin1;
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(TraceReaderTest, MissingFileNamesThePath) {
   Outcome outcome = ReadFile("/nonexistent/x.pb.zst");
   ASSERT_FALSE(outcome.opened);
