@@ -1,5 +1,7 @@
 #include "agent/writer/packet_encoder.h"
 
+#include <cstring>
+
 #include "schema/format.h"
 
 namespace lumos::agent {
@@ -28,10 +30,25 @@ uint64_t U(E value) {
 
 uint64_t PacketEncoder::Intern(std::string_view value) {
   if (value.empty()) return 0;
+  // Names mostly come from stable storage (CUPTI's kernel names, literals), so the same
+  // pointer recurs: a direct-mapped cache keyed by (pointer, length) skips hashing the whole
+  // name. The memcmp keeps it correct when a buffer is reused for other text.
+  auto address = reinterpret_cast<uintptr_t>(value.data());
+  CacheEntry& entry = cache_[((address >> 4) ^ value.size()) % kCacheEntries];
+  if (entry.data == value.data() && entry.stored != nullptr &&
+      entry.stored->size() == value.size() &&
+      std::memcmp(entry.stored->data(), value.data(), value.size()) == 0) {
+    return entry.iid;
+  }
   auto it = interned_ids_.find(value);
-  if (it != interned_ids_.end()) return it->second;
+  if (it == interned_ids_.end()) it = AddInterned(value);
+  entry = CacheEntry{value.data(), &it->first, it->second};
+  return it->second;
+}
+
+PacketEncoder::InternMap::iterator PacketEncoder::AddInterned(std::string_view value) {
   uint64_t iid = next_iid_++;
-  interned_ids_.emplace(std::string(value), iid);
+  auto it = interned_ids_.emplace(std::string(value), iid).first;
   // TracePacket { interned { iid, value } }
   interned_.EnsureRoom(value.size() + 6 * kMaxScalarFieldBytes);
   size_t packet = interned_.BeginNested(1);
@@ -41,7 +58,7 @@ uint64_t PacketEncoder::Intern(std::string_view value) {
   interned_.EndNested(body);
   interned_.EndNested(packet);
   ++packets_;
-  return iid;
+  return it;
 }
 
 PacketEncoder::Slots PacketEncoder::BeginPacket(uint32_t field, int64_t start_ns, size_t bound) {
@@ -415,6 +432,7 @@ uint64_t PacketEncoder::TakeFrame(WireBuffer* out) {
   events_.Clear();
   interned_.Clear();
   interned_ids_.clear();
+  for (CacheEntry& entry : cache_) entry = CacheEntry();
   next_iid_ = 1;
   packets_ = 0;
   frame_has_time_ = false;

@@ -65,10 +65,20 @@ class PacketEncoder {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
+  using InternMap = std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>>;
+  InternMap::iterator AddInterned(std::string_view value);
+
   WireBuffer header_;  // The TraceHeader, when pending: always the frame's second packet.
   WireBuffer events_;
   WireBuffer interned_;
-  std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> interned_ids_;
+  InternMap interned_ids_;  // Node-based: the key strings stay put until the frame ends.
+  struct CacheEntry {
+    const char* data = nullptr;           // Caller's pointer the name was last seen at.
+    const std::string* stored = nullptr;  // The interned copy (a key of interned_ids_).
+    uint64_t iid = 0;
+  };
+  static constexpr size_t kCacheEntries = 512;
+  CacheEntry cache_[kCacheEntries];
   uint64_t next_iid_ = 1;
   uint64_t packets_ = 0;
   uint64_t frame_index_ = 0;

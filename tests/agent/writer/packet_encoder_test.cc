@@ -8,6 +8,8 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "modeler/trace/incremental_ids.h"
 #include "schema/lumos/trace.pb.h"
 
@@ -317,6 +319,25 @@ TEST(PacketEncoderTest, IdsAreDeltaCodedPerKindOnTheWire) {
     if (packet.has_api_call()) restored.push_back(packet.api_call().correlation_id());
   }
   EXPECT_EQ(restored, (std::vector<uint64_t>{100, 101, 103, 102}));
+}
+
+// The intern cache is keyed by the caller's pointer: a buffer reused for other text (as a
+// ring slot is) must still get the right string.
+TEST(PacketEncoderTest, ReusedNameBufferInternsTheNewText) {
+  PacketEncoder encoder;
+  char buffer[16] = "gemm";
+  encoder.Add(KernelEvent{.start_ns = 1, .name = std::string_view(buffer, 4)});
+  std::memcpy(buffer, "norm", 4);
+  encoder.Add(KernelEvent{.start_ns = 2, .name = std::string_view(buffer, 4)});
+  std::memcpy(buffer, "gemm", 4);
+  encoder.Add(KernelEvent{.start_ns = 3, .name = std::string_view(buffer, 4)});
+  pb::Trace trace = Decode(encoder);
+  ASSERT_EQ(trace.packet_size(), 6);  // frame, "gemm", "norm" (interned first), 3 kernels
+  EXPECT_EQ(trace.packet(1).interned().value(), "gemm");
+  EXPECT_EQ(trace.packet(2).interned().value(), "norm");
+  EXPECT_EQ(trace.packet(3).kernel().name_iid(), 1u);
+  EXPECT_EQ(trace.packet(4).kernel().name_iid(), 2u);
+  EXPECT_EQ(trace.packet(5).kernel().name_iid(), 1u);
 }
 
 TEST(PacketEncoderTest, EachFrameStartsFreshState) {
