@@ -14,6 +14,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -22,7 +25,7 @@
 
 namespace lumos::bench {
 
-// The event kinds of the mix; the variant index is the EventKind value.
+// The event kinds of the mix; MixKindName(event.index()) names one.
 using MixEvent =
     std::variant<agent::KernelEvent, agent::ApiCallEvent, agent::MemcpyEvent, agent::SyncEvent,
                  agent::CudaEventRecordEvent, agent::CollectiveEvent, agent::NvtxEvent>;
@@ -37,9 +40,9 @@ enum class MixOrder {
 
 struct MixOptions {
   uint64_t seed = 1;
-  int layers = 24;        // Transformer layers per step.
-  int host_threads = 2;   // 1: everything on the main thread; 2: backward on autograd thread.
-  int streams = 4;        // 3 or 4: compute, NCCL, copy (+ a side stream).
+  int layers = 24;       // Transformer layers per step.
+  int host_threads = 2;  // 1: everything on the main thread; 2: backward on autograd thread.
+  int streams = 4;       // 3 or 4: compute, NCCL, copy (+ a side stream).
   uint64_t drain_interval_ns = 10'000'000;  // Writer thread wake-up period.
   MixOrder order = MixOrder::kDrainBatches;
 };
@@ -49,15 +52,14 @@ struct EventMix {
   std::array<size_t, kMixKinds> count_per_kind{};
   size_t steps = 0;
   size_t distinct_kernel_names = 0;  // Names actually used by the events.
+  // Strings the events point to besides the kernel-name table (NVTX range names).
+  std::shared_ptr<const std::deque<std::string>> owned_strings;
   // Header for TraceFileWriter::Create (producer SYNTHETIC, one H200, rank 3 of 8).
   agent::HeaderInfo header;
 };
 
 // Generates whole steps until at least `min_events` events exist.
 EventMix GenerateEventMix(const MixOptions& options, size_t min_events);
-
-// The pool of realistic kernel names (~200) the mix draws from.
-const std::vector<std::string_view>& KernelNamePool();
 
 // Start time of any event of the mix.
 int64_t StartNs(const MixEvent& event);

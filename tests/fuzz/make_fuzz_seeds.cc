@@ -1,0 +1,327 @@
+// lumos_make_fuzz_seeds OUT_DIR: writes the seed corpora of the trace fuzzers.
+//   OUT_DIR/trace_reader/   small traces made with TraceFileWriter (one frame, many frames,
+//                           no trailer as after SIGKILL, a non-UTF-8 NVTX name) and damaged
+//                           variants of them
+//                           (truncated, a flipped byte, trailing garbage, bad magic, newer
+//                           schema major, events before the header, empty);
+//   OUT_DIR/trace_packets/  the decompressed content of single frames, for
+//                           trace_packets_fuzzer.cc, plus hand-made odd packet streams.
+// Deterministic: the same bytes on every run. Keeps the whole corpus well under 200 KB.
+// Usage (from the repo root, after scripts/fuzz.sh has built it):
+//   build-fuzz/tests/fuzz/lumos_make_fuzz_seeds tests/data/fuzz_seeds
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/writer/packet_encoder.h"
+#include "agent/writer/trace_file_writer.h"
+#include "agent/writer/wire_buffer.h"
+#include "schema/format.h"
+
+namespace lumos::fuzz {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+agent::HeaderInfo Header() {
+  agent::HeaderInfo h;
+  h.agent_version = "0.1.0";
+  h.producer = schema::Producer::kSynthetic;
+  h.host_name = "seed";
+  h.pid = 4242;
+  h.job_id = "fuzz-seed";
+  h.has_rank = h.has_world_size = true;
+  h.rank = 1;
+  h.world_size = 2;
+  agent::DeviceInfo d;
+  d.name = "NVIDIA H200";
+  d.sm_count = 132;
+  h.devices.push_back(d);
+  h.clock_domains.push_back({schema::ClockId::kCupti, "cupti", 1});
+  h.default_clock_id = schema::ClockId::kCupti;
+  return h;
+}
+
+// A few training-step-like events of the common kinds, `steps` times.
+template <typename Sink>
+void AddEvents(Sink* sink, int steps) {
+  int64_t t = 1'760'000'000'000'123'457;
+  uint64_t correlation = 100;
+  const char* kernels[] = {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                           "void at::native::vectorized_elementwise_kernel<4>",
+                           "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"};
+  for (int step = 0; step < steps; ++step) {
+    agent::NvtxEvent range;
+    range.start_ns = t;
+    range.thread_id = 7001;
+    range.name = "train_step";
+    range.kind = schema::NvtxKind::kPushPop;
+    for (int i = 0; i < 3; ++i) {
+      agent::ApiCallEvent launch;
+      launch.start_ns = t += 5'321 + 17 * i;
+      launch.duration_ns = 3'113 + 7 * i;
+      launch.thread_id = 7001;
+      launch.correlation_id = ++correlation;
+      launch.kind = schema::ApiKind::kLaunchKernel;
+      launch.cbid = 211;
+      launch.name = "cudaLaunchKernel";
+      launch.stream_id = 7;
+      launch.domain = schema::ApiDomain::kRuntime;
+      sink->Add(launch);
+      agent::KernelEvent k;
+      k.start_ns = t + 4'001;
+      k.duration_ns = 20'011 + 977 * i;
+      k.correlation_id = correlation;
+      k.stream_id = 7;
+      k.name = kernels[i];
+      k.device_id = 1;
+      k.grid = {132, 1, 1};
+      k.block = {384, 1, 1};
+      k.registers_per_thread = 168;
+      k.context_id = 1;
+      k.launch_type = schema::LaunchType::kRegular;
+      sink->Add(k);
+    }
+    agent::CudaEventRecordEvent record;
+    record.start_ns = t += 2'501;
+    record.correlation_id = ++correlation;
+    record.event_id = 3;
+    record.stream_id = 7;
+    record.cuda_event_sync_id = 900 + static_cast<uint64_t>(step);
+    record.has_device_timestamp = true;
+    sink->Add(record);
+    agent::SyncEvent wait;
+    wait.start_ns = t += 1'203;
+    wait.duration_ns = 1'499;
+    wait.sync_type = schema::SyncType::kStreamWaitEvent;
+    wait.correlation_id = ++correlation;
+    wait.stream_id = 13;
+    wait.event_id = 3;
+    wait.cuda_event_sync_id = record.cuda_event_sync_id;
+    sink->Add(wait);
+    agent::CollectiveEvent c;
+    c.start_ns = t += 3'333;
+    c.duration_ns = 12'345;
+    c.comm_id = 0x5eed5eed5eed5eedull;
+    c.seq_number = static_cast<uint64_t>(step);
+    c.op = schema::CollectiveOp::kAllGather;
+    c.count = 1 << 20;
+    c.data_type = schema::DataType::kBfloat16;
+    c.bytes = 2 << 20;
+    c.stream_id = 13;
+    c.gpu_start_offset_ns = -250;
+    c.gpu_duration_ns = 800'000;
+    c.comm_size = 2;
+    c.has_host_time = true;
+    sink->Add(c);
+    agent::MemcpyEvent m;
+    m.start_ns = t += 9'001;
+    m.duration_ns = 2'222;
+    m.correlation_id = ++correlation;
+    m.stream_id = 17;
+    m.bytes = 4;
+    m.copy_kind = schema::CopyKind::kDtoh;
+    sink->Add(m);
+    range.duration_ns = static_cast<uint64_t>(t - range.start_ns);
+    sink->Add(range);
+    t += 50'000;
+  }
+}
+
+bool WriteFile(const std::string& path, const Bytes& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
+Bytes ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Writes a trace with the writer; `killed` leaves out the final (trailer) frame, as a process
+// killed before Close() would. Returns the file's bytes.
+Bytes MakeTrace(const std::string& path, int steps, uint64_t frame_bytes, bool killed) {
+  agent::WriterOptions options;
+  options.frame_bytes = frame_bytes;
+  options.zstd_level = 3;
+  auto writer = agent::TraceFileWriter::Create(path, Header(), options);
+  if (!writer.ok()) {
+    std::fprintf(stderr, "%s\n", writer.status().message().c_str());
+    std::exit(1);
+  }
+  AddEvents(writer->get(), steps);
+  if (!(*writer)->Flush().ok()) std::exit(1);
+  Bytes before_close = ReadFile(path);
+  if (!(*writer)->Close(1'760'000'000'100'000'000).ok()) std::exit(1);
+  return killed ? before_close : ReadFile(path);
+}
+
+// Collects what PacketEncoder produces, frame by frame (decompressed frame contents).
+struct FrameSink {
+  agent::PacketEncoder encoder;
+  std::vector<Bytes> frames;
+  size_t frame_bytes = 0;
+  template <typename E>
+  void Add(const E& e) {
+    encoder.Add(e);
+    if (encoder.pending_bytes() >= frame_bytes) Take();
+  }
+  void Take() {
+    if (encoder.empty()) return;
+    agent::WireBuffer frame;
+    encoder.TakeFrame(&frame);
+    frames.emplace_back(frame.data(), frame.data() + frame.size());
+  }
+};
+
+Bytes Compress(const Bytes& content) {
+  Bytes out(ZSTD_compressBound(content.size()));
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  size_t n = ZSTD_compress2(cctx, out.data(), out.size(), content.data(), content.size());
+  ZSTD_freeCCtx(cctx);
+  out.resize(ZSTD_isError(n) ? 0 : n);
+  return out;
+}
+
+// One packet: Trace.packet = { start_delta_ns?, <field> = body }.
+Bytes Packet(bool timed, int64_t delta, uint32_t field, const Bytes& body) {
+  agent::WireBuffer b;
+  b.EnsureRoom(body.size() + 64);
+  size_t packet = b.BeginNested(1);
+  if (timed) b.PutSintAlways(schema::packet_field::kStartDeltaNs, delta);
+  size_t slot = b.BeginNested(field);
+  b.PutRaw(body.data(), body.size());
+  b.EndNested(slot);
+  b.EndNested(packet);
+  return Bytes(b.data(), b.data() + b.size());
+}
+
+Bytes Interned(uint64_t iid, const std::string& value) {
+  agent::WireBuffer b;
+  b.EnsureRoom(value.size() + 32);
+  b.PutUint(1, iid);
+  b.PutString(2, value);
+  return Packet(false, 0, schema::packet_field::kInterned, Bytes(b.data(), b.data() + b.size()));
+}
+
+Bytes Cat(std::initializer_list<Bytes> parts) {
+  Bytes out;
+  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+int Run(const std::string& out_dir) {
+  const std::string reader_dir = out_dir + "/trace_reader";
+  const std::string packets_dir = out_dir + "/trace_packets";
+  ::mkdir(out_dir.c_str(), 0755);
+  ::mkdir(reader_dir.c_str(), 0755);
+  ::mkdir(packets_dir.c_str(), 0755);
+  const std::string scratch = reader_dir + "/.scratch.pb.zst";
+
+  // Valid traces.
+  Bytes one_frame = MakeTrace(scratch, 4, 1 << 20, false);
+  Bytes many_frames = MakeTrace(scratch, 12, 300, false);
+  Bytes killed = MakeTrace(scratch, 6, 400, true);
+  // A string that is not UTF-8 (Latin-1 "café"), as user NVTX text can be.
+  Bytes latin1;
+  {
+    auto writer = agent::TraceFileWriter::Create(scratch, Header(), {});
+    if (!writer.ok()) return 1;
+    agent::NvtxEvent range;
+    range.start_ns = 1'760'000'000'000'000'000;
+    range.duration_ns = 1'234;
+    range.thread_id = 7001;
+    range.name = std::string_view("caf\xe9 layer", 10);
+    range.kind = schema::NvtxKind::kPushPop;
+    (*writer)->Add(range);
+    if (!(*writer)->Close(1'760'000'000'000'002'000).ok()) return 1;
+    latin1 = ReadFile(scratch);
+  }
+  std::remove(scratch.c_str());
+  WriteFile(reader_dir + "/latin1_nvtx_name.pb.zst", latin1);
+  WriteFile(reader_dir + "/one_frame.pb.zst", one_frame);
+  WriteFile(reader_dir + "/many_frames.pb.zst", many_frames);
+  WriteFile(reader_dir + "/killed_no_trailer.pb.zst", killed);
+
+  // Damaged variants.
+  Bytes cut = many_frames;
+  cut.resize(cut.size() - 37);
+  WriteFile(reader_dir + "/truncated_mid_frame.pb.zst", cut);
+  Bytes cut_preamble(one_frame.begin(), one_frame.begin() + 20);
+  WriteFile(reader_dir + "/truncated_preamble.pb.zst", cut_preamble);
+  Bytes header_only(one_frame.begin(), one_frame.begin() + schema::kPreambleBytes);
+  WriteFile(reader_dir + "/preamble_only.pb.zst", header_only);
+  Bytes flipped = many_frames;
+  flipped[flipped.size() / 2] ^= 0x5A;
+  WriteFile(reader_dir + "/flipped_byte.pb.zst", flipped);
+  Bytes garbage = one_frame;
+  for (int i = 0; i < 29; ++i) garbage.push_back(static_cast<uint8_t>(0xA5 ^ (i * 37)));
+  WriteFile(reader_dir + "/trailing_garbage.pb.zst", garbage);
+  Bytes bad_magic = one_frame;
+  bad_magic[9] = 'X';
+  WriteFile(reader_dir + "/bad_magic.pb.zst", bad_magic);
+  Bytes newer_major = one_frame;
+  newer_major[16] = static_cast<uint8_t>(schema::kSchemaMajor + 1);
+  WriteFile(reader_dir + "/newer_major.pb.zst", newer_major);
+  WriteFile(reader_dir + "/empty.pb.zst", Bytes());
+
+  // Frame contents for the packets fuzzer.
+  FrameSink sink;
+  sink.frame_bytes = 1 << 20;
+  AddEvents(&sink, 3);
+  sink.Take();
+  FrameSink small;
+  small.frame_bytes = 250;
+  AddEvents(&small, 3);
+  small.Take();
+  WriteFile(packets_dir + "/events.bin", sink.frames.at(0));
+  WriteFile(packets_dir + "/small_frame.bin", small.frames.at(1));
+
+  // Events before any header: a preamble, then a frame of events.
+  Bytes no_header(one_frame.begin(), one_frame.begin() + schema::kPreambleBytes);
+  Bytes frame = Compress(sink.frames.at(0));
+  no_header.insert(no_header.end(), frame.begin(), frame.end());
+  WriteFile(reader_dir + "/events_before_header.pb.zst", no_header);
+
+  // Hand-made odd packet streams.
+  Bytes kernel_body = {0x08, 0x90, 0x4E, 0x10, 0x05,
+                       0x18, 0x07, 0x20, 0x01};  // dur, corr, stream, name 1
+  WriteFile(packets_dir + "/odd_interning.bin",
+            Cat({Interned(1, "gemm"), Interned(1, "redefined"), Interned(0, "zero iid"),
+                 Interned(1u << 24, "largest iid"), Interned(7, ""),
+                 Packet(true, -5, schema::packet_field::kKernel, kernel_body),
+                 Packet(true, INT64_MIN, schema::packet_field::kKernel, kernel_body),
+                 Packet(true, INT64_MAX, schema::packet_field::kKernel, kernel_body)}));
+  Bytes frame_body = {0x08, 0x03, 0x10, 0x80, 0x80, 0x80, 0x80, 0x10};  // index 3, base time
+  WriteFile(packets_dir + "/frame_packet_twice.bin",
+            Cat({Packet(false, 0, schema::packet_field::kFrame, frame_body),
+                 Packet(true, 1000, schema::packet_field::kKernel, kernel_body),
+                 Packet(false, 0, schema::packet_field::kFrame, frame_body)}));
+  WriteFile(packets_dir + "/unknown_fields.bin",
+            Bytes{0x10, 0x01, 0x1A, 0x02, 0xFF, 0xFF, 0x21, 1,    2,    3,    4,
+                  5,    6,    7,    8,    0x0A, 0x00, 0x0A, 0x03, 0xF8, 0xFF, 0x01});
+  return 0;
+}
+
+}  // namespace
+}  // namespace lumos::fuzz
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: lumos_make_fuzz_seeds OUT_DIR\n");
+    return 2;
+  }
+  return lumos::fuzz::Run(argv[1]);
+}
