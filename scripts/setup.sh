@@ -9,7 +9,7 @@ packages=(
   libzstd-dev zstd
   libsimdjson-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format git
+  clang-format clang-tidy git
 )
 
 missing=()

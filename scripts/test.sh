@@ -11,8 +11,11 @@ bash scripts/setup.sh
 if git rev-parse --git-dir >/dev/null 2>&1; then bash scripts/check-format.sh; fi
 
 echo "== release build and tests"
-bash scripts/build.sh build
+bash scripts/build.sh build -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== clang-tidy"
+if git rev-parse --git-dir >/dev/null 2>&1; then bash scripts/check-tidy.sh build; fi
 
 echo "== address + undefined behaviour sanitizer build and tests"
 LUMOS_BUILD_TYPE=Debug bash scripts/build.sh build-asan -DLUMOS_SANITIZE=address,undefined \

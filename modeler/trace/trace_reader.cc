@@ -8,6 +8,7 @@
 #include <zstd_errors.h>
 
 #include <cerrno>
+#include <cinttypes>
 #include <cstring>
 
 #include "modeler/trace/incremental_ids.h"
@@ -35,8 +36,8 @@ StatusOr<size_t> ReadAt(int fd, const std::string& path, uint64_t offset, uint8_
     ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      return ErrorStatus("%s: read error at byte offset %llu: %s", path.c_str(),
-                         static_cast<unsigned long long>(offset + done), std::strerror(errno));
+      return ErrorStatus("%s: read error at byte offset %" PRIu64 ": %s", path.c_str(),
+                         static_cast<uint64_t>(offset + done), std::strerror(errno));
     }
     if (n == 0) break;
     done += static_cast<size_t>(n);
