@@ -3,7 +3,7 @@
 # PyTorch profiler and imported into Lumos traces (examples/dlrm-8rank). Builds first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh build >/dev/null
+LUMOS_TARGETS=lumos-model bash scripts/build.sh build >/dev/null
 mkdir -p out
 set -x
 build/modeler/tools/lumos-model inspect examples/dlrm-8rank
