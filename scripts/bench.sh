@@ -10,10 +10,8 @@ reps=${1:-9}
 filter=${2:-.}
 build=${LUMOS_BENCH_BUILD:-build-bench}
 
-# -Wno-error=restrict: GCC 12 at -O3 reports false -Wrestrict positives in std::string code
-# (GCC bug 105329) in some modeler files; the warning stays visible.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLUMOS_BUILD_TESTS=OFF \
-  -DLUMOS_BUILD_BENCHMARKS=ON -DCMAKE_CXX_FLAGS="-Wno-error=restrict" >/dev/null
+  -DLUMOS_BUILD_BENCHMARKS=ON >/dev/null
 ninja -C "$build" lumos_writer_benchmark lumos_reader_benchmark lumos_trace_size_report
 # lumos-model is only needed by scripts/import-sizes.sh; do not fail the benchmarks over it.
 ninja -C "$build" lumos-model >/dev/null 2>&1 || echo "bench.sh: lumos-model did not build" >&2
