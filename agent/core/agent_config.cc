@@ -1,0 +1,281 @@
+#include "agent/core/agent_config.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "agent/core/thread_rings.h"
+
+namespace lumos::agent {
+namespace {
+
+using internal::ParseInt64;
+using internal::ParseSizeBytes;
+using internal::QuoteForLog;
+using internal::ToLowerAscii;
+using internal::TrimSpaces;
+
+constexpr schema::Channel kAllChannels[] = {
+    schema::Channel::kCuptiActivity, schema::Channel::kCuptiCallback, schema::Channel::kNcclPlugin,
+    schema::Channel::kNcclWrappers,  schema::Channel::kNvtx,
+};
+
+// Reads variables and records one warning per bad one.
+class EnvReader {
+ public:
+  EnvReader(const EnvLookup& env, std::vector<std::string>* warnings)
+      : env_(env), warnings_(warnings) {}
+
+  // The value with surrounding spaces removed; nullopt when unset or empty.
+  std::optional<std::string> Get(const char* name) const {
+    std::optional<std::string> value = env_(name);
+    if (!value) return std::nullopt;
+    std::string trimmed(TrimSpaces(*value));
+    if (trimmed.empty()) return std::nullopt;
+    return trimmed;
+  }
+
+  void Warn(const char* name, std::string_view value, std::string_view why,
+            std::string_view used) const {
+    std::string line = std::string(name) + "=" + QuoteForLog(value) + ": ";
+    line.append(why).append("; using ").append(used);
+    warnings_->push_back(std::move(line));
+  }
+
+  // A size in [min, max] (or exactly 0 when allow_zero).
+  uint64_t Size(const char* name, uint64_t fallback, uint64_t min, uint64_t max,
+                bool allow_zero = false) const {
+    std::optional<std::string> text = Get(name);
+    if (!text) return fallback;
+    std::optional<uint64_t> value = ParseSizeBytes(*text);
+    const std::string used = "the default " + std::to_string(fallback);
+    if (!value) {
+      Warn(name, *text, "not a size (digits, optionally followed by K, M, G or T)", used);
+      return fallback;
+    }
+    if (allow_zero && *value == 0) return 0;
+    if (*value < min || *value > max) {
+      Warn(name, *text,
+           "outside " + std::to_string(min) + ".." + std::to_string(max) + " bytes" +
+               (allow_zero ? " (or 0)" : ""),
+           used);
+      return fallback;
+    }
+    return *value;
+  }
+
+  int64_t Int(const char* name, int64_t fallback, int64_t min, int64_t max) const {
+    std::optional<std::string> text = Get(name);
+    if (!text) return fallback;
+    std::optional<int64_t> value = ParseInt64(*text);
+    const std::string used = "the default " + std::to_string(fallback);
+    if (!value) {
+      Warn(name, *text, "not an integer", used);
+      return fallback;
+    }
+    if (*value < min || *value > max) {
+      Warn(name, *text, "outside " + std::to_string(min) + ".." + std::to_string(max), used);
+      return fallback;
+    }
+    return *value;
+  }
+
+ private:
+  const EnvLookup& env_;
+  std::vector<std::string>* warnings_;
+};
+
+std::optional<bool> ParseBool(std::string_view text) {
+  std::string value = ToLowerAscii(text);
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
+  if (value == "0" || value == "false" || value == "no" || value == "off") return false;
+  return std::nullopt;
+}
+
+std::optional<LogLevel> ParseLogLevel(std::string_view text) {
+  std::string value = ToLowerAscii(text);
+  if (value == "debug") return LogLevel::kDebug;
+  if (value == "info") return LogLevel::kInfo;
+  if (value == "warn" || value == "warning") return LogLevel::kWarn;
+  if (value == "error") return LogLevel::kError;
+  return std::nullopt;
+}
+
+std::optional<ChannelSet> ParseChannels(std::string_view text) {
+  if (ToLowerAscii(text) == "all") return ChannelSet::All();
+  ChannelSet set;
+  while (true) {
+    const size_t comma = text.find(',');
+    const std::string name = ToLowerAscii(TrimSpaces(text.substr(0, comma)));
+    const schema::Channel* found =
+        std::find_if(std::begin(kAllChannels), std::end(kAllChannels),
+                     [&](schema::Channel channel) { return ChannelName(channel) == name; });
+    if (found == std::end(kAllChannels)) return std::nullopt;  // Also catches empty items.
+    set.Add(*found);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return set;
+}
+
+bool HasControlCharacters(std::string_view text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+bool IsValidJobId(std::string_view text) {
+  return text.size() <= AgentConfig::kMaxJobIdBytes &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+// LUMOS_JOB_ID, else the launcher's job id. A bad value is skipped with a warning.
+std::string ReadJobId(const EnvReader& reader) {
+  constexpr const char* kSources[] = {"LUMOS_JOB_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"};
+  constexpr size_t kCount = sizeof(kSources) / sizeof(kSources[0]);
+  for (size_t i = 0; i < kCount; ++i) {
+    std::optional<std::string> value = reader.Get(kSources[i]);
+    if (!value) continue;
+    if (IsValidJobId(*value)) return *value;
+    reader.Warn(kSources[i], *value,
+                "not a job id (at most 128 printable ASCII bytes without spaces)",
+                i + 1 < kCount ? std::string("the next source (") + kSources[i + 1] + ", ...)"
+                               : std::string("an empty job id"));
+  }
+  return "";
+}
+
+}  // namespace
+
+ChannelSet ChannelSet::All() {
+  ChannelSet set;
+  for (schema::Channel channel : kAllChannels) set.Add(channel);
+  return set;
+}
+
+std::vector<schema::Channel> ChannelSet::ToVector() const {
+  std::vector<schema::Channel> channels;
+  for (schema::Channel channel : kAllChannels) {
+    if (Has(channel)) channels.push_back(channel);
+  }
+  return channels;
+}
+
+std::string_view ChannelName(schema::Channel channel) {
+  switch (channel) {
+    case schema::Channel::kCuptiActivity:
+      return "cupti_activity";
+    case schema::Channel::kCuptiCallback:
+      return "cupti_callback";
+    case schema::Channel::kNcclPlugin:
+      return "nccl_plugin";
+    case schema::Channel::kNcclWrappers:
+      return "nccl_wrappers";
+    case schema::Channel::kNvtx:
+      return "nvtx";
+    case schema::Channel::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+ParsedAgentConfig ParseAgentConfig(const EnvLookup& env) {
+  ParsedAgentConfig parsed;
+  AgentConfig& config = parsed.config;
+  EnvReader reader(env, &parsed.warnings);
+
+  if (std::optional<std::string> text = reader.Get("LUMOS_ENABLE")) {
+    std::optional<bool> enabled = ParseBool(*text);
+    if (!enabled) reader.Warn("LUMOS_ENABLE", *text, "not 0 or 1", "the default 1");
+    config.enabled = enabled.value_or(true);
+  }
+  if (!config.enabled) return parsed;  // Disabled: read nothing else, warn about nothing else.
+
+  if (std::optional<std::string> text = reader.Get("LUMOS_LOG_LEVEL")) {
+    std::optional<LogLevel> level = ParseLogLevel(*text);
+    if (!level) {
+      reader.Warn("LUMOS_LOG_LEVEL", *text, "not debug, info, warn or error", "the default info");
+    }
+    config.log_level = level.value_or(LogLevel::kInfo);
+  }
+
+  if (std::optional<std::string> text = reader.Get("LUMOS_OUTPUT_DIR")) {
+    if (text->size() > AgentConfig::kMaxOutputDirBytes || HasControlCharacters(*text)) {
+      reader.Warn("LUMOS_OUTPUT_DIR", *text,
+                  "longer than 4095 bytes or contains control characters", "the default '.'");
+    } else {
+      config.output_dir = *text;
+    }
+  }
+
+  if (std::optional<std::string> text = reader.Get("LUMOS_CHANNELS")) {
+    std::optional<ChannelSet> channels = ParseChannels(*text);
+    if (!channels) {
+      reader.Warn("LUMOS_CHANNELS", *text,
+                  "not \"all\" or a comma list of cupti_activity, cupti_callback, nccl_plugin, "
+                  "nccl_wrappers, nvtx",
+                  "the default all");
+    }
+    config.channels = channels.value_or(ChannelSet::All());
+  }
+
+  config.ring_bytes = internal::RoundDownToPowerOfTwo(
+      reader.Size("LUMOS_RING_BYTES", AgentConfig::kDefaultRingBytes, AgentConfig::kMinRingBytes,
+                  AgentConfig::kMaxRingBytes));
+
+  // The arena must hold at least two threads' rings; the default holds at least four.
+  const uint64_t per_thread = config.ring_bytes + ThreadRings::kControlBytes;
+  const uint64_t default_arena = std::max(AgentConfig::kDefaultArenaBytes, 4 * per_thread);
+  config.arena_bytes = reader.Size("LUMOS_ARENA_BYTES", default_arena, AgentConfig::kMinArenaBytes,
+                                   AgentConfig::kMaxArenaBytes);
+  if (config.arena_bytes < 2 * per_thread) {
+    std::optional<std::string> text = reader.Get("LUMOS_ARENA_BYTES");
+    reader.Warn("LUMOS_ARENA_BYTES", text.value_or(""),
+                "holds fewer than 2 rings of " + std::to_string(config.ring_bytes) +
+                    " bytes (LUMOS_RING_BYTES) plus their control blocks",
+                "the default " + std::to_string(default_arena));
+    config.arena_bytes = default_arena;
+  }
+
+  config.cupti_buffer_bytes =
+      reader.Size("LUMOS_CUPTI_BUFFER_BYTES", AgentConfig::kDefaultCuptiBufferBytes,
+                  AgentConfig::kMinCuptiBufferBytes, AgentConfig::kMaxCuptiBufferBytes) &
+      ~uint64_t{7};  // CUPTI wants 8-byte multiples.
+  config.cupti_buffer_count = static_cast<uint32_t>(
+      reader.Int("LUMOS_CUPTI_BUFFERS", AgentConfig::kDefaultCuptiBuffers,
+                 AgentConfig::kMinCuptiBuffers, AgentConfig::kMaxCuptiBuffers));
+  config.flush_interval_ms = static_cast<uint64_t>(
+      reader.Int("LUMOS_FLUSH_INTERVAL_MS", AgentConfig::kDefaultFlushIntervalMs,
+                 AgentConfig::kMinFlushIntervalMs, AgentConfig::kMaxFlushIntervalMs));
+  config.max_file_bytes = reader.Size("LUMOS_MAX_FILE_BYTES", 0, AgentConfig::kMinMaxFileBytes,
+                                      AgentConfig::kMaxMaxFileBytes, /*allow_zero=*/true);
+  config.zstd_level =
+      static_cast<int32_t>(reader.Int("LUMOS_ZSTD_LEVEL", AgentConfig::kDefaultZstdLevel,
+                                      AgentConfig::kMinZstdLevel, AgentConfig::kMaxZstdLevel));
+  config.job_id = ReadJobId(reader);
+  return parsed;
+}
+
+CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config) {
+  CaptureConfigInfo info;
+  info.channels = config.channels.ToVector();
+  info.ring_bytes = config.ring_bytes;
+  info.activity_buffer_bytes = config.cupti_buffer_bytes;
+  info.activity_buffer_count = config.cupti_buffer_count;
+  info.flush_interval_ns = config.flush_interval_ms * 1'000'000;
+  info.frame_bytes = AgentConfig::kFrameBytes;
+  info.max_file_bytes = config.max_file_bytes;
+  info.zstd_level = config.zstd_level;
+  return info;
+}
+
+WriterOptions ToWriterOptions(const AgentConfig& config) {
+  WriterOptions options;
+  options.frame_bytes = AgentConfig::kFrameBytes;
+  options.flush_interval_ns = config.flush_interval_ms * 1'000'000;
+  options.zstd_level = config.zstd_level;
+  options.max_file_bytes = config.max_file_bytes;
+  options.header_in_own_frame = true;
+  return options;
+}
+
+}  // namespace lumos::agent

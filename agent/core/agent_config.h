@@ -1,0 +1,116 @@
+// Design: the agent's configuration, read once at start from LUMOS_* environment variables into
+// an immutable, validated AgentConfig (STYLE.md 6.3). Every value is checked (STYLE.md 3.4); a
+// bad one produces exactly one warning line naming the variable, the bad value and the default
+// used instead, and the default is used. Parsing never logs: the warnings are returned and the
+// caller logs them (once, after LUMOS_LOG_LEVEL is applied). An empty value counts as unset.
+// With LUMOS_ENABLE=0 nothing else is read: the agent stays out of the process entirely.
+//
+// Variables, defaults and bounds (sizes take K/M/G/T binary suffixes, optionally with B or iB):
+//   LUMOS_ENABLE              1            0/1, false/true, no/yes, off/on
+//   LUMOS_OUTPUT_DIR          "."          at most 4095 bytes, no control characters
+//   LUMOS_CHANNELS            all          comma list of cupti_activity, cupti_callback,
+//                                          nccl_plugin, nccl_wrappers, nvtx; or "all"
+//   LUMOS_RING_BYTES          1M           64K..1G, rounded down to a power of two
+//   LUMOS_ARENA_BYTES         max(64M, 4 rings)  1M..64G, and at least 2 rings
+//   LUMOS_CUPTI_BUFFER_BYTES  8M           64K..1G, rounded down to a multiple of 8
+//   LUMOS_CUPTI_BUFFERS       16           2..1024
+//   LUMOS_FLUSH_INTERVAL_MS   1000         10..60000
+//   LUMOS_MAX_FILE_BYTES      0 (no limit) 0 or 1M..1P
+//   LUMOS_ZSTD_LEVEL          3            1..19
+//   LUMOS_JOB_ID              SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else ""; at most 128
+//                                          printable ASCII bytes without spaces
+//   LUMOS_LOG_LEVEL           info         debug, info, warn(ing), error
+// Threading: call once, at start, before the agent's threads exist.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/core/env_lookup.h"
+#include "agent/writer/trace_events.h"
+#include "agent/writer/trace_file_writer.h"
+#include "base/logging.h"
+#include "schema/enums.h"
+
+namespace lumos::agent {
+
+// A set of capture channels (schema::Channel values other than kUnspecified).
+class ChannelSet {
+ public:
+  constexpr ChannelSet() = default;
+  static ChannelSet All();
+
+  bool Has(schema::Channel channel) const { return (bits_ & Bit(channel)) != 0; }
+  void Add(schema::Channel channel) { bits_ |= Bit(channel); }
+  bool empty() const { return bits_ == 0; }
+  // In enum order.
+  std::vector<schema::Channel> ToVector() const;
+  bool operator==(const ChannelSet& other) const = default;
+
+ private:
+  static constexpr uint32_t Bit(schema::Channel channel) {
+    return static_cast<uint32_t>(channel) < 32 ? 1u << static_cast<uint32_t>(channel) : 0;
+  }
+  uint32_t bits_ = 0;
+};
+
+// The name LUMOS_CHANNELS uses for a channel ("cupti_activity"); "" for kUnspecified.
+std::string_view ChannelName(schema::Channel channel);
+
+struct AgentConfig {
+  static constexpr uint64_t kDefaultRingBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kMinRingBytes = uint64_t{64} << 10;
+  static constexpr uint64_t kMaxRingBytes = uint64_t{1} << 30;
+  static constexpr uint64_t kDefaultArenaBytes = uint64_t{64} << 20;
+  static constexpr uint64_t kMinArenaBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kMaxArenaBytes = uint64_t{64} << 30;
+  static constexpr uint64_t kDefaultCuptiBufferBytes = uint64_t{8} << 20;
+  static constexpr uint64_t kMinCuptiBufferBytes = uint64_t{64} << 10;
+  static constexpr uint64_t kMaxCuptiBufferBytes = uint64_t{1} << 30;
+  static constexpr uint32_t kDefaultCuptiBuffers = 16;
+  static constexpr uint32_t kMinCuptiBuffers = 2;
+  static constexpr uint32_t kMaxCuptiBuffers = 1024;
+  static constexpr uint64_t kDefaultFlushIntervalMs = 1000;
+  static constexpr uint64_t kMinFlushIntervalMs = 10;
+  static constexpr uint64_t kMaxFlushIntervalMs = 60000;
+  static constexpr uint64_t kMinMaxFileBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kMaxMaxFileBytes = uint64_t{1} << 50;
+  static constexpr int32_t kDefaultZstdLevel = 3;
+  static constexpr int32_t kMinZstdLevel = 1;
+  static constexpr int32_t kMaxZstdLevel = 19;
+  static constexpr size_t kMaxOutputDirBytes = 4095;
+  static constexpr size_t kMaxJobIdBytes = 128;
+  // Frame flush by size: fixed (1 MiB keeps zstd's ratio while bounding a crash's loss).
+  static constexpr uint64_t kFrameBytes = uint64_t{1} << 20;
+
+  bool enabled = true;
+  std::string output_dir = ".";
+  ChannelSet channels = ChannelSet::All();
+  uint64_t ring_bytes = kDefaultRingBytes;
+  uint64_t arena_bytes = kDefaultArenaBytes;
+  uint64_t cupti_buffer_bytes = kDefaultCuptiBufferBytes;
+  uint32_t cupti_buffer_count = kDefaultCuptiBuffers;
+  uint64_t flush_interval_ms = kDefaultFlushIntervalMs;
+  uint64_t max_file_bytes = 0;  // 0 = unlimited.
+  int32_t zstd_level = kDefaultZstdLevel;
+  std::string job_id;
+  LogLevel log_level = LogLevel::kInfo;
+
+  bool operator==(const AgentConfig& other) const = default;
+};
+
+struct ParsedAgentConfig {
+  AgentConfig config;
+  std::vector<std::string> warnings;  // One line per bad variable, for the caller to log.
+};
+
+ParsedAgentConfig ParseAgentConfig(const EnvLookup& env);
+
+// The header's CaptureConfig: every enabled channel listed as started (the agent moves those
+// that fail to channels_failed).
+CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config);
+WriterOptions ToWriterOptions(const AgentConfig& config);
+
+}  // namespace lumos::agent

@@ -1,0 +1,116 @@
+#include "agent/core/env_lookup.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+namespace lumos::agent {
+
+EnvLookup ProcessEnvLookup() {
+  return [](const char* name) -> std::optional<std::string> {
+    // getenv is only ever reached from here, at start, before the agent's threads exist.
+    const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe)
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+EnvLookup MapEnvLookup(std::map<std::string, std::string> values) {
+  return [values = std::move(values)](const char* name) -> std::optional<std::string> {
+    auto it = values.find(name);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+namespace internal {
+
+std::string_view TrimSpaces(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+std::string ToLowerAscii(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::optional<int64_t> ParseInt64(std::string_view text) {
+  text = TrimSpaces(text);
+  bool negative = false;
+  if (!text.empty() && text.front() == '-') {
+    negative = true;
+    text.remove_prefix(1);
+  }
+  if (text.empty() || text.size() > 19) return std::nullopt;  // 19 digits hold any int64.
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  // INT64_MIN itself is rejected too: no variable of ours needs it.
+  if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+}
+
+std::optional<uint64_t> ParseSizeBytes(std::string_view text) {
+  text = TrimSpaces(text);
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 19) return std::nullopt;
+  uint64_t value = 0;
+  for (size_t i = 0; i < digits; ++i) value = value * 10 + static_cast<uint64_t>(text[i] - '0');
+  std::string suffix = ToLowerAscii(TrimSpaces(text.substr(digits)));
+  int shift = 0;
+  if (!suffix.empty()) {
+    std::string_view rest = std::string_view(suffix).substr(1);
+    switch (suffix.front()) {
+      case 'b':  // A bare "B": bytes.
+        if (!rest.empty()) return std::nullopt;
+        break;
+      case 'k':
+        shift = 10;
+        break;
+      case 'm':
+        shift = 20;
+        break;
+      case 'g':
+        shift = 30;
+        break;
+      case 't':
+        shift = 40;
+        break;
+      default:
+        return std::nullopt;
+    }
+    if (shift > 0 && !rest.empty() && rest != "b" && rest != "ib") return std::nullopt;
+  }
+  constexpr uint64_t kMax = uint64_t{1} << 62;
+  if (value > (kMax >> shift)) return std::nullopt;
+  return value << shift;
+}
+
+std::string QuoteForLog(std::string_view text) {
+  constexpr size_t kMaxBytes = 64;
+  std::string out = "'";
+  for (size_t i = 0; i < text.size() && i < kMaxBytes; ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+      out += escaped;
+    }
+  }
+  if (text.size() > kMaxBytes) out += "...";
+  out += "'";
+  return out;
+}
+
+}  // namespace internal
+}  // namespace lumos::agent

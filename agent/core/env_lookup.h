@@ -1,0 +1,49 @@
+// Design: how the agent reads its environment. The agent reads LUMOS_* (and a few launcher)
+// variables exactly once, at start, through an EnvLookup, so that tests pass a map and
+// production passes getenv (STYLE.md 6.3: no getenv anywhere else). The parsers here are strict
+// (STYLE.md 3.4): a value is either wholly valid or rejected, never half-read like atoi().
+// Not for the hot path (they allocate); start-up only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace lumos::agent {
+
+// Returns the value of an environment variable, or nullopt when it is not set.
+using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
+
+// The process environment (getenv). Call it once, at start.
+EnvLookup ProcessEnvLookup();
+// A fixed map (tests, tools).
+EnvLookup MapEnvLookup(std::map<std::string, std::string> values);
+
+namespace internal {
+
+// A byte size: decimal digits, optionally followed by K, M, G or T (binary multiples, any case),
+// optionally followed by "B" or "iB": "65536", "64K", "64KiB", "1m", "2GB". nullopt when
+// malformed or above 2^62.
+std::optional<uint64_t> ParseSizeBytes(std::string_view text);
+// A decimal integer with an optional leading '-'; nullopt when malformed or out of range.
+std::optional<int64_t> ParseInt64(std::string_view text);
+// Printable for a log line: at most 64 bytes, control and non-ASCII bytes as \xNN, so a hostile
+// value cannot forge log lines.
+std::string QuoteForLog(std::string_view text);
+// Leading and trailing spaces and tabs removed.
+std::string_view TrimSpaces(std::string_view text);
+// ASCII lower case.
+std::string ToLowerAscii(std::string_view text);
+
+// Largest power of two <= value (value >= 1).
+inline uint64_t RoundDownToPowerOfTwo(uint64_t value) {
+  uint64_t result = 1;
+  while (result <= value / 2) result *= 2;
+  return result;
+}
+
+}  // namespace internal
+}  // namespace lumos::agent

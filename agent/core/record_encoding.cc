@@ -1,0 +1,308 @@
+#include "agent/core/record_encoding.h"
+
+#include "agent/core/string_table.h"
+#include "agent/writer/trace_file_writer.h"
+
+namespace lumos::agent {
+namespace {
+
+uint64_t DurationNs(const Record& record) {
+  // A producer whose clock stepped backwards gets 0, not a huge unsigned duration.
+  return record.end_ns >= record.start_ns
+             ? static_cast<uint64_t>(record.end_ns) - static_cast<uint64_t>(record.start_ns)
+             : 0;
+}
+
+}  // namespace
+
+const char* RecordKindName(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kApiCall:
+      return "api_call";
+    case RecordKind::kKernel:
+      return "kernel";
+    case RecordKind::kMemcpy:
+      return "memcpy";
+    case RecordKind::kMemset:
+      return "memset";
+    case RecordKind::kSync:
+      return "sync";
+    case RecordKind::kCudaEventRecord:
+      return "cuda_event_record";
+    case RecordKind::kNvtxRange:
+      return "nvtx_range";
+    case RecordKind::kCollective:
+      return "collective";
+    case RecordKind::kExtension:
+      return "extension";
+    case RecordKind::kInvalid:
+      break;
+  }
+  return "invalid";
+}
+
+ApiCallEvent ToApiCallEvent(const Record& head, const Record* extension,
+                            const StringTable& strings) {
+  const ApiCallPayload& p = head.payload.api_call;
+  return ApiCallEvent{
+      .start_ns = head.start_ns,
+      .duration_ns = DurationNs(head),
+      .thread_id = head.thread_id,
+      .correlation_id = p.correlation_id,
+      .kind = static_cast<ApiKind>(p.api_kind),
+      .cbid = p.cbid,
+      .name = strings.Lookup(p.name_id),
+      .stream_id = p.stream_id,
+      .event_id = p.event_id,
+      .domain = static_cast<ApiDomain>(p.domain),
+      .external_id = extension != nullptr ? extension->payload.api_call_ext.external_id : 0,
+      .graph_id = p.graph_id,
+      .return_code = p.return_code,
+  };
+}
+
+KernelEvent ToKernelEvent(const Record& head, const Record* extension, const StringTable& strings) {
+  const KernelPayload& p = head.payload.kernel;
+  KernelEvent event{
+      .start_ns = head.start_ns,
+      .duration_ns = DurationNs(head),
+      .correlation_id = p.correlation_id,
+      .stream_id = p.stream_id,
+      .name = strings.Lookup(p.name_id),
+      .device_id = head.device_id,
+      .grid = {p.grid_x, p.grid_y, p.grid_z},
+      .block = {p.block_x, p.block_y, p.block_z},
+      .registers_per_thread = p.registers_per_thread,
+      .static_shared_memory_bytes = p.static_shared_memory_bytes,
+      .dynamic_shared_memory_bytes = p.dynamic_shared_memory_bytes,
+  };
+  if (extension != nullptr) {
+    const KernelExtension& x = extension->payload.kernel_ext;
+    event.cluster = {x.cluster_x, x.cluster_y, x.cluster_z};
+    event.context_id = x.context_id;
+    event.graph_id = x.graph_id;
+    event.graph_node_id = x.graph_node_id;
+    event.launch_type = static_cast<LaunchType>(x.launch_type);
+    event.external_id = x.external_id;
+  }
+  return event;
+}
+
+MemcpyEvent ToMemcpyEvent(const Record& head, const Record* extension) {
+  const MemcpyPayload& p = head.payload.memcpy;
+  return MemcpyEvent{
+      .start_ns = head.start_ns,
+      .duration_ns = DurationNs(head),
+      .correlation_id = p.correlation_id,
+      .stream_id = p.stream_id,
+      .bytes = p.bytes,
+      .copy_kind = static_cast<CopyKind>(p.copy_kind),
+      .device_id = head.device_id,
+      .src_kind = static_cast<MemoryKind>(p.src_kind),
+      .dst_kind = static_cast<MemoryKind>(p.dst_kind),
+      .src_device_id = p.src_device_id,
+      .dst_device_id = p.dst_device_id,
+      .context_id = p.context_id,
+      .graph_node_id = p.graph_node_id,
+      .external_id = extension != nullptr ? extension->payload.external_ext.external_id : 0,
+  };
+}
+
+MemsetEvent ToMemsetEvent(const Record& head, const Record* extension) {
+  const MemsetPayload& p = head.payload.memset;
+  return MemsetEvent{
+      .start_ns = head.start_ns,
+      .duration_ns = DurationNs(head),
+      .correlation_id = p.correlation_id,
+      .stream_id = p.stream_id,
+      .bytes = p.bytes,
+      .value = p.value,
+      .device_id = head.device_id,
+      .memory_kind = static_cast<MemoryKind>(p.memory_kind),
+      .context_id = p.context_id,
+      .graph_node_id = p.graph_node_id,
+      .external_id = extension != nullptr ? extension->payload.external_ext.external_id : 0,
+  };
+}
+
+SyncEvent ToSyncEvent(const Record& head, const Record* extension) {
+  const SyncPayload& p = head.payload.sync;
+  return SyncEvent{
+      .start_ns = head.start_ns,
+      .duration_ns = DurationNs(head),
+      .sync_type = static_cast<SyncType>(p.sync_type),
+      .correlation_id = p.correlation_id,
+      .stream_id = p.stream_id,
+      .event_id = p.event_id,
+      .cuda_event_sync_id = p.cuda_event_sync_id,
+      .wait_on_stream_id = extension != nullptr ? extension->payload.sync_ext.wait_on_stream_id : 0,
+      .event_record_correlation_id = p.event_record_correlation_id,
+      .device_id = head.device_id,
+      .context_id = p.context_id,
+      .thread_id = head.thread_id,
+      .external_id = extension != nullptr ? extension->payload.sync_ext.external_id : 0,
+  };
+}
+
+CudaEventRecordEvent ToCudaEventRecordEvent(const Record& head, const Record* /*extension*/) {
+  const CudaEventRecordPayload& p = head.payload.cuda_event;
+  return CudaEventRecordEvent{
+      .start_ns = head.start_ns,
+      .correlation_id = p.correlation_id,
+      .event_id = p.event_id,
+      .stream_id = p.stream_id,
+      .cuda_event_sync_id = p.cuda_event_sync_id,
+      .device_id = head.device_id,
+      .context_id = p.context_id,
+      .has_device_timestamp = (head.flags & kRecordFlagDeviceTimestamp) != 0,
+  };
+}
+
+CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension) {
+  const CollectivePayload& p = head.payload.collective;
+  const auto data_type = static_cast<DataType>(p.data_type);
+  CollectiveEvent event{
+      .start_ns = head.start_ns,
+      .duration_ns = DurationNs(head),
+      .comm_id = p.comm_id,
+      .seq_number = p.seq_number,
+      .op = static_cast<CollectiveOp>(p.op),
+      .count = p.count,
+      .data_type = data_type,
+      .bytes = p.count * DataTypeBytes(data_type),
+      .stream_id = p.stream_id,
+      .algorithm = static_cast<NcclAlgorithm>(p.algorithm),
+      .protocol = static_cast<NcclProtocol>(p.protocol),
+      .channels = p.channels,
+      .device_id = head.device_id,
+      .reduce_op = static_cast<ReduceOp>(p.reduce_op),
+      .thread_id = head.thread_id,
+      .has_host_time = (head.flags & kRecordFlagHasHostTime) != 0,
+  };
+  if (extension != nullptr) {
+    const CollectiveExtension& x = extension->payload.collective_ext;
+    if (x.bytes != 0) event.bytes = x.bytes;
+    event.gpu_start_offset_ns = x.gpu_start_offset_ns;
+    event.gpu_duration_ns = x.gpu_duration_ns;
+    event.root_rank = x.root_rank;
+    event.peer_rank = x.peer_rank;
+    event.correlation_id = x.correlation_id;
+    event.comm_size = x.comm_size;
+  }
+  return event;
+}
+
+NvtxEvent ToNvtxEvent(const Record& head, const Record* extension, const StringTable& strings,
+                      std::string* scratch) {
+  const NvtxPayload& p = head.payload.nvtx;
+  std::string_view name;
+  if (head.flags & kRecordFlagNameIsId) {
+    name = strings.Lookup(p.name.string_id);
+  } else if (head.flags & kRecordFlagNameTruncated) {
+    scratch->assign(NvtxInlineName(head));
+    scratch->append("...");
+    name = *scratch;
+  } else {
+    name = NvtxInlineName(head);
+  }
+  NvtxEvent event{
+      .start_ns = head.start_ns,
+      .duration_ns = DurationNs(head),
+      .thread_id = head.thread_id,
+      .name = name,
+      .domain = strings.Lookup(p.domain_id),
+      .kind = static_cast<NvtxKind>(p.nvtx_kind),
+      .depth = p.depth,
+      .color_argb = p.color_argb,
+      .category = p.category,
+  };
+  if (extension != nullptr) {
+    event.range_id = extension->payload.nvtx_ext.range_id;
+    event.end_thread_id = extension->payload.nvtx_ext.end_thread_id;
+  }
+  return event;
+}
+
+LossEvent ToLossEvent(const RingDropReport& report) {
+  return LossEvent{
+      .start_ns = report.first_drop_ns,
+      .duration_ns = report.last_drop_ns > report.first_drop_ns
+                         ? static_cast<uint64_t>(report.last_drop_ns - report.first_drop_ns)
+                         : 0,
+      .source = LossSource::kRingFull,
+      .count = report.count,
+      .thread_id = report.thread_id,
+      .detail =
+          !report.has_ring ? "ring arena exhausted: thread has no ring" : "per-thread ring full",
+  };
+}
+
+uint32_t DataTypeBytes(schema::DataType type) {
+  switch (type) {
+    case DataType::kInt8:
+    case DataType::kUint8:
+    case DataType::kFloat8E4m3:
+    case DataType::kFloat8E5m2:
+      return 1;
+    case DataType::kFloat16:
+    case DataType::kBfloat16:
+      return 2;
+    case DataType::kInt32:
+    case DataType::kUint32:
+    case DataType::kFloat32:
+      return 4;
+    case DataType::kInt64:
+    case DataType::kUint64:
+    case DataType::kFloat64:
+      return 8;
+    case DataType::kUnspecified:
+      break;
+  }
+  return 0;
+}
+
+bool RecordEncoder::Add(const Record& head, const Record* extension) {
+  if (extension != nullptr && extension->kind != RecordKind::kExtension) {
+    ++malformed_;
+    return false;
+  }
+  switch (head.kind) {
+    case RecordKind::kApiCall:
+      writer_->Add(ToApiCallEvent(head, extension, *strings_));
+      break;
+    case RecordKind::kKernel:
+      writer_->Add(ToKernelEvent(head, extension, *strings_));
+      break;
+    case RecordKind::kMemcpy:
+      writer_->Add(ToMemcpyEvent(head, extension));
+      break;
+    case RecordKind::kMemset:
+      writer_->Add(ToMemsetEvent(head, extension));
+      break;
+    case RecordKind::kSync:
+      writer_->Add(ToSyncEvent(head, extension));
+      break;
+    case RecordKind::kCudaEventRecord:
+      writer_->Add(ToCudaEventRecordEvent(head, extension));
+      break;
+    case RecordKind::kNvtxRange:
+      writer_->Add(ToNvtxEvent(head, extension, *strings_, &scratch_));
+      break;
+    case RecordKind::kCollective:
+      writer_->Add(ToCollectiveEvent(head, extension));
+      break;
+    case RecordKind::kExtension:  // An extension without its head.
+    case RecordKind::kInvalid:
+    default:
+      ++malformed_;
+      return false;
+  }
+  ++events_;
+  return true;
+}
+
+void RecordEncoder::AddDrops(const std::vector<RingDropReport>& reports) {
+  for (const RingDropReport& report : reports) writer_->Add(ToLossEvent(report));
+}
+
+}  // namespace lumos::agent

@@ -1,0 +1,255 @@
+// ParseAgentConfig: every variable with good and bad values, suffixes and bounds, exactly one
+// warning per bad variable, and the disabled agent.
+#include "agent/core/agent_config.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "agent/core/thread_rings.h"
+
+namespace lumos::agent {
+namespace {
+
+ParsedAgentConfig Parse(std::map<std::string, std::string> env) {
+  return ParseAgentConfig(MapEnvLookup(std::move(env)));
+}
+
+TEST(AgentConfigTest, DefaultsWithoutVariables) {
+  ParsedAgentConfig parsed = Parse({});
+  EXPECT_TRUE(parsed.warnings.empty());
+  const AgentConfig& c = parsed.config;
+  EXPECT_EQ(c, AgentConfig());
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.output_dir, ".");
+  EXPECT_EQ(c.channels, ChannelSet::All());
+  EXPECT_EQ(c.channels.ToVector().size(), 5u);
+  EXPECT_EQ(c.ring_bytes, 1u << 20);
+  EXPECT_EQ(c.arena_bytes, 64u << 20);
+  EXPECT_EQ(c.cupti_buffer_bytes, 8u << 20);
+  EXPECT_EQ(c.cupti_buffer_count, 16u);
+  EXPECT_EQ(c.flush_interval_ms, 1000u);
+  EXPECT_EQ(c.max_file_bytes, 0u);
+  EXPECT_EQ(c.zstd_level, 3);
+  EXPECT_EQ(c.job_id, "");
+  EXPECT_EQ(c.log_level, LogLevel::kInfo);
+}
+
+TEST(AgentConfigTest, ReadsEveryVariable) {
+  ParsedAgentConfig parsed = Parse({
+      {"LUMOS_ENABLE", "yes"},
+      {"LUMOS_OUTPUT_DIR", "/scratch/traces"},
+      {"LUMOS_CHANNELS", " NVTX , cupti_callback"},
+      {"LUMOS_RING_BYTES", "256KiB"},
+      {"LUMOS_ARENA_BYTES", "16M"},
+      {"LUMOS_CUPTI_BUFFER_BYTES", "4m"},
+      {"LUMOS_CUPTI_BUFFERS", "32"},
+      {"LUMOS_FLUSH_INTERVAL_MS", "250"},
+      {"LUMOS_MAX_FILE_BYTES", "10G"},
+      {"LUMOS_ZSTD_LEVEL", "19"},
+      {"LUMOS_JOB_ID", "job-42"},
+      {"LUMOS_LOG_LEVEL", "DEBUG"},
+  });
+  EXPECT_TRUE(parsed.warnings.empty()) << parsed.warnings.front();
+  const AgentConfig& c = parsed.config;
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.output_dir, "/scratch/traces");
+  EXPECT_TRUE(c.channels.Has(schema::Channel::kNvtx));
+  EXPECT_TRUE(c.channels.Has(schema::Channel::kCuptiCallback));
+  EXPECT_FALSE(c.channels.Has(schema::Channel::kCuptiActivity));
+  EXPECT_EQ(c.channels.ToVector(), (std::vector<schema::Channel>{schema::Channel::kCuptiCallback,
+                                                                 schema::Channel::kNvtx}));
+  EXPECT_EQ(c.ring_bytes, 256u << 10);
+  EXPECT_EQ(c.arena_bytes, 16u << 20);
+  EXPECT_EQ(c.cupti_buffer_bytes, 4u << 20);
+  EXPECT_EQ(c.cupti_buffer_count, 32u);
+  EXPECT_EQ(c.flush_interval_ms, 250u);
+  EXPECT_EQ(c.max_file_bytes, uint64_t{10} << 30);
+  EXPECT_EQ(c.zstd_level, 19);
+  EXPECT_EQ(c.job_id, "job-42");
+  EXPECT_EQ(c.log_level, LogLevel::kDebug);
+}
+
+TEST(AgentConfigTest, AcceptsBoundsAndRoundsSizes) {
+  ParsedAgentConfig low = Parse({{"LUMOS_RING_BYTES", "64K"},
+                                 {"LUMOS_ARENA_BYTES", "1M"},
+                                 {"LUMOS_CUPTI_BUFFER_BYTES", "65541"},
+                                 {"LUMOS_CUPTI_BUFFERS", "2"},
+                                 {"LUMOS_FLUSH_INTERVAL_MS", "10"},
+                                 {"LUMOS_MAX_FILE_BYTES", "1M"},
+                                 {"LUMOS_ZSTD_LEVEL", "1"}});
+  EXPECT_TRUE(low.warnings.empty()) << low.warnings.front();
+  EXPECT_EQ(low.config.ring_bytes, 64u << 10);
+  EXPECT_EQ(low.config.arena_bytes, 1u << 20);
+  EXPECT_EQ(low.config.cupti_buffer_bytes, 65536u);  // Rounded down to a multiple of 8.
+  EXPECT_EQ(low.config.cupti_buffer_count, 2u);
+  EXPECT_EQ(low.config.flush_interval_ms, 10u);
+  EXPECT_EQ(low.config.max_file_bytes, 1u << 20);
+  EXPECT_EQ(low.config.zstd_level, 1);
+
+  ParsedAgentConfig high = Parse({{"LUMOS_RING_BYTES", "1G"},
+                                  {"LUMOS_ARENA_BYTES", "64G"},
+                                  {"LUMOS_CUPTI_BUFFER_BYTES", "1G"},
+                                  {"LUMOS_CUPTI_BUFFERS", "1024"},
+                                  {"LUMOS_FLUSH_INTERVAL_MS", "60000"},
+                                  {"LUMOS_MAX_FILE_BYTES", "1024T"}});
+  EXPECT_TRUE(high.warnings.empty()) << high.warnings.front();
+  EXPECT_EQ(high.config.ring_bytes, 1u << 30);
+  EXPECT_EQ(high.config.arena_bytes, uint64_t{64} << 30);
+  EXPECT_EQ(high.config.max_file_bytes, uint64_t{1} << 50);
+
+  // Not a power of two: rounded down, never more memory than asked for.
+  EXPECT_EQ(Parse({{"LUMOS_RING_BYTES", "300K"}}).config.ring_bytes, 256u << 10);
+  EXPECT_EQ(Parse({{"LUMOS_RING_BYTES", "1000000"}}).config.ring_bytes, 512u << 10);
+  // A large ring raises the default arena to four rings.
+  ParsedAgentConfig big = Parse({{"LUMOS_RING_BYTES", "512M"}});
+  EXPECT_TRUE(big.warnings.empty());
+  EXPECT_EQ(big.config.arena_bytes, 4 * ((512u << 20) + ThreadRings::kControlBytes));
+}
+
+TEST(AgentConfigTest, EmptyValuesCountAsUnset) {
+  ParsedAgentConfig parsed =
+      Parse({{"LUMOS_RING_BYTES", ""}, {"LUMOS_CHANNELS", "  "}, {"LUMOS_ENABLE", ""}});
+  EXPECT_TRUE(parsed.warnings.empty());
+  EXPECT_EQ(parsed.config, AgentConfig());
+}
+
+struct BadValue {
+  const char* name;
+  std::string value;
+  const char* used;  // What the warning must say is used instead.
+};
+
+class AgentConfigBadValueTest : public ::testing::TestWithParam<BadValue> {};
+
+TEST_P(AgentConfigBadValueTest, WarnsOnceAndUsesTheDefault) {
+  const BadValue& bad = GetParam();
+  ParsedAgentConfig parsed = Parse({{bad.name, bad.value}});
+  ASSERT_EQ(parsed.warnings.size(), 1u);
+  const std::string& line = parsed.warnings[0];
+  EXPECT_EQ(line.rfind(std::string(bad.name) + "=" + internal::QuoteForLog(bad.value), 0), 0u)
+      << line;
+  EXPECT_NE(line.find(std::string("; using ") + bad.used), std::string::npos) << line;
+  EXPECT_EQ(parsed.config, AgentConfig()) << line;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryVariable, AgentConfigBadValueTest,
+    ::testing::Values(
+        BadValue{"LUMOS_ENABLE", "maybe", "the default 1"},
+        BadValue{"LUMOS_LOG_LEVEL", "loud", "the default info"},
+        BadValue{"LUMOS_OUTPUT_DIR", "a\nb", "the default '.'"},
+        BadValue{"LUMOS_OUTPUT_DIR", std::string(5000, 'd'), "the default '.'"},
+        BadValue{"LUMOS_CHANNELS", "nvtx,bogus", "the default all"},
+        BadValue{"LUMOS_CHANNELS", "nvtx,,cupti_activity", "the default all"},
+        BadValue{"LUMOS_CHANNELS", ",", "the default all"},
+        BadValue{"LUMOS_RING_BYTES", "12X", "the default 1048576"},
+        BadValue{"LUMOS_RING_BYTES", "32K", "the default 1048576"},
+        BadValue{"LUMOS_RING_BYTES", "2G", "the default 1048576"},
+        BadValue{"LUMOS_ARENA_BYTES", "lots", "the default 67108864"},
+        BadValue{"LUMOS_ARENA_BYTES", "512K", "the default 67108864"},
+        BadValue{"LUMOS_ARENA_BYTES", "65G", "the default 67108864"},
+        BadValue{"LUMOS_ARENA_BYTES", "2M", "the default 67108864"},  // < 2 default rings.
+        BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "8Q", "the default 8388608"},
+        BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "1K", "the default 8388608"},
+        BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "2G", "the default 8388608"},
+        BadValue{"LUMOS_CUPTI_BUFFERS", "many", "the default 16"},
+        BadValue{"LUMOS_CUPTI_BUFFERS", "1", "the default 16"},
+        BadValue{"LUMOS_CUPTI_BUFFERS", "1025", "the default 16"},
+        BadValue{"LUMOS_FLUSH_INTERVAL_MS", "1s", "the default 1000"},
+        BadValue{"LUMOS_FLUSH_INTERVAL_MS", "9", "the default 1000"},
+        BadValue{"LUMOS_FLUSH_INTERVAL_MS", "60001", "the default 1000"},
+        BadValue{"LUMOS_MAX_FILE_BYTES", "big", "the default 0"},
+        BadValue{"LUMOS_MAX_FILE_BYTES", "1K", "the default 0"},
+        BadValue{"LUMOS_MAX_FILE_BYTES", "2048T", "the default 0"},
+        BadValue{"LUMOS_ZSTD_LEVEL", "fast", "the default 3"},
+        BadValue{"LUMOS_ZSTD_LEVEL", "0", "the default 3"},
+        BadValue{"LUMOS_ZSTD_LEVEL", "20", "the default 3"},
+        BadValue{"LUMOS_JOB_ID", "has space", "the next source (SLURM_JOB_ID"},
+        BadValue{"LUMOS_JOB_ID", std::string(129, 'j'), "the next source (SLURM_JOB_ID"}));
+
+TEST(AgentConfigTest, EachBadVariableWarnsExactlyOnce) {
+  ParsedAgentConfig parsed = Parse({
+      {"LUMOS_ENABLE", "2"},
+      {"LUMOS_LOG_LEVEL", "x"},
+      {"LUMOS_OUTPUT_DIR", "\x01"},
+      {"LUMOS_CHANNELS", "x"},
+      {"LUMOS_RING_BYTES", "x"},
+      {"LUMOS_ARENA_BYTES", "x"},
+      {"LUMOS_CUPTI_BUFFER_BYTES", "x"},
+      {"LUMOS_CUPTI_BUFFERS", "x"},
+      {"LUMOS_FLUSH_INTERVAL_MS", "x"},
+      {"LUMOS_MAX_FILE_BYTES", "x"},
+      {"LUMOS_ZSTD_LEVEL", "x"},
+      {"LUMOS_JOB_ID", "x y"},
+  });
+  EXPECT_EQ(parsed.warnings.size(), 12u);
+  EXPECT_EQ(parsed.config, AgentConfig());
+}
+
+TEST(AgentConfigTest, DisabledAgentReadsNothingElse) {
+  for (const char* off : {"0", "false", "OFF", "no"}) {
+    ParsedAgentConfig parsed =
+        Parse({{"LUMOS_ENABLE", off}, {"LUMOS_RING_BYTES", "bad"}, {"LUMOS_ZSTD_LEVEL", "99"}});
+    EXPECT_FALSE(parsed.config.enabled) << off;
+    EXPECT_TRUE(parsed.warnings.empty()) << off;
+  }
+}
+
+TEST(AgentConfigTest, JobIdFallsBackToTheLauncher) {
+  EXPECT_EQ(Parse({{"SLURM_JOB_ID", "123"}, {"TORCHELASTIC_RUN_ID", "te"}}).config.job_id, "123");
+  EXPECT_EQ(Parse({{"TORCHELASTIC_RUN_ID", "te"}}).config.job_id, "te");
+  EXPECT_EQ(Parse({{"LUMOS_JOB_ID", "mine"}, {"SLURM_JOB_ID", "123"}}).config.job_id, "mine");
+  ParsedAgentConfig bad = Parse({{"LUMOS_JOB_ID", "a b"}, {"SLURM_JOB_ID", "123"}});
+  EXPECT_EQ(bad.config.job_id, "123");
+  EXPECT_EQ(bad.warnings.size(), 1u);
+  ParsedAgentConfig bad_slurm = Parse({{"SLURM_JOB_ID", "\t\x7f"}});
+  EXPECT_EQ(bad_slurm.config.job_id, "");
+  ASSERT_EQ(bad_slurm.warnings.size(), 1u);
+  EXPECT_NE(bad_slurm.warnings[0].find("SLURM_JOB_ID="), std::string::npos);
+}
+
+TEST(AgentConfigTest, LogLevelNames) {
+  EXPECT_EQ(Parse({{"LUMOS_LOG_LEVEL", "info"}}).config.log_level, LogLevel::kInfo);
+  EXPECT_EQ(Parse({{"LUMOS_LOG_LEVEL", "warn"}}).config.log_level, LogLevel::kWarn);
+  EXPECT_EQ(Parse({{"LUMOS_LOG_LEVEL", "Warning"}}).config.log_level, LogLevel::kWarn);
+  EXPECT_EQ(Parse({{"LUMOS_LOG_LEVEL", "error"}}).config.log_level, LogLevel::kError);
+}
+
+TEST(AgentConfigTest, ChannelsAcceptAllAndSingleNames) {
+  EXPECT_EQ(Parse({{"LUMOS_CHANNELS", "ALL"}}).config.channels, ChannelSet::All());
+  ChannelSet nccl = Parse({{"LUMOS_CHANNELS", "nccl_plugin,nccl_wrappers"}}).config.channels;
+  EXPECT_EQ(nccl.ToVector(), (std::vector<schema::Channel>{schema::Channel::kNcclPlugin,
+                                                           schema::Channel::kNcclWrappers}));
+  EXPECT_EQ(ChannelName(schema::Channel::kCuptiActivity), "cupti_activity");
+  EXPECT_EQ(ChannelName(schema::Channel::kUnspecified), "");
+}
+
+TEST(AgentConfigTest, MapsToTheHeaderAndTheWriter) {
+  AgentConfig config = Parse({{"LUMOS_CHANNELS", "nvtx,cupti_activity"},
+                              {"LUMOS_FLUSH_INTERVAL_MS", "20"},
+                              {"LUMOS_MAX_FILE_BYTES", "2M"},
+                              {"LUMOS_ZSTD_LEVEL", "7"}})
+                           .config;
+  CaptureConfigInfo info = ToCaptureConfigInfo(config);
+  EXPECT_EQ(info.channels, (std::vector<schema::Channel>{schema::Channel::kCuptiActivity,
+                                                         schema::Channel::kNvtx}));
+  EXPECT_TRUE(info.channels_failed.empty());
+  EXPECT_EQ(info.ring_bytes, config.ring_bytes);
+  EXPECT_EQ(info.activity_buffer_bytes, config.cupti_buffer_bytes);
+  EXPECT_EQ(info.activity_buffer_count, config.cupti_buffer_count);
+  EXPECT_EQ(info.flush_interval_ns, 20'000'000u);
+  EXPECT_EQ(info.frame_bytes, AgentConfig::kFrameBytes);
+  EXPECT_EQ(info.max_file_bytes, 2u << 20);
+  EXPECT_EQ(info.zstd_level, 7);
+  WriterOptions options = ToWriterOptions(config);
+  EXPECT_EQ(options.flush_interval_ns, 20'000'000u);
+  EXPECT_EQ(options.max_file_bytes, 2u << 20);
+  EXPECT_EQ(options.zstd_level, 7);
+  EXPECT_EQ(options.frame_bytes, AgentConfig::kFrameBytes);
+  EXPECT_TRUE(options.header_in_own_frame);
+}
+
+}  // namespace
+}  // namespace lumos::agent
