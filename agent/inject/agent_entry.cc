@@ -1,0 +1,17 @@
+// The entry points of liblumos_agent.so. Only these symbols are exported (lumos_agent.map).
+#include "agent/nvtx/nvtx_injection.h"
+#include "agent/runtime/agent_runtime.h"
+
+namespace {
+
+// LD_PRELOAD (and dlopen) load hook: parse the configuration only (STYLE.md 6.2). No threads,
+// no file: those start lazily at the first channel's initialisation.
+__attribute__((constructor)) void LumosAgentOnLoad() { lumos::agent::Agent::Get().LoadConfig(); }
+
+}  // namespace
+
+// Called by NVTX3 on the first NVTX call when NVTX_INJECTION64_PATH names this library.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_export_table) noexcept {
+  return lumos::agent::InitializeNvtxInjection(get_export_table);
+}

@@ -1,0 +1,44 @@
+// Design: the agent as an NVTX injection library (docs/capture-notes.md §6). NVTX3 (header-only)
+// dlopens NVTX_INJECTION64_PATH on the first NVTX call and calls InitializeInjectionNvtx2; we
+// start the agent there and write our handlers into the CORE and CORE2 callback tables.
+//
+// Hot path (STYLE.md 5): each handler starts with one relaxed load of the enabled flag, then
+// reads the clock (clock_gettime(CLOCK_MONOTONIC): vDSO, no syscall; rdtsc is a later step),
+// copies the message inline into a 64-byte Record and pushes it into the thread's own ring.
+// No allocation, lock, syscall or log per range. Once per thread: ring registration, and the
+// thread-local push stack (in a dlopen'd agent glibc may allocate that TLS block on the thread's
+// first access).
+//   push/pop: the open ranges live on a thread-local stack (kMaxPushDepth); pop emits one
+//     NVTX_KIND_PUSH_POP record with its depth (per domain, 0 = outermost). A pop with no open
+//     range in its domain is ignored (returns -1). Ranges deeper than kMaxPushDepth keep the
+//     depth count right but are not recorded.
+//   start/end: ids come from a process counter; the open range waits in a fixed lock-free slot
+//     table (kStartEndSlots) so that any thread can end it; end emits one NVTX_KIND_START_END
+//     record on the ending thread's ring (thread = the starter, end_thread_id = the ender). A
+//     start whose slot is busy, or an unknown/duplicate end, is not recorded.
+//   marks: instants (end == start).
+//   domains and registered strings: interned in the StringTable at creation/registration
+//     (locks; off the hot path); the handle is the string id.
+// Push/pop handlers keep their thread's stack balanced whenever the agent has started (also
+// after Stop() or in a fork child); they only stop emitting records.
+// Wide-character (W) entry points are not hooked: NVTX then treats them as no-ops.
+#pragma once
+
+// We are the tool, not a user: only the types, not NVTX's own implementation.
+#ifndef NVTX_NO_IMPL
+#define NVTX_NO_IMPL
+#endif
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdint>
+
+namespace lumos::agent {
+
+inline constexpr int kMaxPushDepth = 32;
+inline constexpr uint64_t kStartEndSlots = 4096;
+
+// Starts the agent (fail open) and patches the tables. Returns 1 (NVTX: success) when the
+// tables were patched, 0 otherwise; NVTX then runs without injection.
+int InitializeNvtxInjection(NvtxGetExportTableFunc_t get_export_table) noexcept;
+
+}  // namespace lumos::agent

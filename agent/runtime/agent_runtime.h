@@ -1,0 +1,117 @@
+// Design: the agent's process-wide state and lifecycle (STYLE.md 6). One Agent lives in a
+// NoDestructor and is never destroyed, because capture callbacks on other threads can reach it
+// while the process exits.
+//   LoadConfig(): reads AgentConfig from the real environment once (the only getenv) and logs
+//     its warnings once. Cheap and thread-free: the LD_PRELOAD constructor calls only this.
+//   Start(): once per process (std::call_once; later calls return the first result). Maps the
+//     rings, opens <output_dir>/<name> (see TraceFileName), writes the header, starts ONE writer
+//     thread, registers the atexit (Stop) and pthread_atfork (child) handlers, then turns the
+//     enabled flag on. Any failure (unwritable directory, arena mmap) logs one warning line and
+//     leaves the agent off: the traced job is never affected (fail open, STYLE.md 3.2).
+//   Writer thread: every flush interval (or when woken) drains all rings through RecordEncoder,
+//     turns ring drops into LossRecords, writes a clock snapshot (CLOCK_MONOTONIC, the records'
+//     clock, with CLOCK_REALTIME) at start, every kClockSnapshotIntervalNs and at the end, and
+//     lets the writer flush frames by age.
+//   Stop(): flag off, writer thread joined, final drain, trailer, file closed. Idempotent.
+//     Runs from atexit; a process killed by a signal or _exit() leaves a readable prefix without
+//     a trailer (SIGTERM/SIGINT handling is not part of this slice).
+//   fork(): the child stays off for its whole life. It does not own the parent's file or writer
+//     thread, so it never writes (its atexit Stop() is a no-op: the pid differs).
+// Hot path: capture callbacks use only EnabledFlag() (one relaxed load) and Rings().
+#pragma once
+
+#include <time.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "agent/core/agent_config.h"
+#include "agent/core/no_destructor.h"
+#include "agent/core/rank_detection.h"
+#include "agent/core/string_table.h"
+#include "agent/core/thread_rings.h"
+#include "agent/writer/trace_file_writer.h"
+
+namespace lumos::agent {
+
+// The trace file name: "<job>.<host>.<pid>.rank<R>.pb.zst". The "<job>." part is left out when
+// the job id is unknown, and "rank<R>" reads "norank" when no launcher rank was found. '/' and
+// other bytes outside [A-Za-z0-9._-] in job and host become '_', so the name stays one path part.
+std::string TraceFileName(const std::string& job_id, const std::string& host, uint32_t pid,
+                          const RankInfo& rank);
+
+// CLOCK_MONOTONIC in ns: the clock of every record this agent writes. Inline for the hot path;
+// clock_gettime(CLOCK_MONOTONIC) is served by the vDSO (no syscall, ~20 ns).
+inline int64_t MonotonicNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+class Agent {
+ public:
+  // Written between a thread's clock snapshots (the writer adds one each loop otherwise).
+  static constexpr uint64_t kClockSnapshotIntervalNs = 10'000'000'000;
+  // Events drained per ring per pass: bounds how long one ring can hold the writer.
+  static constexpr size_t kMaxDrainPerRing = 1 << 16;
+
+  static Agent& Get();
+
+  void LoadConfig();
+  // True when the agent is running (started now or before).
+  bool Start();
+  void Stop();
+
+  // The hot-path entry check.
+  const EnabledFlag& enabled() const { return enabled_; }
+  // The rings; null until Start() succeeded. Acquire pairs with the release store in Start(),
+  // so a callback that sees the pointer sees the constructed rings (a plain load on x86).
+  ThreadRings* rings() const { return rings_.load(std::memory_order_acquire); }
+  // Domain names and registered strings (Intern off the hot path only).
+  StringTable& strings() { return strings_; }
+  // The config, valid after LoadConfig().
+  const AgentConfig& config() const { return config_; }
+  // The trace being written ("" when not started or disabled).
+  const std::string& trace_path() const { return trace_path_; }
+
+  // The fork child handler: turns this process's agent off for good.
+  void DisableInForkChild();
+
+ private:
+  friend class NoDestructor<Agent>;
+  Agent() = default;
+
+  bool StartOnce();
+  void WriterLoop();
+  void DrainOnce();
+  void WriteClockSnapshot();
+
+  std::once_flag config_once_;
+  std::once_flag start_once_;
+  // Result of StartOnce. Atomic because Stop() may run on a thread that never went through
+  // call_once; release/acquire publishes owner_pid_ and the writer with it.
+  std::atomic<bool> started_{false};
+  AgentConfig config_;
+  EnabledFlag enabled_;
+  std::atomic<ThreadRings*> rings_{nullptr};
+  std::unique_ptr<ThreadRings> owned_rings_;  // Never released: rings outlive every callback.
+  StringTable strings_;
+  std::string trace_path_;
+  uint32_t owner_pid_ = 0;  // The process that started the agent; forked children differ.
+
+  // Writer thread state. Only the writer thread touches writer_/encoder_ until Stop() joins it.
+  std::unique_ptr<TraceFileWriter> writer_;
+  std::thread thread_;
+  std::mutex mutex_;  // Guards stop_requested_ for the condition variable (never on hot path).
+  std::condition_variable wake_;
+  bool stop_requested_ = false;
+  std::atomic<bool> stopped_{false};  // Stop() ran (exchange makes it idempotent).
+  int64_t last_snapshot_ns_ = 0;
+};
+
+}  // namespace lumos::agent

@@ -1,0 +1,117 @@
+// lumos-run [-o DIR] [--] COMMAND [ARGS...]: runs COMMAND with liblumos_agent.so loaded.
+// Sets LUMOS_OUTPUT_DIR (created if missing), prepends the agent to LD_PRELOAD (keeping what is
+// there) and sets NVTX_INJECTION64_PATH, then execs COMMAND, so COMMAND's exit status is
+// lumos-run's. The agent is found next to this binary, else at the build tree's path.
+// Tracing problems never stop the job: a directory that cannot be created is left to the agent,
+// which reports it in one line and runs the job untraced.
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#ifndef LUMOS_AGENT_BUILD_PATH
+#define LUMOS_AGENT_BUILD_PATH ""
+#endif
+
+namespace {
+
+constexpr char kAgentName[] = "liblumos_agent.so";
+
+constexpr char kUsage[] =
+    "usage: lumos-run [-o DIR] [--] COMMAND [ARGS...]\n"
+    "Runs COMMAND with the Lumos agent (liblumos_agent.so) loaded and writes one trace per\n"
+    "process, DIR/<job>.<host>.<pid>.rank<R>.pb.zst, readable with `lumos-model inspect`.\n"
+    "  -o DIR      trace directory (created if missing; default: LUMOS_OUTPUT_DIR, else \".\")\n"
+    "  -h, --help  this text\n"
+    "Sets LUMOS_OUTPUT_DIR, LD_PRELOAD (the agent first, existing entries kept) and\n"
+    "NVTX_INJECTION64_PATH. Channels in this version: NVTX only (CUDA_INJECTION64_PATH for\n"
+    "CUPTI and NCCL_PROFILER_PLUGIN for NCCL come with those channels). Other LUMOS_*\n"
+    "variables (LUMOS_FLUSH_INTERVAL_MS, LUMOS_JOB_ID, ...) pass through to the agent.\n"
+    "Exit status: COMMAND's; 2 for a usage error, 127 when COMMAND or the agent is not found.\n";
+
+bool IsFile(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The agent's absolute path: next to this binary (installed layout), else the build tree.
+std::string FindAgent() {
+  char self[PATH_MAX] = {};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir.resize(dir.rfind('/') + 1);
+    if (IsFile(dir + kAgentName)) return dir + kAgentName;
+    if (IsFile(dir + "../lib/" + kAgentName)) {
+      char resolved[PATH_MAX] = {};
+      if (realpath((dir + "../lib/" + kAgentName).c_str(), resolved) != nullptr) return resolved;
+    }
+  }
+  if (IsFile(LUMOS_AGENT_BUILD_PATH)) return LUMOS_AGENT_BUILD_PATH;
+  return "";
+}
+
+// mkdir -p; errors are ignored here (see the file comment).
+void MakeDirs(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos == path.size() || path[pos] == '/') mkdir(path.substr(0, pos).c_str(), 0777);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string output_dir;
+  int index = 1;
+  while (index < argc) {
+    const char* arg = argv[index];
+    if (std::strcmp(arg, "-h") == 0 || std::strcmp(arg, "--help") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (std::strcmp(arg, "--") == 0) {
+      ++index;
+      break;
+    }
+    if (std::strcmp(arg, "-o") == 0) {
+      if (index + 1 >= argc || argv[index + 1][0] == '\0') {
+        std::fputs("lumos-run: -o needs a directory (see --help)\n", stderr);
+        return 2;
+      }
+      output_dir = argv[index + 1];
+      index += 2;
+      continue;
+    }
+    if (arg[0] == '-') {
+      std::fprintf(stderr, "lumos-run: unknown option %s (see --help)\n", arg);
+      return 2;
+    }
+    break;
+  }
+  if (index >= argc) {
+    std::fputs("lumos-run: no command given (see --help)\n", stderr);
+    return 2;
+  }
+  const std::string agent = FindAgent();
+  if (agent.empty()) {
+    std::fprintf(stderr, "lumos-run: %s not found next to lumos-run\n", kAgentName);
+    return 127;
+  }
+  if (!output_dir.empty()) {
+    MakeDirs(output_dir);
+    setenv("LUMOS_OUTPUT_DIR", output_dir.c_str(), 1);
+  }
+  const char* preload = getenv("LD_PRELOAD");
+  std::string new_preload = agent;
+  if (preload != nullptr && preload[0] != '\0') new_preload += std::string(":") + preload;
+  setenv("LD_PRELOAD", new_preload.c_str(), 1);
+  setenv("NVTX_INJECTION64_PATH", agent.c_str(), 1);
+  execvp(argv[index], argv + index);
+  std::fprintf(stderr, "lumos-run: cannot run %s: %s\n", argv[index], std::strerror(errno));
+  return errno == ENOENT ? 127 : 126;
+}

@@ -1,0 +1,50 @@
+// The shipped .so is self-contained and exports only its entry points.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "tests/testing/run_command.h"
+
+namespace lumos::agent {
+namespace {
+
+using ::lumos::testing::RunCommand;
+
+TEST(AgentSoTest, NeedsOnlyTheCLibrary) {
+  auto r = RunCommand(std::string("readelf -d ") + LUMOS_AGENT_SO_PATH);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> needed;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("(NEEDED)") == std::string::npos) continue;
+    const size_t open = line.find('['), close = line.find(']');
+    ASSERT_NE(open, std::string::npos);
+    needed.insert(line.substr(open + 1, close - open - 1));
+  }
+  for (const std::string& lib : needed) {
+    EXPECT_TRUE(lib == "libc.so.6" || lib == "libm.so.6" || lib.rfind("ld-linux", 0) == 0)
+        << "unexpected NEEDED " << lib;
+  }
+  EXPECT_TRUE(needed.count("libc.so.6"));
+}
+
+TEST(AgentSoTest, ExportsOnlyEntryPoints) {
+  // Defined dynamic symbols (undefined ones are what we import from libc).
+  auto r = RunCommand(std::string("nm -D --defined-only ") + LUMOS_AGENT_SO_PATH);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> exported;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string address, type, name;
+    fields >> address >> type >> name;
+    if (name.empty() || type == "A") continue;  // Version nodes.
+    exported.insert(name);
+  }
+  EXPECT_EQ(exported, std::set<std::string>{"InitializeInjectionNvtx2"});
+}
+
+}  // namespace
+}  // namespace lumos::agent

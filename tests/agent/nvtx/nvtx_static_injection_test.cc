@@ -1,0 +1,108 @@
+// The NVTX channel in-process, through NVTX's static injection (a strong
+// InitializeInjectionNvtx2_fnptr), so the hot path and the writer thread run under the
+// sanitizers too (the lumos-run tests cannot: they LD_PRELOAD the agent). The agent starts and
+// stops once per process, hence one test case in a binary of its own.
+// clang-format off
+#include <cstdint>
+// NVTX's static-injection pointer, defined below; declared first because NVTX's implementation
+// refers to it, and NVTX_STATIC_INJECTION_IMPL makes NVTX skip its own weak definition.
+extern "C" int (*InitializeInjectionNvtx2_fnptr)(const void* (*)(uint32_t));
+#define NVTX_STATIC_INJECTION_IMPL
+#include <nvtx3/nvToolsExt.h>
+// clang-format on
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/nvtx/nvtx_injection.h"
+#include "agent/runtime/agent_runtime.h"
+#include "modeler/trace/trace_reader.h"
+#include "tests/testing/sample_trace.h"
+
+extern "C" {
+// NOLINTNEXTLINE(bugprone-reserved-identifier): NVTX's documented static-injection symbol.
+NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr =
+    &lumos::agent::InitializeNvtxInjection;
+}
+
+namespace lumos::agent {
+namespace {
+
+constexpr int kThreads = 4;
+constexpr int kIterations = 500;
+constexpr int kHandedOff = 64;
+
+TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
+  lumos::testing::TempDir dir;
+  // The agent reads its environment once, at the first NVTX call below.
+  setenv("LUMOS_OUTPUT_DIR", dir.path().c_str(), 1);
+  setenv("LUMOS_FLUSH_INTERVAL_MS", "10", 1);
+  setenv("LUMOS_JOB_ID", "static", 1);
+
+  std::vector<nvtxRangeId_t> handed_off;
+  handed_off.reserve(kHandedOff);
+  for (int i = 0; i < kHandedOff; ++i) handed_off.push_back(nvtxRangeStartA("handed-off"));
+  ASSERT_FALSE(Agent::Get().trace_path().empty());
+  std::vector<std::thread> threads;
+  threads.reserve(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &handed_off] {
+      for (int i = 0; i < kIterations; ++i) {
+        nvtxRangePushA("step");
+        nvtxRangePushA("a-name-longer-than-twenty-four-bytes");
+        nvtxMarkA("tick");
+        nvtxRangePop();
+        nvtxRangePop();
+        nvtxRangePop();  // Unbalanced.
+      }
+      for (int i = t; i < kHandedOff; i += kThreads) nvtxRangeEnd(handed_off[i]);
+      nvtxRangeEnd(handed_off[t]);  // Ended twice: ignored.
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const std::string path = Agent::Get().trace_path();
+  Agent::Get().Stop();
+  // After Stop the handlers are still installed but record nothing.
+  nvtxRangePushA("after-stop");
+  nvtxRangePop();
+  nvtxMarkA("after-stop");
+
+  std::map<int, int> kinds;
+  std::map<std::string, int> names;
+  int handed_off_other_thread = 0;
+  int losses = 0;
+  modeler::ReadResult result;
+  auto reader = modeler::TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  EXPECT_EQ((*reader)->header().job_id(), "static");
+  Status status = (*reader)->ReadPackets(
+      [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext& context) {
+        if (packet.has_loss()) ++losses;
+        if (!packet.has_nvtx()) return Status::Ok();
+        ++kinds[packet.nvtx().kind()];
+        ++names[std::string(context.String(packet.nvtx().name_iid()))];
+        if (packet.nvtx().kind() == modeler::pb::NVTX_KIND_START_END &&
+            packet.nvtx().end_thread_id() != 0) {
+          ++handed_off_other_thread;
+        }
+        return Status::Ok();
+      },
+      &result);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_TRUE(result.has_trailer);
+  EXPECT_EQ(losses, 0);
+  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_PUSH_POP], 2 * kThreads * kIterations);
+  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_MARK], kThreads * kIterations);
+  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_START_END], kHandedOff);
+  EXPECT_EQ(handed_off_other_thread, kHandedOff);
+  EXPECT_EQ(names["a-name-longer-than-twent..."], kThreads * kIterations);
+  EXPECT_EQ(names["after-stop"], 0);
+}
+
+}  // namespace
+}  // namespace lumos::agent

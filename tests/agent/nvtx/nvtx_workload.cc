@@ -1,0 +1,92 @@
+// A small NVTX user for the agent's end-to-end tests. It behaves the same with and without the
+// agent (same stdout, exit 0). Modes:
+//   basic (default): 4 push/pop (nested, long name, in a domain), 3 start/end (one ended on
+//     another thread, one in a domain), 3 marks (A, Ex, in a domain), an unbalanced pop.
+//   fork: the parent pushes "parent-before", forks a child that pushes "child-range", marks
+//     "child-mark" and exits, then pushes "parent-after".
+#include <nvtx3/nvToolsExt.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace {
+
+nvtxEventAttributes_t AsciiAttributes(const char* text) {
+  nvtxEventAttributes_t attributes = {};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.colorType = NVTX_COLOR_ARGB;
+  attributes.color = 0xFF00FF00;
+  attributes.category = 7;
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attributes.message.ascii = text;
+  return attributes;
+}
+
+int Basic() {
+  nvtxRangePushA("outer");
+  nvtxRangePushA("inner");
+  nvtxRangePop();
+  nvtxRangePop();
+  nvtxRangePushA("this-is-a-very-long-range-name-over-24-bytes");
+  nvtxRangePop();
+  nvtxRangePop();  // Unbalanced: must be ignored.
+
+  nvtxMarkA("mark-a");
+  nvtxEventAttributes_t mark = AsciiAttributes("mark-ex");
+  nvtxMarkEx(&mark);
+
+  nvtxRangeId_t local = nvtxRangeStartA("local-range");
+  nvtxRangeEnd(local);
+  nvtxRangeId_t cross = nvtxRangeStartA("cross-thread");
+  std::thread ender([cross] { nvtxRangeEnd(cross); });
+  ender.join();
+
+  nvtxDomainHandle_t domain = nvtxDomainCreateA("lumos.test");
+  nvtxStringHandle_t registered = nvtxDomainRegisterStringA(domain, "registered-name");
+  nvtxEventAttributes_t push = AsciiAttributes("");
+  push.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  push.message.registered = registered;
+  nvtxDomainRangePushEx(domain, &push);
+  nvtxDomainRangePop(domain);
+  nvtxEventAttributes_t start = AsciiAttributes("domain-range");
+  nvtxRangeId_t domain_range = nvtxDomainRangeStartEx(domain, &start);
+  nvtxDomainRangeEnd(domain, domain_range);
+  nvtxEventAttributes_t domain_mark = AsciiAttributes("domain-mark");
+  nvtxDomainMarkEx(domain, &domain_mark);
+  std::printf("workload done\n");
+  return 0;
+}
+
+int Fork() {
+  nvtxRangePushA("parent-before");
+  nvtxRangePop();
+  std::fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    nvtxRangePushA("child-range");
+    nvtxMarkA("child-mark");
+    nvtxRangePop();
+    std::exit(0);  // Runs atexit handlers: the agent's must not write in the child.
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return 1;
+  }
+  nvtxRangePushA("parent-after");
+  nvtxRangePop();
+  std::printf("fork workload done\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "fork") == 0) return Fork();
+  return Basic();
+}
