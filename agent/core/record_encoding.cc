@@ -169,7 +169,7 @@ CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension) {
       .op = static_cast<CollectiveOp>(p.op),
       .count = p.count,
       .data_type = data_type,
-      .bytes = p.count * DataTypeBytes(data_type),
+      .bytes = p.count * schema::DataTypeBytes(data_type),
       .stream_id = p.stream_id,
       .algorithm = static_cast<NcclAlgorithm>(p.algorithm),
       .protocol = static_cast<NcclProtocol>(p.protocol),
@@ -235,30 +235,6 @@ LossEvent ToLossEvent(const RingDropReport& report) {
       .detail =
           !report.has_ring ? "ring arena exhausted: thread has no ring" : "per-thread ring full",
   };
-}
-
-uint32_t DataTypeBytes(schema::DataType type) {
-  switch (type) {
-    case DataType::kInt8:
-    case DataType::kUint8:
-    case DataType::kFloat8E4m3:
-    case DataType::kFloat8E5m2:
-      return 1;
-    case DataType::kFloat16:
-    case DataType::kBfloat16:
-      return 2;
-    case DataType::kInt32:
-    case DataType::kUint32:
-    case DataType::kFloat32:
-      return 4;
-    case DataType::kInt64:
-    case DataType::kUint64:
-    case DataType::kFloat64:
-      return 8;
-    case DataType::kUnspecified:
-      break;
-  }
-  return 0;
 }
 
 bool RecordEncoder::Add(const Record& head, const Record* extension) {

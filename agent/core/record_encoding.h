@@ -35,9 +35,6 @@ NvtxEvent ToNvtxEvent(const Record& head, const Record* extension, const StringT
 // LOSS_SOURCE_RING_FULL for one ring's drops.
 LossEvent ToLossEvent(const RingDropReport& report);
 
-// Bytes per element of a collective's data type (0 when unknown).
-uint32_t DataTypeBytes(schema::DataType type);
-
 class RecordEncoder {
  public:
   // Both must outlive the encoder.

@@ -96,7 +96,7 @@ void AddCollectives(KinetoTrace* trace) {
     schema::DataType dtype = DataTypeFromScalarTypeName(k.dtype);
     e.data_type = !k.dtype.empty() ? dtype : parsed.data_type;
     uint32_t element_bytes =
-        !k.dtype.empty() ? ScalarTypeBytes(k.dtype) : DataTypeBytes(parsed.data_type);
+        !k.dtype.empty() ? ScalarTypeBytes(k.dtype) : schema::DataTypeBytes(parsed.data_type);
     if (k.has_in_nelems) {
       e.count = k.in_nelems;
       e.bytes = k.in_nelems * element_bytes;  // 0 when the element size is unknown.

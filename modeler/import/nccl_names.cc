@@ -232,28 +232,4 @@ uint32_t ScalarTypeBytes(std::string_view name) {
   return t != nullptr ? t->bytes : 0;
 }
 
-uint32_t DataTypeBytes(DataType type) {
-  switch (type) {
-    case DataType::kInt8:
-    case DataType::kUint8:
-    case DataType::kFloat8E4m3:
-    case DataType::kFloat8E5m2:
-      return 1;
-    case DataType::kFloat16:
-    case DataType::kBfloat16:
-      return 2;
-    case DataType::kInt32:
-    case DataType::kUint32:
-    case DataType::kFloat32:
-      return 4;
-    case DataType::kInt64:
-    case DataType::kUint64:
-    case DataType::kFloat64:
-      return 8;
-    case DataType::kUnspecified:
-      return 0;
-  }
-  return 0;
-}
-
 }  // namespace lumos::modeler::kineto

@@ -44,6 +44,5 @@ schema::DataType DataTypeFromScalarTypeName(std::string_view name);
 // Element size of a c10::ScalarType name, including types NCCL traffic can carry without a
 // DataType of their own (Short, complex); 0 when unknown.
 uint32_t ScalarTypeBytes(std::string_view name);
-uint32_t DataTypeBytes(schema::DataType type);
 
 }  // namespace lumos::modeler::kineto

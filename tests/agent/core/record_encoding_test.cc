@@ -389,10 +389,10 @@ TEST_F(RecordEncodingTest, CountsMalformedRecords) {
 TEST(RecordEncodingFunctionsTest, KindNamesAndElementSizes) {
   EXPECT_STREQ(RecordKindName(RecordKind::kCudaEventRecord), "cuda_event_record");
   EXPECT_STREQ(RecordKindName(static_cast<RecordKind>(77)), "invalid");
-  EXPECT_EQ(DataTypeBytes(DataType::kBfloat16), 2u);
-  EXPECT_EQ(DataTypeBytes(DataType::kFloat8E4m3), 1u);
-  EXPECT_EQ(DataTypeBytes(DataType::kUint64), 8u);
-  EXPECT_EQ(DataTypeBytes(DataType::kUnspecified), 0u);
+  EXPECT_EQ(schema::DataTypeBytes(DataType::kBfloat16), 2u);
+  EXPECT_EQ(schema::DataTypeBytes(DataType::kFloat8E4m3), 1u);
+  EXPECT_EQ(schema::DataTypeBytes(DataType::kUint64), 8u);
+  EXPECT_EQ(schema::DataTypeBytes(DataType::kUnspecified), 0u);
 }
 
 }  // namespace

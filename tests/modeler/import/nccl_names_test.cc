@@ -99,8 +99,8 @@ TEST(NcclNamesTest, MapsScalarTypes) {
   EXPECT_EQ(ScalarTypeBytes("Short"), 2u);
   EXPECT_EQ(ScalarTypeBytes("Double"), 8u);
   EXPECT_EQ(ScalarTypeBytes("Mystery"), 0u);
-  EXPECT_EQ(DataTypeBytes(DataType::kBfloat16), 2u);
-  EXPECT_EQ(DataTypeBytes(DataType::kUnspecified), 0u);
+  EXPECT_EQ(schema::DataTypeBytes(DataType::kBfloat16), 2u);
+  EXPECT_EQ(schema::DataTypeBytes(DataType::kUnspecified), 0u);
 }
 
 }  // namespace
