@@ -173,6 +173,7 @@ class MixBuilder {
   void RecordWait(Thread& th, int from_role, int to_role);
   void Collective(Thread& th, schema::CollectiveOp op, int role, uint64_t count,
                   schema::DataType type, double median_ns);
+  SyncEvent BlockUntil(Thread& th, ApiCallEvent& call, int64_t done, schema::SyncType type);
   void StreamSync(Thread& th, int role);
   void EventSync(Thread& th, int role);
   void Memcpy(Thread& th, int role, schema::CopyKind kind, uint64_t bytes);
@@ -529,11 +530,10 @@ void MixBuilder::Collective(Thread& th, schema::CollectiveOp op, int role, uint6
   Emit(kNcclPlugin, k.start_ns + static_cast<int64_t>(k.duration_ns), c);
 }
 
-void MixBuilder::StreamSync(Thread& th, int role) {
-  ApiCallEvent& call = Api(th, ApiKind::kStreamSynchronize, "cudaStreamSynchronize",
-                           kCbidStreamSynchronize, Stream(role), 1500);
-  // The host blocks until the stream drains.
-  int64_t done = StreamFree(role) + Ns(rng_.LogNormal(3000, 0.4));
+// A blocking sync call lasts until `done` (when the GPU reaches the point) if that is later
+// than its own duration; returns the matching SyncEvent for the caller to complete.
+SyncEvent MixBuilder::BlockUntil(Thread& th, ApiCallEvent& call, int64_t done,
+                                 schema::SyncType type) {
   if (done > call.start_ns + static_cast<int64_t>(call.duration_ns)) {
     call.duration_ns = static_cast<uint64_t>(done - call.start_ns);
     th.t = done;
@@ -542,10 +542,19 @@ void MixBuilder::StreamSync(Thread& th, int role) {
   SyncEvent s;
   s.start_ns = call.start_ns;
   s.duration_ns = call.duration_ns;
-  s.sync_type = schema::SyncType::kStreamSynchronize;
+  s.sync_type = type;
   s.correlation_id = call.correlation_id;
-  s.stream_id = Stream(role);
   s.context_id = kContextId;
+  return s;
+}
+
+void MixBuilder::StreamSync(Thread& th, int role) {
+  ApiCallEvent& call = Api(th, ApiKind::kStreamSynchronize, "cudaStreamSynchronize",
+                           kCbidStreamSynchronize, Stream(role), 1500);
+  // The host blocks until the stream drains.
+  SyncEvent s = BlockUntil(th, call, StreamFree(role) + Ns(rng_.LogNormal(3000, 0.4)),
+                           schema::SyncType::kStreamSynchronize);
+  s.stream_id = Stream(role);
   Emit(kCuptiActivity, th.t, s);
 }
 
@@ -571,20 +580,10 @@ void MixBuilder::EventSync(Thread& th, int role) {
   ApiCallEvent& call =
       Api(th, ApiKind::kEventSynchronize, "cudaEventSynchronize", kCbidEventSynchronize, 0, 1500);
   call.event_id = event_id;
-  int64_t done = r.start_ns + Ns(rng_.LogNormal(3000, 0.4));
-  if (done > call.start_ns + static_cast<int64_t>(call.duration_ns)) {
-    call.duration_ns = static_cast<uint64_t>(done - call.start_ns);
-    th.t = done;
-    pending_.back().ready_ns = done;
-  }
-  SyncEvent s;
-  s.start_ns = call.start_ns;
-  s.duration_ns = call.duration_ns;
-  s.sync_type = schema::SyncType::kEventSynchronize;
-  s.correlation_id = call.correlation_id;
+  SyncEvent s = BlockUntil(th, call, r.start_ns + Ns(rng_.LogNormal(3000, 0.4)),
+                           schema::SyncType::kEventSynchronize);
   s.event_id = event_id;
   s.cuda_event_sync_id = r.cuda_event_sync_id;
-  s.context_id = kContextId;
   Emit(kCuptiActivity, th.t, s);
 }
 
