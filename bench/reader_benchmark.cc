@@ -1,13 +1,12 @@
 // Reader-side benchmarks on one core, over a trace of the synthetic event mix written once
-// (zstd 3, 1 MiB frames) under $TMPDIR: the whole TraceReader path (Open + ReadPackets, a
-// callback that touches a field of every packet), and its parts: zstd decompression alone,
-// and libprotobuf parsing of the decompressed packets alone. Target (docs/performance.md):
-// >= 20 M events/s through TraceReader.
+// (default writer options) under $TMPDIR: the whole TraceReader path both ways (Open +
+// ReadFrames into plain structs, the modeler's path; Open + ReadPackets, one TracePacket per
+// event), and parts: zstd decompression alone, libprotobuf parsing of whole frames. Target
+// (docs/performance.md): >= 20 M events/s read + decode (ReadFrames).
 #include <benchmark/benchmark.h>
 #include <google/protobuf/arena.h>
 #include <zstd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -74,9 +73,52 @@ void SetEvents(benchmark::State& state, size_t events_per_iteration) {
                           static_cast<int64_t>(events_per_iteration));
 }
 
-// The whole reader: Open (validates the preamble, reads the header), then ReadPackets with a
-// callback that reads the start time and one field of the event.
-void BM_ReadTrace(benchmark::State& state) {
+// The whole reader, fast path: Open (validates the preamble, reads the header), then
+// ReadFrames with a callback that reads the start time and one field of each event.
+void BM_ReadFrames(benchmark::State& state) {
+  const TraceFile& file = File();
+  uint64_t sum = 0;
+  modeler::ReadResult result;
+  for (auto _ : state) {
+    StatusOr<std::unique_ptr<modeler::TraceReader>> reader = modeler::TraceReader::Open(file.path);
+    if (!reader.ok()) {
+      state.SkipWithError(reader.status().message().c_str());
+      break;
+    }
+    Status status = (*reader)->ReadFrames(
+        [&sum](const modeler::FrameEvents& frame) {
+          for (const auto& k : frame.kernels)
+            sum += static_cast<uint64_t>(k.start_ns) + k.duration_ns;
+          for (const auto& a : frame.api_calls)
+            sum += static_cast<uint64_t>(a.start_ns) + a.correlation_id;
+          for (const auto& m : frame.memcpys) sum += static_cast<uint64_t>(m.start_ns) + m.bytes;
+          for (const auto& m : frame.memsets) sum += static_cast<uint64_t>(m.start_ns) + m.bytes;
+          for (const auto& x : frame.syncs) sum += static_cast<uint64_t>(x.start_ns) + x.stream_id;
+          for (const auto& e : frame.cuda_events)
+            sum += static_cast<uint64_t>(e.start_ns) + e.event_id;
+          for (const auto& n : frame.nvtx) sum += static_cast<uint64_t>(n.start_ns) + n.name.size();
+          for (const auto& h : frame.host_ranges)
+            sum += static_cast<uint64_t>(h.start_ns) + h.name.size();
+          for (const auto& c : frame.collectives)
+            sum += static_cast<uint64_t>(c.start_ns) + c.bytes;
+          for (const auto& r : frame.rows) sum += static_cast<uint64_t>(r.start_ns);
+          return Status::Ok();
+        },
+        &result);
+    if (!status.ok() || !result.damage.ok()) {
+      state.SkipWithError("read failed");
+      break;
+    }
+  }
+  benchmark::DoNotOptimize(sum);
+  SetEvents(state, file.events);
+  state.counters["events_read"] = static_cast<double>(result.events);
+}
+BENCHMARK(BM_ReadFrames)->Unit(benchmark::kMillisecond);
+
+// The whole reader, compatibility path: ReadPackets with a callback that reads the start time
+// and one field of the event (column events are turned into row packets on the way).
+void BM_ReadPackets(benchmark::State& state) {
   const TraceFile& file = File();
   uint64_t sum = 0;
   modeler::ReadResult result;
@@ -106,7 +148,7 @@ void BM_ReadTrace(benchmark::State& state) {
   state.counters["packets_per_event"] =
       static_cast<double>(result.packets) / static_cast<double>(file.events);
 }
-BENCHMARK(BM_ReadTrace)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadPackets)->Unit(benchmark::kMillisecond);
 
 // zstd decompression of every frame alone (into a reused buffer).
 void BM_Decompress(benchmark::State& state) {
@@ -125,143 +167,8 @@ void BM_Decompress(benchmark::State& state) {
 }
 BENCHMARK(BM_Decompress)->Unit(benchmark::kMillisecond);
 
-// Splitting decompressed frames into packets and parsing each with libprotobuf, as the
-// reader does (one arena per frame, one TracePacket reused per packet).
-void BM_ParsePackets(benchmark::State& state) {
-  const TraceFile& file = File();
-  google::protobuf::Arena arena;
-  uint64_t sum = 0;
-  for (auto _ : state) {
-    for (const std::vector<uint8_t>& content : file.content) {
-      arena.Reset();
-      auto* packet = google::protobuf::Arena::CreateMessage<modeler::pb::TracePacket>(&arena);
-      const uint8_t* p = content.data();
-      const uint8_t* end = p + content.size();
-      while (p < end) {
-        // Tag 0x0A, then a varint length.
-        ++p;
-        uint64_t length = 0;
-        for (int shift = 0; p < end; shift += 7) {
-          uint8_t b = *p++;
-          length |= static_cast<uint64_t>(b & 0x7F) << shift;
-          if ((b & 0x80) == 0) break;
-        }
-        if (!packet->ParseFromArray(p, static_cast<int>(length))) {
-          state.SkipWithError("parse failed");
-          break;
-        }
-        sum += packet->start_delta_ns();
-        p += length;
-      }
-    }
-  }
-  benchmark::DoNotOptimize(sum);
-  SetEvents(state, file.events);
-}
-BENCHMARK(BM_ParsePackets)->Unit(benchmark::kMillisecond);
-
-// A protozero-style decoder over the same bytes, for comparison (a prototype, not the reader):
-// no message objects; each packet's event fields are decoded into a flat table indexed by
-// field number, which is all the modeler needs from the hot kinds.
-struct LitePacket {
-  int64_t start_delta_ns = 0;
-  uint32_t kind = 0;              // TracePacket oneof field number.
-  uint64_t value[24] = {};        // Varint fields of the event, by field number (< 24).
-  const uint8_t* bytes[24] = {};  // Length-delimited fields (strings), by field number.
-  uint32_t size[24] = {};
-};
-
-inline bool LiteVarint(const uint8_t** p, const uint8_t* end, uint64_t* out) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-    uint8_t b = *(*p)++;
-    v |= static_cast<uint64_t>(b & 0x7F) << shift;
-    if ((b & 0x80) == 0) {
-      *out = v;
-      return true;
-    }
-  }
-  return false;
-}
-
-// Decodes the fields of one message at [p, end) into `out`; false on malformed input.
-inline bool LiteFields(const uint8_t* p, const uint8_t* end, LitePacket* out) {
-  while (p < end) {
-    uint64_t tag = 0, v = 0;
-    if (!LiteVarint(&p, end, &tag)) return false;
-    uint32_t field = static_cast<uint32_t>(tag >> 3);
-    switch (tag & 7) {
-      case 0:
-        if (!LiteVarint(&p, end, &v)) return false;
-        if (field < 24) out->value[field] = v;
-        break;
-      case 2:
-        if (!LiteVarint(&p, end, &v) || v > static_cast<uint64_t>(end - p)) return false;
-        if (field < 24) {
-          out->bytes[field] = p;
-          out->size[field] = static_cast<uint32_t>(v);
-        }
-        p += v;
-        break;
-      case 1:
-        if (end - p < 8) return false;
-        p += 8;
-        break;
-      case 5:
-        if (end - p < 4) return false;
-        p += 4;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
-
-void BM_DecodePacketsLite(benchmark::State& state) {
-  const TraceFile& file = File();
-  uint64_t sum = 0;
-  LitePacket packet;
-  for (auto _ : state) {
-    for (const std::vector<uint8_t>& content : file.content) {
-      const uint8_t* p = content.data();
-      const uint8_t* end = p + content.size();
-      int64_t last_ns = 0;
-      while (p < end) {
-        uint64_t tag = 0, length = 0;
-        if (!LiteVarint(&p, end, &tag) || !LiteVarint(&p, end, &length) ||
-            length > static_cast<uint64_t>(end - p)) {
-          state.SkipWithError("malformed");
-          return;
-        }
-        const uint8_t* packet_end = p + length;
-        packet.kind = 0;
-        while (p < packet_end) {  // TracePacket: start_delta_ns, clock_id, one event.
-          uint64_t ptag = 0, v = 0;
-          if (!LiteVarint(&p, packet_end, &ptag) || !LiteVarint(&p, packet_end, &v)) break;
-          if ((ptag & 7) == 0) {
-            if ((ptag >> 3) == 1) packet.start_delta_ns = static_cast<int64_t>((v >> 1) ^ -(v & 1));
-            continue;
-          }
-          if (v > static_cast<uint64_t>(packet_end - p)) break;
-          packet.kind = static_cast<uint32_t>(ptag >> 3);
-          std::fill(std::begin(packet.value), std::end(packet.value), 0);
-          if (!LiteFields(p, p + v, &packet)) break;
-          p += v;
-        }
-        p = packet_end;
-        last_ns += packet.start_delta_ns;
-        sum += static_cast<uint64_t>(last_ns) + packet.value[1];
-      }
-    }
-  }
-  benchmark::DoNotOptimize(sum);
-  SetEvents(state, file.events);
-}
-BENCHMARK(BM_DecodePacketsLite)->Unit(benchmark::kMillisecond);
-
-// For comparison: each decompressed frame parsed as one `Trace` message on an arena (what a
-// reader that materialises whole frames would pay).
+// For comparison: each decompressed frame parsed as one `Trace` message on an arena by
+// libprotobuf (the tests' oracle; what a reader built on generated code would pay).
 void BM_ParseWholeFrames(benchmark::State& state) {
   const TraceFile& file = File();
   uint64_t sum = 0;

@@ -9,8 +9,10 @@
 namespace lumos::schema {
 
 // Bump kSchemaMajor only for changes old readers cannot read; bump kSchemaMinor for additions.
-inline constexpr uint32_t kSchemaMajor = 1;
+inline constexpr uint32_t kSchemaMajor = 2;
 inline constexpr uint32_t kSchemaMinor = 0;
+// Readers read every major from this one to kSchemaMajor (1.x: one row packet per event).
+inline constexpr uint32_t kOldestReadableMajor = 1;
 
 // zstd skippable frame: 4-byte magic (0x184D2A50..5F), 4-byte little-endian content size.
 inline constexpr uint32_t kSkippableFrameMagic = 0x184D2A50;
@@ -45,6 +47,23 @@ inline constexpr uint32_t kCommunicator = 18;
 inline constexpr uint32_t kCaptureWindow = 19;
 inline constexpr uint32_t kThread = 20;
 inline constexpr uint32_t kTrailer = 21;
+// Schema 2 column packets: kKernelColumns - kKernel == kCollectiveColumns - kCollective.
+inline constexpr uint32_t kKernelColumns = 22;
+inline constexpr uint32_t kApiCallColumns = 23;
+inline constexpr uint32_t kMemcpyColumns = 24;
+inline constexpr uint32_t kMemsetColumns = 25;
+inline constexpr uint32_t kSyncColumns = 26;
+inline constexpr uint32_t kCudaEventColumns = 27;
+inline constexpr uint32_t kNvtxColumns = 28;
+inline constexpr uint32_t kHostRangeColumns = 29;
+inline constexpr uint32_t kCollectiveColumns = 30;
+inline constexpr uint32_t kColumnsOffset = kKernelColumns - kKernel;
 }  // namespace packet_field
+
+// Fields every *Columns message shares (column N is field N of the row message).
+namespace column_field {
+inline constexpr uint32_t kCount = 40;
+inline constexpr uint32_t kStartDeltaNs = 41;
+}  // namespace column_field
 
 }  // namespace lumos::schema

@@ -13,14 +13,6 @@ namespace pf = schema::packet_field;
 // nesting levels of slack (see WireBuffer::EndNested).
 constexpr size_t kEventBound = 32 * kMaxScalarFieldBytes;
 
-// Incremental ids (schema/lumos/trace.proto): the wire value is the zigzag delta from the
-// previous value of the same field in a packet of the same kind in this frame.
-uint64_t Delta(uint64_t* last, uint64_t value) {
-  auto delta = static_cast<int64_t>(value - *last);
-  *last = value;
-  return (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63);
-}
-
 template <typename E>
 uint64_t U(E value) {
   return static_cast<uint64_t>(value);
@@ -65,11 +57,7 @@ PacketEncoder::Slots PacketEncoder::BeginPacket(uint32_t field, int64_t start_ns
   events_.EnsureRoom(bound);
   Slots slots;
   slots.packet = events_.BeginNested(1);
-  if (!frame_has_time_) {
-    frame_has_time_ = true;
-    base_time_ns_ = start_ns;
-    last_time_ns_ = start_ns;
-  }
+  NoteTime(start_ns);
   // Unsigned subtraction: wraps instead of overflowing for times far apart.
   int64_t delta =
       static_cast<int64_t>(static_cast<uint64_t>(start_ns) - static_cast<uint64_t>(last_time_ns_));
@@ -93,180 +81,58 @@ void PacketEncoder::EndPacket(Slots slots) {
   ++packets_;
 }
 
+// The frequent kinds go to the column encoder; only the frame's time base is noted here.
+void PacketEncoder::NoteTime(int64_t start_ns) {
+  if (frame_has_time_) return;
+  frame_has_time_ = true;
+  base_time_ns_ = start_ns;
+  last_time_ns_ = start_ns;
+}
+
 void PacketEncoder::Add(const KernelEvent& e) {
-  uint64_t name = Intern(e.name);
-  Slots s = BeginPacket(pf::kKernel, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, e.duration_ns);
-  b.PutUint(2, Delta(&ids_[pf::kKernel].correlation, e.correlation_id));
-  b.PutUint(3, e.stream_id);
-  b.PutUint(4, name);
-  b.PutUint(5, e.device_id);
-  b.PutUint(6, e.grid.x);
-  b.PutUint(7, e.grid.y);
-  b.PutUint(8, e.grid.z);
-  b.PutUint(9, e.block.x);
-  b.PutUint(10, e.block.y);
-  b.PutUint(11, e.block.z);
-  b.PutUint(12, e.registers_per_thread);
-  b.PutUint(13, e.static_shared_memory_bytes);
-  b.PutUint(14, e.dynamic_shared_memory_bytes);
-  b.PutUint(15, e.context_id);
-  b.PutUint(16, e.graph_id);
-  b.PutUint(17, e.graph_node_id);
-  b.PutUint(18, U(e.launch_type));
-  b.PutUint(19, Delta(&ids_[pf::kKernel].external, e.external_id));
-  b.PutUint(20, e.cluster.x);
-  b.PutUint(21, e.cluster.y);
-  b.PutUint(22, e.cluster.z);
-  EndPacket(s);
+  NoteTime(e.start_ns);
+  columns_.Add(e, Intern(e.name));
 }
 
 void PacketEncoder::Add(const ApiCallEvent& e) {
-  uint64_t name = Intern(e.name);
-  Slots s = BeginPacket(pf::kApiCall, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, e.duration_ns);
-  b.PutUint(2, e.thread_id);
-  b.PutUint(3, Delta(&ids_[pf::kApiCall].correlation, e.correlation_id));
-  b.PutUint(4, U(e.kind));
-  b.PutUint(5, e.cbid);
-  b.PutUint(6, name);
-  b.PutUint(7, e.stream_id);
-  b.PutUint(8, e.event_id);
-  b.PutUint(9, U(e.domain));
-  b.PutUint(10, Delta(&ids_[pf::kApiCall].external, e.external_id));
-  b.PutUint(11, e.graph_id);
-  b.PutInt(12, e.return_code);
-  EndPacket(s);
+  NoteTime(e.start_ns);
+  columns_.Add(e, Intern(e.name));
 }
 
 void PacketEncoder::Add(const MemcpyEvent& e) {
-  Slots s = BeginPacket(pf::kMemcpy, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, e.duration_ns);
-  b.PutUint(2, Delta(&ids_[pf::kMemcpy].correlation, e.correlation_id));
-  b.PutUint(3, e.stream_id);
-  b.PutUint(4, e.bytes);
-  b.PutUint(5, U(e.copy_kind));
-  b.PutUint(6, e.device_id);
-  b.PutUint(7, U(e.src_kind));
-  b.PutUint(8, U(e.dst_kind));
-  b.PutUint(9, e.src_device_id);
-  b.PutUint(10, e.dst_device_id);
-  b.PutUint(11, e.context_id);
-  b.PutUint(12, e.graph_node_id);
-  b.PutUint(13, Delta(&ids_[pf::kMemcpy].external, e.external_id));
-  EndPacket(s);
+  NoteTime(e.start_ns);
+  columns_.Add(e);
 }
 
 void PacketEncoder::Add(const MemsetEvent& e) {
-  Slots s = BeginPacket(pf::kMemset, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, e.duration_ns);
-  b.PutUint(2, Delta(&ids_[pf::kMemset].correlation, e.correlation_id));
-  b.PutUint(3, e.stream_id);
-  b.PutUint(4, e.bytes);
-  b.PutUint(5, e.value);
-  b.PutUint(6, e.device_id);
-  b.PutUint(7, U(e.memory_kind));
-  b.PutUint(8, e.context_id);
-  b.PutUint(9, e.graph_node_id);
-  b.PutUint(10, Delta(&ids_[pf::kMemset].external, e.external_id));
-  EndPacket(s);
+  NoteTime(e.start_ns);
+  columns_.Add(e);
 }
 
 void PacketEncoder::Add(const SyncEvent& e) {
-  Slots s = BeginPacket(pf::kSync, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, e.duration_ns);
-  b.PutUint(2, U(e.sync_type));
-  b.PutUint(3, Delta(&ids_[pf::kSync].correlation, e.correlation_id));
-  b.PutUint(4, e.stream_id);
-  b.PutUint(5, e.event_id);
-  b.PutUint(6, e.cuda_event_sync_id);
-  b.PutUint(7, e.wait_on_stream_id);
-  b.PutUint(8, e.event_record_correlation_id);
-  b.PutUint(9, e.device_id);
-  b.PutUint(10, e.context_id);
-  b.PutUint(11, e.thread_id);
-  b.PutUint(12, Delta(&ids_[pf::kSync].external, e.external_id));
-  EndPacket(s);
+  NoteTime(e.start_ns);
+  columns_.Add(e);
 }
 
 void PacketEncoder::Add(const CudaEventRecordEvent& e) {
-  Slots s = BeginPacket(pf::kCudaEvent, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, Delta(&ids_[pf::kCudaEvent].correlation, e.correlation_id));
-  b.PutUint(2, e.event_id);
-  b.PutUint(3, e.stream_id);
-  b.PutUint(4, e.cuda_event_sync_id);
-  b.PutUint(5, e.device_id);
-  b.PutUint(6, e.context_id);
-  b.PutBool(7, e.has_device_timestamp);
-  EndPacket(s);
+  NoteTime(e.start_ns);
+  columns_.Add(e);
 }
 
 void PacketEncoder::Add(const NvtxEvent& e) {
+  NoteTime(e.start_ns);
   uint64_t name = Intern(e.name);
-  uint64_t domain = Intern(e.domain);
-  Slots s = BeginPacket(pf::kNvtx, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, e.duration_ns);
-  b.PutUint(2, e.thread_id);
-  b.PutUint(3, name);
-  b.PutUint(4, domain);
-  b.PutUint(5, U(e.kind));
-  b.PutUint(6, e.depth);
-  b.PutUint(7, e.color_argb);
-  b.PutUint(8, e.category);
-  b.PutUint(9, e.range_id);
-  b.PutUint(10, e.end_thread_id);
-  EndPacket(s);
+  columns_.Add(e, name, Intern(e.domain));
 }
 
 void PacketEncoder::Add(const HostRangeEvent& e) {
-  uint64_t name = Intern(e.name);
-  Slots s = BeginPacket(pf::kHostRange, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, e.duration_ns);
-  b.PutUint(2, e.thread_id);
-  b.PutUint(3, name);
-  b.PutUint(4, U(e.category));
-  b.PutUint(5, Delta(&ids_[pf::kHostRange].external, e.external_id));
-  b.PutUint(6, Delta(&ids_[pf::kHostRange].sequence, e.sequence_number));
-  b.PutUint(7, e.forward_thread_id);
-  b.PutUint(8, e.stream_id);
-  b.PutUint(9, e.device_id);
-  if (e.has_step_number) b.PutIntAlways(10, e.step_number);
-  EndPacket(s);
+  NoteTime(e.start_ns);
+  columns_.Add(e, Intern(e.name));
 }
 
 void PacketEncoder::Add(const CollectiveEvent& e) {
-  Slots s = BeginPacket(pf::kCollective, e.start_ns, kEventBound);
-  WireBuffer& b = events_;
-  b.PutUint(1, e.duration_ns);
-  b.PutUint(2, e.comm_id);
-  b.PutUint(3, e.seq_number);
-  b.PutUint(4, U(e.op));
-  b.PutUint(5, e.count);
-  b.PutUint(6, U(e.data_type));
-  b.PutUint(7, e.bytes);
-  if (e.root_rank >= 0) b.PutIntAlways(8, e.root_rank);
-  if (e.peer_rank >= 0) b.PutIntAlways(9, e.peer_rank);
-  b.PutUint(10, e.stream_id);
-  b.PutSint(11, e.gpu_start_offset_ns);
-  b.PutUint(12, e.gpu_duration_ns);
-  b.PutUint(13, U(e.algorithm));
-  b.PutUint(14, U(e.protocol));
-  b.PutUint(15, e.channels);
-  b.PutUint(16, e.device_id);
-  b.PutUint(17, U(e.reduce_op));
-  b.PutUint(18, Delta(&ids_[pf::kCollective].correlation, e.correlation_id));
-  b.PutUint(19, e.thread_id);
-  b.PutUint(20, e.comm_size);
-  b.PutBool(21, e.has_host_time);
-  EndPacket(s);
+  NoteTime(e.start_ns);
+  columns_.Add(e);
 }
 
 void PacketEncoder::Add(const CommunicatorEvent& e) {
@@ -404,12 +270,14 @@ void PacketEncoder::AddHeader(const HeaderInfo& h) {
 }
 
 void PacketEncoder::AddTrailer(uint64_t packets_written, uint64_t frames_written,
-                               uint64_t events_dropped, uint64_t end_time_ns) {
+                               uint64_t events_dropped, uint64_t end_time_ns,
+                               uint64_t events_written) {
   Slots s = BeginUntimedPacket(pf::kTrailer, kEventBound);
   events_.PutUint(1, packets_written);
   events_.PutUint(2, frames_written);
   events_.PutUint(3, events_dropped);
   events_.PutUint(4, end_time_ns);
+  events_.PutUint(5, events_written);
   EndPacket(s);
 }
 
@@ -424,8 +292,9 @@ uint64_t PacketEncoder::TakeFrame(WireBuffer* out) {
   out->EndNested(packet);
   out->PutRaw(header_.data(), header_.size());
   out->PutRaw(interned_.data(), interned_.size());
+  uint64_t packets = packets_ + 1 + columns_.EncodeAndClear(base_time_ns_, out);
+  out->EnsureRoom(events_.size());
   out->PutRaw(events_.data(), events_.size());
-  uint64_t packets = packets_ + 1;
 
   ++frame_index_;
   header_.Clear();
@@ -438,7 +307,6 @@ uint64_t PacketEncoder::TakeFrame(WireBuffer* out) {
   frame_has_time_ = false;
   base_time_ns_ = 0;
   last_time_ns_ = 0;
-  for (IdState& ids : ids_) ids = IdState();
   return packets;
 }
 

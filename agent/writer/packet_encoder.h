@@ -1,9 +1,8 @@
-// Design: encodes trace events as TracePacket wire bytes into the current frame, with the
-// per-frame incremental state of schema/lumos/trace.proto: start times as deltas from the
-// previous timed packet, ids as deltas from the previous packet of the same kind, strings
-// interned once per frame. TakeFrame() returns the finished
-// frame's bytes (FramePacket, the header if pending, interned strings, then events) and starts
-// a new frame.
+// Design: encodes trace events into the current frame of schema 2 (schema/lumos/trace.proto):
+// the frequent kinds as columns (ColumnEncoder), the rare ones as row packets whose start
+// times are deltas from the previous row packet, strings interned once per frame.
+// TakeFrame() returns the finished frame's bytes (FramePacket, the header if pending, interned
+// strings, column packets, then row packets) and starts a new frame.
 // Single-threaded: owned by the writer thread. Nothing here allocates per event once the
 // buffers and the intern table have grown to a frame's working size.
 #pragma once
@@ -13,6 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "agent/writer/column_encoder.h"
 #include "agent/writer/trace_events.h"
 #include "agent/writer/wire_buffer.h"
 
@@ -39,12 +39,15 @@ class PacketEncoder {
   void AddHeader(const HeaderInfo& header);
   // Trailer fields are filled in by the caller (it knows the file-level totals).
   void AddTrailer(uint64_t packets_written, uint64_t frames_written, uint64_t events_dropped,
-                  uint64_t end_time_ns);
+                  uint64_t end_time_ns, uint64_t events_written);
 
-  // Bytes of packets added since the last TakeFrame (without interned strings).
-  size_t pending_bytes() const { return header_.size() + events_.size() + interned_.size(); }
-  uint64_t pending_packets() const { return packets_; }
-  bool empty() const { return packets_ == 0; }
+  // Bytes added since the last TakeFrame (columns estimated, see ColumnEncoder).
+  size_t pending_bytes() const {
+    return header_.size() + events_.size() + interned_.size() + columns_.estimated_bytes();
+  }
+  // Packets TakeFrame would write, without the FramePacket.
+  uint64_t pending_packets() const { return packets_ + columns_.packets(); }
+  bool empty() const { return packets_ == 0 && columns_.events() == 0; }
 
   // Writes the frame (FramePacket + interned strings + events) into `out` (cleared first),
   // resets the per-frame state and returns the number of packets in it (incl. FramePacket).
@@ -59,6 +62,7 @@ class PacketEncoder {
   Slots BeginPacket(uint32_t field, int64_t start_ns, size_t bound);
   Slots BeginUntimedPacket(uint32_t field, size_t bound);
   void EndPacket(Slots slots);
+  void NoteTime(int64_t start_ns);  // Sets the frame's time base at its first event.
   uint64_t Intern(std::string_view value);
 
   struct StringHash {
@@ -69,7 +73,7 @@ class PacketEncoder {
   InternMap::iterator AddInterned(std::string_view value);
 
   WireBuffer header_;  // The TraceHeader, when pending: always the frame's second packet.
-  WireBuffer events_;
+  WireBuffer events_;  // Row packets.
   WireBuffer interned_;
   InternMap interned_ids_;  // Node-based: the key strings stay put until the frame ends.
   struct CacheEntry {
@@ -82,14 +86,7 @@ class PacketEncoder {
   uint64_t next_iid_ = 1;
   uint64_t packets_ = 0;
   uint64_t frame_index_ = 0;
-  // Previous id values per packet kind (indexed by TracePacket field number), for the
-  // delta coding of correlation_id, external_id and sequence_number.
-  struct IdState {
-    uint64_t correlation = 0;
-    uint64_t external = 0;
-    uint64_t sequence = 0;
-  };
-  IdState ids_[32];
+  ColumnEncoder columns_;
   bool frame_has_time_ = false;
   int64_t base_time_ns_ = 0;
   int64_t last_time_ns_ = 0;

@@ -2,7 +2,8 @@
 // schema/lumos/trace.proto (field meanings are documented there). Strings are string_views
 // that only need to live until the Add*() call returns: the writer interns them per frame.
 // Times are integer ns in the trace's default clock; 0 in a field means "not known"
-// (proto3 default) unless a comment says otherwise.
+// (proto3 default) unless a comment says otherwise. The modeler's reader hands the frequent
+// kinds back in the same structs (modeler/trace/frame_events.h).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,7 @@ using schema::WindowTrigger;
 
 struct Dim3 {
   uint32_t x = 0, y = 0, z = 0;
+  bool operator==(const Dim3&) const = default;
 };
 
 struct KernelEvent {
@@ -51,6 +53,8 @@ struct KernelEvent {
   uint64_t graph_node_id = 0;
   LaunchType launch_type = LaunchType::kUnspecified;
   uint64_t external_id = 0;
+  // Field by field; names compare by content.
+  bool operator==(const KernelEvent&) const = default;
 };
 
 struct ApiCallEvent {
@@ -67,6 +71,8 @@ struct ApiCallEvent {
   uint64_t external_id = 0;
   uint64_t graph_id = 0;
   int32_t return_code = 0;
+  // Field by field; names compare by content.
+  bool operator==(const ApiCallEvent&) const = default;
 };
 
 struct MemcpyEvent {
@@ -84,6 +90,8 @@ struct MemcpyEvent {
   uint32_t context_id = 0;
   uint64_t graph_node_id = 0;
   uint64_t external_id = 0;
+  // Field by field; names compare by content.
+  bool operator==(const MemcpyEvent&) const = default;
 };
 
 struct MemsetEvent {
@@ -98,6 +106,8 @@ struct MemsetEvent {
   uint32_t context_id = 0;
   uint64_t graph_node_id = 0;
   uint64_t external_id = 0;
+  // Field by field; names compare by content.
+  bool operator==(const MemsetEvent&) const = default;
 };
 
 struct SyncEvent {
@@ -114,6 +124,8 @@ struct SyncEvent {
   uint32_t context_id = 0;
   uint32_t thread_id = 0;
   uint64_t external_id = 0;
+  // Field by field; names compare by content.
+  bool operator==(const SyncEvent&) const = default;
 };
 
 struct CudaEventRecordEvent {
@@ -125,6 +137,8 @@ struct CudaEventRecordEvent {
   uint32_t device_id = 0;
   uint32_t context_id = 0;
   bool has_device_timestamp = false;
+  // Field by field; names compare by content.
+  bool operator==(const CudaEventRecordEvent&) const = default;
 };
 
 struct NvtxEvent {
@@ -139,6 +153,8 @@ struct NvtxEvent {
   uint32_t category = 0;
   uint64_t range_id = 0;
   uint32_t end_thread_id = 0;
+  // Field by field; names compare by content.
+  bool operator==(const NvtxEvent&) const = default;
 };
 
 struct HostRangeEvent {
@@ -154,6 +170,8 @@ struct HostRangeEvent {
   uint32_t device_id = 0;
   bool has_step_number = false;
   int64_t step_number = 0;
+  // Field by field; names compare by content.
+  bool operator==(const HostRangeEvent&) const = default;
 };
 
 struct CollectiveEvent {
@@ -179,6 +197,8 @@ struct CollectiveEvent {
   uint32_t thread_id = 0;
   uint32_t comm_size = 0;
   bool has_host_time = false;
+  // Field by field; names compare by content.
+  bool operator==(const CollectiveEvent&) const = default;
 };
 
 struct CommunicatorEvent {

@@ -170,7 +170,8 @@ Status TraceFileWriter::Close(uint64_t end_time_ns) {
   }
   ReportWriteLossInPendingFrame();
   uint64_t packets_before = stats_.packets_written + 1 /*FramePacket*/ + encoder_.pending_packets();
-  encoder_.AddTrailer(packets_before, stats_.frames_written, stats_.events_lost, end_time_ns);
+  encoder_.AddTrailer(packets_before, stats_.frames_written, stats_.events_lost, end_time_ns,
+                      stats_.events + events_in_frame_);
   Status trailer = Flush();
   options_.max_file_bytes = limit;
   if (::close(fd_) != 0 && status.ok()) {

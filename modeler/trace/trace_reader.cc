@@ -11,6 +11,8 @@
 #include <cinttypes>
 #include <cstring>
 
+#include "modeler/trace/column_decoder.h"
+#include "modeler/trace/event_packets.h"
 #include "modeler/trace/incremental_ids.h"
 #include "schema/format.h"
 
@@ -138,20 +140,83 @@ class FrameSource {
   size_t pos_ = 0;
 };
 
+// A TracePacket holding a schema-2 *Columns message: which field, and its body.
+struct ColumnsSpan {
+  uint32_t field = 0;  // 0: not a column packet.
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+// Looks at the top-level fields of a TracePacket for a *Columns field; cheap, no parsing.
+ColumnsSpan FindColumns(const uint8_t* p, size_t size) {
+  const uint8_t* end = p + size;
+  while (p < end) {
+    uint64_t tag = 0, value = 0;
+    if (!ReadVarint(&p, end, &tag)) return {};
+    switch (tag & 7) {
+      case 0:
+        if (!ReadVarint(&p, end, &value)) return {};
+        break;
+      case 1:
+      case 5: {
+        size_t n = (tag & 7) == 1 ? 8 : 4;
+        if (static_cast<size_t>(end - p) < n) return {};
+        p += n;
+        break;
+      }
+      case 2: {
+        if (!ReadVarint(&p, end, &value) || value > static_cast<uint64_t>(end - p)) return {};
+        auto field = static_cast<uint32_t>(tag >> 3);
+        if (ColumnDecoder::IsColumnsField(field)) {
+          return ColumnsSpan{field, p, static_cast<size_t>(value)};
+        }
+        p += value;
+        break;
+      }
+      default:
+        return {};  // libprotobuf will report it.
+    }
+  }
+  return {};
+}
+
+// ReadPackets on a column packet: each event as the row packet schema 1 would have written.
+template <typename Event>
+Status DeliverKind(const std::vector<Event>& list, const InternTable& strings, int64_t base_ns,
+                   pb::TracePacket* packet, PacketContext* context,
+                   const PacketCallback& callback) {
+  for (const Event& e : list) {
+    EventToPacket(
+        e, strings,
+        static_cast<int64_t>(static_cast<uint64_t>(e.start_ns) - static_cast<uint64_t>(base_ns)),
+        packet);
+    context->start_ns = e.start_ns;
+    LUMOS_RETURN_IF_ERROR(callback(*packet, *context));
+  }
+  return Status::Ok();
+}
+
+Status DeliverAsPackets(const FrameEvents& events, const InternTable& strings, int64_t base_ns,
+                        pb::TracePacket* packet, PacketContext* context,
+                        const PacketCallback& callback) {
+  LUMOS_RETURN_IF_ERROR(DeliverKind(events.kernels, strings, base_ns, packet, context, callback));
+  LUMOS_RETURN_IF_ERROR(DeliverKind(events.api_calls, strings, base_ns, packet, context, callback));
+  LUMOS_RETURN_IF_ERROR(DeliverKind(events.memcpys, strings, base_ns, packet, context, callback));
+  LUMOS_RETURN_IF_ERROR(DeliverKind(events.memsets, strings, base_ns, packet, context, callback));
+  LUMOS_RETURN_IF_ERROR(DeliverKind(events.syncs, strings, base_ns, packet, context, callback));
+  LUMOS_RETURN_IF_ERROR(
+      DeliverKind(events.cuda_events, strings, base_ns, packet, context, callback));
+  LUMOS_RETURN_IF_ERROR(DeliverKind(events.nvtx, strings, base_ns, packet, context, callback));
+  LUMOS_RETURN_IF_ERROR(
+      DeliverKind(events.host_ranges, strings, base_ns, packet, context, callback));
+  return DeliverKind(events.collectives, strings, base_ns, packet, context, callback);
+}
+
 std::string Where(const std::string& path, uint64_t offset) {
   return path + ": byte offset " + std::to_string(offset);
 }
 
 }  // namespace
-
-Status InternTable::Set(uint64_t iid, const std::string& value) {
-  if (iid == 0 || iid > (1u << 24))
-    return ErrorStatus("interned string id %llu out of range",
-                       static_cast<unsigned long long>(iid));
-  if (iid >= strings_.size()) strings_.resize(iid + 1);
-  strings_[iid] = value;
-  return Status::Ok();
-}
 
 TraceReader::TraceReader(std::string path, int fd, uint64_t file_bytes)
     : path_(std::move(path)), fd_(fd), file_bytes_(file_bytes) {}
@@ -194,13 +259,14 @@ StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path
     return Status::Error(Where(path, 0) + ": not a Lumos trace: bad magic" + hint);
   }
   uint32_t major = Le32(preamble + 16);
-  if (major != schema::kSchemaMajor) {
+  if (major < schema::kOldestReadableMajor || major > schema::kSchemaMajor) {
     return ErrorStatus(
         "%s: byte offset 16: schema major version %u is not supported by this "
-        "reader (it reads major %u)%s",
-        path.c_str(), major, schema::kSchemaMajor,
+        "reader (it reads majors %u to %u)%s",
+        path.c_str(), major, schema::kOldestReadableMajor, schema::kSchemaMajor,
         major > schema::kSchemaMajor ? "; upgrade lumos-model" : "");
   }
+  reader->schema_major_ = major;
 
   // The first packet must be the header.
   bool saw_header = false;
@@ -225,14 +291,24 @@ StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path
                                             : "no TraceHeader packet";
     return Status::Error(path + ": cannot read the header: " + why);
   }
-  if (reader->header_.schema_major() != schema::kSchemaMajor) {
-    return ErrorStatus("%s: header says schema major %u; this reader reads major %u", path.c_str(),
-                       reader->header_.schema_major(), schema::kSchemaMajor);
+  if (reader->header_.schema_major() != major) {
+    return ErrorStatus("%s: the header says schema major %u, the preamble %u", path.c_str(),
+                       reader->header_.schema_major(), major);
   }
   return reader;
 }
 
 Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* result) {
+  return Read(&callback, nullptr, result);
+}
+
+Status TraceReader::ReadFrames(const FrameCallback& callback, ReadResult* result) {
+  return Read(nullptr, &callback, result);
+}
+
+// One walk for both ways of reading: `packets` or `frames` is set.
+Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* frames,
+                         ReadResult* result) {
   *result = ReadResult();
   result->file_bytes = file_bytes_;
   FrameSource source(fd_, path_, file_bytes_);
@@ -241,6 +317,9 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
   std::vector<uint8_t> content;
   google::protobuf::Arena arena;
   InternTable strings;
+  ColumnDecoder columns;
+  FrameEvents events;  // ReadFrames: the frame; ReadPackets: one column packet's events.
+  pb::TracePacket* synthesized = nullptr;  // ReadPackets: a column event as a row packet.
   PacketContext context;
   context.strings = &strings;
   Status status;
@@ -297,7 +376,11 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
     // Split into packets: Trace.packet entries (unknown Trace fields are skipped).
     arena.Reset();
     auto* packet = google::protobuf::Arena::CreateMessage<pb::TracePacket>(&arena);
+    synthesized = google::protobuf::Arena::CreateMessage<pb::TracePacket>(&arena);
     strings.Clear();
+    events.Clear();
+    events.frame_index = frame_index;
+    events.frame_offset = offset;
     context.frame_index = frame_index;
     context.frame_offset = offset;
     bool frame_has_time = false;
@@ -336,43 +419,82 @@ Status TraceReader::ReadPackets(const PacketCallback& callback, ReadResult* resu
         why = "packet " + std::to_string(packet_index) + " runs past the end of its frame";
         break;
       }
-      if (!packet->ParseFromArray(p, static_cast<int>(length))) {
+      const uint8_t* body_start = p;
+      p += length;
+      ++result->stored_packets;
+
+      // Schema 2 column packets: decoded by hand.
+      ColumnsSpan span = FindColumns(body_start, length);
+      if (span.field != 0) {
+        if (packet_index == 0) {
+          why = "the frame does not start with a FramePacket";
+          break;
+        }
+        size_t before = events.column_events();
+        if (packets != nullptr) events.Clear();
+        Status decoded =
+            columns.Decode(span.field, span.data, span.size, base_ns, strings, &events);
+        if (!decoded.ok()) {
+          why = "packet " + std::to_string(packet_index) + ": " + decoded.message();
+          break;
+        }
+        ++packet_index;
+        uint64_t added = events.column_events() - (packets != nullptr ? 0 : before);
+        result->packets += added;
+        result->events += added;
+        if (packets != nullptr) {
+          status = DeliverAsPackets(events, strings, base_ns, synthesized, &context, *packets);
+          if (!status.ok()) break;
+        }
+        continue;
+      }
+
+      auto* row = frames != nullptr
+                      ? google::protobuf::Arena::CreateMessage<pb::TracePacket>(&arena)
+                      : packet;
+      if (!row->ParseFromArray(body_start, static_cast<int>(length))) {
         why = "packet " + std::to_string(packet_index) + " does not parse as a TracePacket";
         break;
       }
-      p += length;
-      ids.Restore(packet);
-      if (packet->has_frame()) {
+      ids.Restore(row);
+      if (row->has_frame()) {
         if (packet_index != 0) {
           why = "FramePacket in the middle of a frame";
           break;
         }
-        base_ns = static_cast<int64_t>(packet->frame().base_time_ns());
-      } else if (packet->has_interned()) {
-        Status set = strings.Set(packet->interned().iid(), packet->interned().value());
+        base_ns = static_cast<int64_t>(row->frame().base_time_ns());
+      } else if (row->has_interned()) {
+        Status set = strings.Set(row->interned().iid(), row->interned().value());
         if (!set.ok()) {
           why = set.message();
           break;
         }
-      } else if (packet->has_trailer()) {
+      } else if (row->has_trailer()) {
         result->has_trailer = true;
-        result->trailer = packet->trailer();
+        result->trailer = row->trailer();
       }
-      if (packet->has_start_delta_ns()) {
+      if (row->has_start_delta_ns()) {
         // Wrapping arithmetic: deltas may cross the int64 range on hostile input.
         int64_t from = frame_has_time ? last_ns : base_ns;
         last_ns = static_cast<int64_t>(static_cast<uint64_t>(from) +
-                                       static_cast<uint64_t>(packet->start_delta_ns()));
+                                       static_cast<uint64_t>(row->start_delta_ns()));
         frame_has_time = true;
         context.start_ns = last_ns;
+        ++result->events;
       } else {
         context.start_ns = 0;
       }
       ++packet_index;
       ++result->packets;
-      status = callback(*packet, context);
-      if (!status.ok()) break;
+      if (packets != nullptr) {
+        status = (*packets)(*row, context);
+        if (!status.ok()) break;
+      } else if (!row->has_frame() && !row->has_interned() &&
+                 !AppendEventFromPacket(*row, context.start_ns, strings, &events)) {
+        events.rows.push_back(RowPacket{row, context.start_ns});
+      }
     }
+    if (status.ok() && frames != nullptr) status = (*frames)(events);
     if (!status.ok()) break;
     if (!why.empty()) {
       result->damage = Status::Error(Where(path_, offset) + ": frame " +

@@ -1,13 +1,17 @@
-// Design: reads one Lumos trace file as a stream of packets without loading the whole file:
-// a sliding window over the file yields one zstd frame at a time, which is decompressed and
-// split into TracePackets (libprotobuf, on an arena reset per frame). The reader applies the
-// per-frame incremental state (interned strings, start-time deltas) and hands each packet with
-// its absolute start time to a callback.
-// Failure behaviour: Open() rejects files that are not Lumos traces (empty, wrong magic, newer
-// schema major, no readable header) with one message naming the file and byte offset.
-// ReadPackets() delivers every packet of every intact frame; a damaged tail (truncated or
-// corrupted frame, malformed packet) stops the stream and is reported in ReadResult::damage,
-// naming file and byte offset. Nothing here aborts or loops on bad input.
+// Design: reads one Lumos trace file without loading the whole file: a sliding window over the
+// file yields one zstd frame at a time, which is decompressed and walked packet by packet.
+// Two ways to consume it:
+//   * ReadFrames (the fast path, schema 2): each frame's events as plain structs
+//     (FrameEvents); column packets are decoded by hand (ColumnDecoder), only rare row packets
+//     go through libprotobuf. Schema-1 row events are converted to the same structs.
+//   * ReadPackets (compatibility): one TracePacket per event, as schema 1 wrote them; schema-2
+//     column entries are turned back into row packets (absolute ids, context.start_ns set).
+// Both apply the per-frame incremental state (interned strings, time and id deltas).
+// Failure behaviour: Open() rejects files that are not Lumos traces (empty, wrong magic, a
+// schema major it cannot read, no readable header) with one message naming the file and byte
+// offset. Reading delivers everything up to a damaged tail (truncated or corrupted frame,
+// malformed packet), then stops and reports it in ReadResult::damage, naming file and byte
+// offset. Nothing here aborts or loops on bad input.
 // Threading: one reader per thread.
 #pragma once
 
@@ -19,25 +23,13 @@
 #include <vector>
 
 #include "base/status.h"
+#include "modeler/trace/frame_events.h"
+#include "modeler/trace/intern_table.h"
 #include "schema/lumos/trace.pb.h"
 
 namespace lumos::modeler {
 
 namespace pb = ::lumos::trace;
-
-// Strings interned in the current frame, by iid.
-class InternTable {
- public:
-  void Clear() { strings_.clear(); }
-  Status Set(uint64_t iid, const std::string& value);
-  // The string for iid, or "" when iid is 0 or was never defined in this frame.
-  std::string_view Get(uint64_t iid) const {
-    return iid < strings_.size() ? std::string_view(strings_[iid]) : std::string_view();
-  }
-
- private:
-  std::vector<std::string> strings_;
-};
 
 struct PacketContext {
   int64_t start_ns = 0;       // Absolute start; meaningful when packet.has_start_delta_ns().
@@ -47,13 +39,18 @@ struct PacketContext {
   std::string_view String(uint64_t iid) const { return strings->Get(iid); }
 };
 
-// Return a non-OK status to stop reading (it is passed back from ReadPackets).
+// Return a non-OK status to stop reading (it is passed back from ReadPackets/ReadFrames).
 using PacketCallback = std::function<Status(const pb::TracePacket&, const PacketContext&)>;
+using FrameCallback = std::function<Status(const FrameEvents&)>;
 
 struct ReadResult {
-  uint64_t frames = 0;      // Intact frames read.
-  uint64_t packets = 0;     // Packets delivered.
-  uint64_t bytes_read = 0;  // File bytes covered by intact frames (incl. preamble).
+  uint64_t frames = 0;  // Intact frames read.
+  // Packets read, counting each event of a column packet as one packet (what ReadPackets
+  // delivers; the same count for ReadFrames).
+  uint64_t packets = 0;
+  uint64_t stored_packets = 0;  // Packets as stored in the file (a column packet counts once).
+  uint64_t events = 0;          // Timed events (column entries and timed row packets).
+  uint64_t bytes_read = 0;      // File bytes covered by intact frames (incl. preamble).
   uint64_t file_bytes = 0;
   bool has_trailer = false;  // The writer closed the file cleanly.
   pb::Trailer trailer;
@@ -73,16 +70,23 @@ class TraceReader {
   const pb::TraceHeader& header() const { return header_; }
   uint64_t file_bytes() const { return file_bytes_; }
 
+  // Schema major of the file (from its preamble).
+  uint32_t schema_major() const { return schema_major_; }
+
   // Streams all packets from the start of the file (the header packet included). Returns the
   // callback's error if it stops the stream; damage is reported in `result`, not as an error.
   Status ReadPackets(const PacketCallback& callback, ReadResult* result);
+  // Streams the file frame by frame as plain event structs (the header is a row of the first
+  // frame). Same stopping and damage rules; a damaged frame delivers what precedes the damage.
+  Status ReadFrames(const FrameCallback& callback, ReadResult* result);
 
  private:
   TraceReader(std::string path, int fd, uint64_t file_bytes);
-  struct Impl;
+  Status Read(const PacketCallback* packets, const FrameCallback* frames, ReadResult* result);
   std::string path_;
   int fd_ = -1;
   uint64_t file_bytes_ = 0;
+  uint32_t schema_major_ = 0;
   pb::TraceHeader header_;
 };
 

@@ -78,8 +78,54 @@ TEST(EnumsTest, PacketFieldNumbersMatchTheProto) {
   EXPECT_EQ(number("capture_window"), pf::kCaptureWindow);
   EXPECT_EQ(number("thread"), pf::kThread);
   EXPECT_EQ(number("trailer"), pf::kTrailer);
-  EXPECT_EQ(packet->field_count(), 20);  // Update this test when a packet kind is added.
+  EXPECT_EQ(number("kernel_columns"), pf::kKernelColumns);
+  EXPECT_EQ(number("api_call_columns"), pf::kApiCallColumns);
+  EXPECT_EQ(number("memcpy_columns"), pf::kMemcpyColumns);
+  EXPECT_EQ(number("memset_columns"), pf::kMemsetColumns);
+  EXPECT_EQ(number("sync_columns"), pf::kSyncColumns);
+  EXPECT_EQ(number("cuda_event_columns"), pf::kCudaEventColumns);
+  EXPECT_EQ(number("nvtx_columns"), pf::kNvtxColumns);
+  EXPECT_EQ(number("host_range_columns"), pf::kHostRangeColumns);
+  EXPECT_EQ(number("collective_columns"), pf::kCollectiveColumns);
+  EXPECT_EQ(packet->field_count(), 29);  // Update this test when a packet kind is added.
   EXPECT_EQ(kTracePacketTag, (::lumos::trace::Trace::kPacketFieldNumber << 3) | 2);
+}
+
+// Column N of every *Columns message is field N of its row message: same name (or the
+// name + "_delta" for delta-coded ids, "_plus_1" for optional ranks), and every row field has
+// its column. The reader and the writer rely on this correspondence.
+TEST(EnumsTest, ColumnMessagesMirrorTheirRowMessages) {
+  const auto* packet = ::lumos::trace::TracePacket::descriptor();
+  int kinds = 0;
+  for (uint32_t row = packet_field::kKernel; row <= packet_field::kCollective; ++row) {
+    const auto* row_field = packet->FindFieldByNumber(static_cast<int>(row));
+    const auto* column_field =
+        packet->FindFieldByNumber(static_cast<int>(row + packet_field::kColumnsOffset));
+    ASSERT_NE(row_field, nullptr);
+    ASSERT_NE(column_field, nullptr);
+    const auto* rows = row_field->message_type();
+    const auto* columns = column_field->message_type();
+    EXPECT_EQ(column_field->name(), row_field->name() + "_columns");
+    ASSERT_NE(columns->FindFieldByNumber(column_field::kCount), nullptr) << columns->name();
+    ASSERT_NE(columns->FindFieldByNumber(column_field::kStartDeltaNs), nullptr) << columns->name();
+    EXPECT_EQ(columns->FindFieldByNumber(column_field::kCount)->name(), "count");
+    EXPECT_EQ(columns->FindFieldByNumber(column_field::kStartDeltaNs)->name(), "start_delta_ns");
+    for (int i = 0; i < rows->field_count(); ++i) {
+      const auto* f = rows->field(i);
+      const auto* c = columns->FindFieldByNumber(f->number());
+      ASSERT_NE(c, nullptr) << columns->name() << " has no column " << f->number();
+      EXPECT_TRUE(c->is_repeated()) << c->full_name();
+      bool same_name = c->name() == f->name() || c->name() == f->name() + "_delta" ||
+                       c->name() == f->name() + "_plus_1" ||
+                       (f->name() == "count" && c->name() == "count_elements");
+      EXPECT_TRUE(same_name) << c->full_name() << " vs " << f->full_name();
+    }
+    // Row fields plus count and start_delta_ns, plus has_step_number for host ranges.
+    int extra = row == packet_field::kHostRange ? 3 : 2;
+    EXPECT_EQ(columns->field_count(), rows->field_count() + extra) << columns->name();
+    ++kinds;
+  }
+  EXPECT_EQ(kinds, 9);
 }
 
 }  // namespace

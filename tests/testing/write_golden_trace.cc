@@ -1,6 +1,6 @@
-// Writes the golden trace of the current schema version:
-//   build/tests/testing/lumos_write_golden_trace tests/data/schema_v1.0/every_packet_kind.pb.zst
-// Run once per released schema minor version; old golden files are never regenerated.
+// Writes the golden trace of the current schema version (2.0 now):
+//   build/tests/testing/lumos_write_golden_trace tests/data/schema_v2.0/every_packet_kind.pb.zst
+// Run once per released schema version; old golden files are never regenerated.
 #include <cstdio>
 
 #include "tests/testing/every_packet_kind.h"

@@ -7,6 +7,7 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ struct ReadEvent {
   std::string domain;
 };
 
-// The timed event packets of `path`, in file order.
+// The timed event packets of `path`, in time order (a frame stores events grouped by kind;
+// equal starts keep file order).
 std::vector<ReadEvent> ReadEvents(const std::string& path) {
   std::vector<ReadEvent> events;
   auto reader = modeler::TraceReader::Open(path);
@@ -59,6 +61,8 @@ std::vector<ReadEvent> ReadEvents(const std::string& path) {
   EXPECT_TRUE(status.ok()) << status.message();
   EXPECT_TRUE(result.damage.ok()) << result.damage.message();
   EXPECT_TRUE(result.has_trailer);
+  std::stable_sort(events.begin(), events.end(),
+                   [](const ReadEvent& a, const ReadEvent& b) { return a.start_ns < b.start_ns; });
   return events;
 }
 

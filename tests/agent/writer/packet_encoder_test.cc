@@ -1,7 +1,7 @@
-// Every packet kind round-trips: our hand-written encoder -> libprotobuf parse (+ the reader's
-// restoring of delta-coded ids) -> equal to the expected message. Each expected message sets every
-// field of its event type (checked by reflection), so a field the encoder forgets or numbers
-// wrongly fails here.
+// Every packet kind round-trips: our hand-written encoder -> libprotobuf parse -> column packets
+// expanded to rows by the reflection oracle (tests/testing/column_oracle.h) -> equal to the
+// expected message. Each expected message sets every field of its event type (checked by
+// reflection), so a field the encoder forgets or numbers wrongly fails here.
 #include "agent/writer/packet_encoder.h"
 
 #include <google/protobuf/text_format.h>
@@ -10,8 +10,8 @@
 
 #include <cstring>
 
-#include "modeler/trace/incremental_ids.h"
 #include "schema/lumos/trace.pb.h"
+#include "tests/testing/column_oracle.h"
 
 namespace lumos::agent {
 namespace {
@@ -23,10 +23,7 @@ pb::Trace Decode(PacketEncoder& encoder) {
   encoder.TakeFrame(&frame);
   pb::Trace trace;
   EXPECT_TRUE(trace.ParseFromArray(frame.data(), static_cast<int>(frame.size())));
-  // Ids are delta-coded on the wire; restore them as the reader does.
-  modeler::IncrementalIds ids;
-  for (pb::TracePacket& packet : *trace.mutable_packet()) ids.Restore(&packet);
-  return trace;
+  return ::lumos::testing::ExpandColumns(trace);
 }
 
 pb::TracePacket FromText(const std::string& text) {
@@ -128,12 +125,12 @@ TEST(PacketEncoderTest, GpuCopiesAndSyncsRoundTrip) {
                "bytes: 4 value: 5 device_id: 6 memory_kind: MEMORY_KIND_MANAGED context_id: 8 "
                "graph_node_id: 9 external_id: 10 }");
   ExpectPacket(trace.packet(3),
-               "start_delta_ns: 5 sync { duration_ns: 1 sync_type: SYNC_TYPE_STREAM_WAIT_EVENT "
+               "start_delta_ns: -5 sync { duration_ns: 1 sync_type: SYNC_TYPE_STREAM_WAIT_EVENT "
                "correlation_id: 3 stream_id: 4 event_id: 5 cuda_event_sync_id: 6 "
                "wait_on_stream_id: 7 event_record_correlation_id: 8 device_id: 9 context_id: 10 "
                "thread_id: 11 external_id: 12 }");
   ExpectPacket(trace.packet(4),
-               "start_delta_ns: 25 cuda_event { correlation_id: 1 event_id: 2 stream_id: 3 "
+               "start_delta_ns: 20 cuda_event { correlation_id: 1 event_id: 2 stream_id: 3 "
                "cuda_event_sync_id: 4 device_id: 5 context_id: 6 has_device_timestamp: true }");
 }
 
@@ -207,7 +204,7 @@ TEST(PacketEncoderTest, CaptureAndLossRoundTrip) {
   encoder.Add(LossEvent{600, 1, LossSource::kRingFull, 3, 4, "thread ring full"});
   ClockReading readings[] = {{ClockId::kCupti, 1}, {ClockId::kMonotonic, 2}};
   encoder.AddClockSnapshot(readings, 2);
-  encoder.AddTrailer(1, 2, 3, 4);
+  encoder.AddTrailer(1, 2, 3, 4, 5);
   pb::Trace trace = Decode(encoder);
   ASSERT_EQ(trace.packet_size(), 5);
   ExpectPacket(trace.packet(1),
@@ -221,7 +218,7 @@ TEST(PacketEncoderTest, CaptureAndLossRoundTrip) {
                "reading { clock_id: CLOCK_ID_MONOTONIC value_ns: 2 } }");
   ExpectPacket(trace.packet(4),
                "trailer { packets_written: 1 frames_written: 2 events_dropped: 3 "
-               "end_time_ns: 4 }");
+               "end_time_ns: 4 events_written: 5 }");
 }
 
 TEST(PacketEncoderTest, HeaderRoundTrips) {
@@ -261,7 +258,7 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
   ASSERT_EQ(trace.packet_size(), 2);
   ExpectPacket(
       trace.packet(1),
-      "header { schema_major: 1 schema_minor: 0 agent_version: '0.1.0' producer: PRODUCER_AGENT "
+      "header { schema_major: 2 schema_minor: 0 agent_version: '0.1.0' producer: PRODUCER_AGENT "
       "host_name: 'node-7' pid: 4242 job_id: 'job-1' rank: 3 local_rank: 1 world_size: 16 "
       "devices { device_id: 0 name: 'NVIDIA H200' sm_count: 132 sm_clock_khz: 1980000 "
       "memory_clock_khz: 3201000 memory_bytes: 161061273600 pci_bus_id: '0000:18:00.0' "
@@ -304,21 +301,53 @@ TEST(PacketEncoderTest, IdsAreDeltaCodedPerKindOnTheWire) {
   encoder.TakeFrame(&frame);
   pb::Trace raw;
   ASSERT_TRUE(raw.ParseFromArray(frame.data(), static_cast<int>(frame.size())));
-  ASSERT_EQ(raw.packet_size(), 6);
-  // zigzag(+100) = 200, zigzag(+1) = 2, zigzag(+2) = 4, zigzag(-1) = 1; same id -> absent.
-  EXPECT_EQ(raw.packet(1).api_call().correlation_id(), 200u);
-  EXPECT_EQ(raw.packet(2).api_call().correlation_id(), 2u);
-  EXPECT_EQ(raw.packet(3).api_call().correlation_id(), 4u);
-  EXPECT_EQ(raw.packet(4).api_call().correlation_id(), 1u);
-  EXPECT_EQ(raw.packet(2).api_call().external_id(), 0u);
-  EXPECT_EQ(raw.packet(5).kernel().correlation_id(), 200u);  // Kernels keep their own state.
-  modeler::IncrementalIds ids;
+  ASSERT_EQ(raw.packet_size(), 3);  // frame, kernel columns, API call columns
+  const pb::ApiCallColumns& api = raw.packet(2).api_call_columns();
+  EXPECT_EQ(api.count(), 4u);
+  EXPECT_EQ(
+      std::vector<int64_t>(api.correlation_id_delta().begin(), api.correlation_id_delta().end()),
+      (std::vector<int64_t>{100, 1, 2, -1}));
+  EXPECT_EQ(std::vector<int64_t>(api.external_id_delta().begin(), api.external_id_delta().end()),
+            (std::vector<int64_t>{7, 0, 0, 0}));
+  // Kernels keep their own state: their first delta is from 0 again.
+  EXPECT_EQ(raw.packet(1).kernel_columns().correlation_id_delta(0), 100);
+  // Start times: per kind, from the frame's base time (the first event, 5).
+  EXPECT_EQ(raw.packet(0).frame().base_time_ns(), 5u);
+  EXPECT_EQ(raw.packet(1).kernel_columns().start_delta_ns(0), 1);
   std::vector<uint64_t> restored;
-  for (pb::TracePacket& packet : *raw.mutable_packet()) {
-    ids.Restore(&packet);
+  pb::Trace rows = ::lumos::testing::ExpandColumns(raw);
+  for (const pb::TracePacket& packet : rows.packet()) {
     if (packet.has_api_call()) restored.push_back(packet.api_call().correlation_id());
   }
   EXPECT_EQ(restored, (std::vector<uint64_t>{100, 101, 103, 102}));
+}
+
+// Columns whose values are all 0 are left out, constant ones hold one value; the start column
+// always holds one value per event.
+TEST(PacketEncoderTest, ZeroAndConstantColumnsAreShort) {
+  PacketEncoder encoder;
+  encoder.Add(MemcpyEvent{.start_ns = 7, .correlation_id = 10, .bytes = 4096, .device_id = 3});
+  encoder.Add(MemcpyEvent{.start_ns = 7, .correlation_id = 11, .bytes = 4096, .device_id = 3});
+  encoder.Add(MemcpyEvent{.start_ns = 9, .correlation_id = 12, .bytes = 8192, .device_id = 3});
+  WireBuffer frame;
+  encoder.TakeFrame(&frame);
+  pb::Trace raw;
+  ASSERT_TRUE(raw.ParseFromArray(frame.data(), static_cast<int>(frame.size())));
+  ASSERT_EQ(raw.packet_size(), 2);
+  const pb::MemcpyColumns& m = raw.packet(1).memcpy_columns();
+  EXPECT_EQ(m.count(), 3u);
+  EXPECT_EQ(m.start_delta_ns_size(), 3);  // 0, 0, 2: written out even where 0.
+  EXPECT_EQ(m.bytes_size(), 3);
+  EXPECT_EQ(m.duration_ns_size(), 0);  // All 0.
+  EXPECT_EQ(m.copy_kind_size(), 0);
+  ASSERT_EQ(m.device_id_size(), 1);  // Constant: one value.
+  EXPECT_EQ(m.device_id(0), 3u);
+  EXPECT_EQ(m.correlation_id_delta_size(), 3);  // 10, +1, +1: the first delta differs.
+  pb::Trace rows = ::lumos::testing::ExpandColumns(raw);
+  ASSERT_EQ(rows.packet_size(), 4);
+  EXPECT_EQ(rows.packet(3).memcpy().device_id(), 3u);
+  EXPECT_EQ(rows.packet(3).memcpy().correlation_id(), 12u);
+  EXPECT_EQ(rows.packet(3).start_delta_ns(), 2);
 }
 
 // The intern cache is keyed by the caller's pointer: a buffer reused for other text (as a

@@ -53,7 +53,9 @@ TEST(TraceFileWriterTest, WritesHeaderFirstAndFlushesBySize) {
   EXPECT_TRUE(back.result.damage.ok()) << back.result.damage.message();
   EXPECT_TRUE(back.result.has_trailer);
   EXPECT_EQ(back.result.frames, stats.frames_written);
-  EXPECT_EQ(back.result.trailer.packets_written() + 1 /*the trailer*/, back.result.packets);
+  EXPECT_EQ(back.result.trailer.packets_written() + 1 /*the trailer*/, back.result.stored_packets);
+  EXPECT_EQ(back.result.trailer.events_written(), stats.events);
+  EXPECT_EQ(back.result.events, stats.events);
   EXPECT_EQ(back.result.trailer.frames_written() + 1, back.result.frames);
   ASSERT_EQ(back.kernel_correlations.size(), 2000u);
   for (uint64_t i = 0; i < 2000; ++i) {

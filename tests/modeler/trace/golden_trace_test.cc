@@ -12,9 +12,23 @@
 namespace lumos::modeler {
 namespace {
 
-TEST(GoldenTraceTest, Schema1_0EveryPacketKindReads) {
-  std::string path =
-      std::string(LUMOS_SOURCE_DIR) + "/tests/data/schema_v1.0/every_packet_kind.pb.zst";
+class GoldenTraceTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  std::string Path() const {
+    return std::string(LUMOS_SOURCE_DIR) + "/tests/data/schema_v" + GetParam() +
+           "/every_packet_kind.pb.zst";
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Versions, GoldenTraceTest, ::testing::Values("1.0", "2.0"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           name[1] = '_';
+                           return "Schema" + name;
+                         });
+
+TEST_P(GoldenTraceTest, EveryPacketKindReadsAsPackets) {
+  std::string path = Path();
   auto reader = TraceReader::Open(path);
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   EXPECT_EQ((*reader)->header().job_id(), "golden");
@@ -59,6 +73,71 @@ TEST(GoldenTraceTest, Schema1_0EveryPacketKindReads) {
   }
   EXPECT_EQ(start_by_name["sm90_gemm"], ::lumos::testing::kEveryKindBaseNs + 6'000);
   EXPECT_EQ(start_by_name["cudaStreamWaitEvent"], ::lumos::testing::kEveryKindBaseNs + 7'000);
+}
+
+// The same file through the fast path: schema-1 rows and schema-2 columns give equal structs.
+TEST_P(GoldenTraceTest, EveryEventKindReadsAsFrames) {
+  auto reader = TraceReader::Open(Path());
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  const int64_t t = ::lumos::testing::kEveryKindBaseNs;
+  size_t kernels = 0, api_calls = 0, memcpys = 0, memsets = 0, syncs = 0, cuda_events = 0, nvtx = 0,
+         host_ranges = 0, collectives = 0;
+  std::map<std::string, int> rows;
+  ReadResult result;
+  ASSERT_TRUE((*reader)
+                  ->ReadFrames(
+                      [&](const FrameEvents& f) {
+                        for (const auto& k : f.kernels) {
+                          EXPECT_EQ(k.name, "sm90_gemm");
+                          EXPECT_EQ(k.start_ns, t + 6'000);
+                          EXPECT_EQ(k.grid, (agent::Dim3{132, 1, 1}));
+                          ++kernels;
+                        }
+                        for (const auto& a : f.api_calls) {
+                          // 1, 2, 3 in file order.
+                          EXPECT_EQ(a.correlation_id, ++api_calls);
+                        }
+                        for (const auto& s : f.syncs) {
+                          EXPECT_EQ(s.cuda_event_sync_id, 9001u);
+                          EXPECT_EQ(s.start_ns, t + 7'000);
+                          ++syncs;
+                        }
+                        for (const auto& c : f.collectives) {
+                          EXPECT_EQ(c.comm_id, 0xC0FFEEu);
+                          EXPECT_EQ(c.gpu_duration_ns, 30'000u);
+                          EXPECT_EQ(c.root_rank, -1);
+                          ++collectives;
+                        }
+                        for (const auto& n : f.nvtx) {
+                          EXPECT_EQ(n.name, "step 0");
+                          ++nvtx;
+                        }
+                        memcpys += f.memcpys.size();
+                        memsets += f.memsets.size();
+                        cuda_events += f.cuda_events.size();
+                        host_ranges += f.host_ranges.size();
+                        for (const RowPacket& r : f.rows)
+                          ++rows[std::string(PacketKindName(*r.packet))];
+                        return Status::Ok();
+                      },
+                      &result)
+                  .ok());
+  EXPECT_TRUE(result.damage.ok());
+  EXPECT_EQ(kernels, 1u);
+  EXPECT_EQ(api_calls, 3u);
+  EXPECT_EQ(memcpys, 1u);
+  EXPECT_EQ(memsets, 1u);
+  EXPECT_EQ(syncs, 1u);
+  EXPECT_EQ(cuda_events, 1u);
+  EXPECT_EQ(nvtx, 1u);
+  EXPECT_EQ(host_ranges, 1u);
+  EXPECT_EQ(collectives, 1u);
+  for (const char* kind : {"header", "clock_snapshot", "thread", "capture_window", "communicator",
+                           "loss", "trailer"}) {
+    EXPECT_GT(rows[kind], 0) << kind;
+  }
+  EXPECT_EQ(rows.count("frame"), 0u);  // Bookkeeping stays inside the reader.
+  EXPECT_EQ(rows.count("interned"), 0u);
 }
 
 }  // namespace

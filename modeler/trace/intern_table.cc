@@ -1,0 +1,38 @@
+#include "modeler/trace/intern_table.h"
+
+namespace lumos::modeler {
+
+void InternTable::Clear() {
+  strings_.clear();
+  iid_by_data_.clear();
+  reverse_built_ = false;
+}
+
+Status InternTable::Set(uint64_t iid, std::string_view value) {
+  if (iid == 0 || iid > kMaxIid) {
+    return ErrorStatus("interned string id %llu out of range",
+                       static_cast<unsigned long long>(iid));
+  }
+  if (iid < strings_.size() && strings_[iid] != nullptr) {
+    return ErrorStatus("interned string id %llu defined twice in one frame",
+                       static_cast<unsigned long long>(iid));
+  }
+  if (iid >= strings_.size()) strings_.resize(iid + 1);
+  strings_[iid] = std::make_unique<std::string>(value);
+  if (reverse_built_) iid_by_data_[strings_[iid]->data()] = iid;
+  return Status::Ok();
+}
+
+uint64_t InternTable::IidOf(std::string_view view) const {
+  if (view.empty()) return 0;
+  if (!reverse_built_) {
+    for (uint64_t iid = 0; iid < strings_.size(); ++iid) {
+      if (strings_[iid] != nullptr) iid_by_data_[strings_[iid]->data()] = iid;
+    }
+    reverse_built_ = true;
+  }
+  auto it = iid_by_data_.find(view.data());
+  return it != iid_by_data_.end() && strings_[it->second]->size() == view.size() ? it->second : 0;
+}
+
+}  // namespace lumos::modeler

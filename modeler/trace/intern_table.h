@@ -1,0 +1,41 @@
+// Design: the strings interned in the current frame (InternedString packets), by iid. Each
+// string lives in its own allocation, so the string_views handed out (event names in
+// FrameEvents) stay valid until Clear(), whatever is defined after them. An iid is defined
+// at most once per frame.
+// Threading: one table per reader.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+
+namespace lumos::modeler {
+
+class InternTable {
+ public:
+  static constexpr uint64_t kMaxIid = 1u << 24;
+
+  void Clear();
+  // Fails for iid 0, iids above kMaxIid and iids defined before in this frame.
+  Status Set(uint64_t iid, std::string_view value);
+  // The string for iid, or "" when iid is 0 or was never defined in this frame.
+  std::string_view Get(uint64_t iid) const {
+    return iid < strings_.size() && strings_[iid] != nullptr ? std::string_view(*strings_[iid])
+                                                             : std::string_view();
+  }
+  // The iid of a view returned by Get() (0 for any other view, including ""). Builds a
+  // reverse index on first use in a frame; meant for re-encoding, not for hot loops.
+  uint64_t IidOf(std::string_view view) const;
+
+ private:
+  std::vector<std::unique_ptr<std::string>> strings_;
+  mutable std::unordered_map<const char*, uint64_t> iid_by_data_;
+  mutable bool reverse_built_ = false;
+};
+
+}  // namespace lumos::modeler
