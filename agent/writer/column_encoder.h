@@ -21,32 +21,53 @@ namespace lumos::agent {
 // alongside are used.
 class ColumnEncoder {
  public:
+  static constexpr uint32_t kMaxColumn = 42;  // Column fields are 1..41 (schema/format.h).
+
   // Interned ids of an event's strings (0 = empty).
   void Add(const KernelEvent& e, uint64_t name_iid) {
+    ++events_;
     kernels_.push_back(e);
     kernel_names_.push_back(name_iid);
   }
   void Add(const ApiCallEvent& e, uint64_t name_iid) {
+    ++events_;
     api_calls_.push_back(e);
     api_call_names_.push_back(name_iid);
   }
-  void Add(const MemcpyEvent& e) { memcpys_.push_back(e); }
-  void Add(const MemsetEvent& e) { memsets_.push_back(e); }
-  void Add(const SyncEvent& e) { syncs_.push_back(e); }
-  void Add(const CudaEventRecordEvent& e) { cuda_events_.push_back(e); }
+  void Add(const MemcpyEvent& e) {
+    ++events_;
+    memcpys_.push_back(e);
+  }
+  void Add(const MemsetEvent& e) {
+    ++events_;
+    memsets_.push_back(e);
+  }
+  void Add(const SyncEvent& e) {
+    ++events_;
+    syncs_.push_back(e);
+  }
+  void Add(const CudaEventRecordEvent& e) {
+    ++events_;
+    cuda_events_.push_back(e);
+  }
   void Add(const NvtxEvent& e, uint64_t name_iid, uint64_t domain_iid) {
+    ++events_;
     nvtx_.push_back(e);
     nvtx_names_.push_back(name_iid);
     nvtx_domains_.push_back(domain_iid);
   }
   void Add(const HostRangeEvent& e, uint64_t name_iid) {
+    ++events_;
     host_ranges_.push_back(e);
     host_range_names_.push_back(name_iid);
   }
-  void Add(const CollectiveEvent& e) { collectives_.push_back(e); }
+  void Add(const CollectiveEvent& e) {
+    ++events_;
+    collectives_.push_back(e);
+  }
 
   // Events waiting, and an estimate of their encoded size (before compression).
-  uint64_t events() const;
+  uint64_t events() const { return events_; }
   uint64_t packets() const;  // Kinds with events: the packets EncodeAndClear will write.
   size_t estimated_bytes() const;
 
@@ -70,8 +91,9 @@ class ColumnEncoder {
   std::vector<HostRangeEvent> host_ranges_;
   std::vector<uint64_t> host_range_names_;
   std::vector<CollectiveEvent> collectives_;
-  WireBuffer body_;    // One *Columns message being built.
-  WireBuffer column_;  // One column being built.
+  uint64_t events_ = 0;
+  WireBuffer body_;                      // One *Columns message being built.
+  WireBuffer column_bytes_[kMaxColumn];  // Its columns, by field number.
 };
 
 }  // namespace lumos::agent

@@ -36,14 +36,21 @@ class WireBuffer {
   void Truncate(size_t size) { size_ = size < size_ ? size : size_; }
 
   void PutVarint(uint64_t value) {
-    uint8_t* p = data_ + size_;
+    size_ = static_cast<size_t>(PutVarint(data_ + size_, value) - data_);
+  }
+  // Raw form for tight loops: writes at p (room ensured by the caller), returns the end. Loops
+  // keep the cursor in a local and Commit() once: stores through uint8_t* may alias the
+  // buffer's own members, so PutVarint() reloads them after every byte.
+  static uint8_t* PutVarint(uint8_t* p, uint64_t value) {
     while (value >= 0x80) {
       *p++ = static_cast<uint8_t>(value | 0x80);
       value >>= 7;
     }
     *p++ = static_cast<uint8_t>(value);
-    size_ = static_cast<size_t>(p - data_);
+    return p;
   }
+  uint8_t* cursor() { return data_ + size_; }
+  void Commit(uint8_t* end) { size_ = static_cast<size_t>(end - data_); }
   void PutTag(uint32_t field, WireType type) {
     PutVarint((static_cast<uint64_t>(field) << 3) | static_cast<uint32_t>(type));
   }

@@ -214,6 +214,15 @@ Status ColumnDecoder::DecodeBlock(size_t m) {
       column.last = last;
     }
   }
+  // Start times: each the previous event's end plus its delta (wrapping, like the writer).
+  uint64_t* start = Block(cf::kStartDeltaNs);
+  const uint64_t* duration = duration_field_ != 0 ? Values(duration_field_) : kZeros;
+  uint64_t end = previous_end_;
+  for (size_t i = 0; i < m; ++i) {
+    start[i] = end + static_cast<uint64_t>(UnZigZag(start[i]));
+    end = start[i] + duration[i];
+  }
+  previous_end_ = end;
   return Status::Ok();
 }
 
@@ -233,7 +242,9 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
   kind_ = KindName(packet_field);
   LUMOS_RETURN_IF_ERROR(Split(data, size));
   if (blocks_.empty()) blocks_.assign(kMaxColumn * kBlock, 0);
-  Delta({cf::kStartDeltaNs}, static_cast<uint64_t>(base_time_ns));
+  // Start times chain through the previous event's end (see StartColumn in the writer).
+  previous_end_ = static_cast<uint64_t>(base_time_ns);
+  duration_field_ = packet_field == pf::kCudaEventColumns ? 0 : 1;
   for (uint32_t field = 1; field < kMaxColumn; ++field) {
     if (columns_[field].constant) std::fill_n(Block(field), kBlock, columns_[field].value);
   }

@@ -89,6 +89,8 @@ class ColumnDecoder {
   static constexpr uint64_t kZeros[kBlock] = {};
   const char* kind_ = "";
   uint64_t count_ = 0;
+  uint32_t duration_field_ = 0;  // The kind's duration_ns column (0: none, CUDA events).
+  uint64_t previous_end_ = 0;    // End of the previous event of the kind.
   Column columns_[kMaxColumn];
   std::vector<uint64_t> blocks_;  // kMaxColumn blocks of kBlock values.
 };

@@ -93,8 +93,9 @@ void Expand(const pb::TracePacket& packet, const FieldDescriptor* columns_field,
     // One value for count > 1: every event has it (not allowed for the start column).
     bool constant = n == 1 && count > 1 && f != start_field;
     ASSERT_TRUE(constant || static_cast<uint64_t>(n) == count) << f->full_name();
-    uint64_t last = f == start_field ? base : 0;
-    bool delta = f == start_field || EndsWith(f->name(), "_delta");
+    if (f == start_field) continue;  // Needs the durations: below.
+    uint64_t last = 0;
+    bool delta = EndsWith(f->name(), "_delta");
     for (uint64_t i = 0; i < count; ++i) {
       uint64_t v = RawValue(columns, f, constant ? 0 : static_cast<int>(i));
       if (delta) {
@@ -102,6 +103,17 @@ void Expand(const pb::TracePacket& packet, const FieldDescriptor* columns_field,
         v = last;
       }
       values[c].push_back(v);
+    }
+  }
+  // Starts: each the previous event's end (start + duration_ns) plus its delta.
+  {
+    const FieldDescriptor* duration = cd->FindFieldByName("duration_ns");
+    const auto& durations = duration != nullptr ? values[duration->index()] : values[0];
+    uint64_t end = base;
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t start = end + RawValue(columns, start_field, static_cast<int>(i));
+      values[start_field->index()].push_back(start);
+      end = start + (duration != nullptr && !durations.empty() ? durations[i] : 0);
     }
   }
   const FieldDescriptor* has_step = cd->FindFieldByName("has_step_number");
