@@ -35,6 +35,22 @@ inline bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* value) {
 // Decodes one varint at p without bounds checks: the caller guarantees 10 readable bytes.
 // Returns the byte after it, or nullptr for a varint longer than 10 bytes.
 inline const uint8_t* ReadVarintUnchecked(const uint8_t* p, uint64_t* value) {
+  // Columns hold mostly 1- to 3-byte values: those cases unrolled.
+  uint64_t b0 = p[0];
+  if (b0 < 0x80) {
+    *value = b0;
+    return p + 1;
+  }
+  uint64_t b1 = p[1];
+  if (b1 < 0x80) {
+    *value = (b0 & 0x7F) | b1 << 7;
+    return p + 2;
+  }
+  uint64_t b2 = p[2];
+  if (b2 < 0x80) {
+    *value = (b0 & 0x7F) | (b1 & 0x7F) << 7 | b2 << 14;
+    return p + 3;
+  }
   uint64_t result = 0;
   for (int i = 0; i < 10; ++i) {
     uint64_t byte = p[i];
@@ -168,13 +184,17 @@ Status ColumnDecoder::Split(const uint8_t* data, size_t size) {
       column.value = value;
     }
   }
+  present_count_ = 0;
+  for (uint32_t field = 1; field < kMaxColumn; ++field) {
+    if (columns_[field].present) present_[present_count_++] = field;
+  }
   return Status::Ok();
 }
 
 Status ColumnDecoder::DecodeBlock(size_t m) {
-  for (uint32_t field = 1; field < kMaxColumn; ++field) {
+  for (size_t k = 0; k < present_count_; ++k) {
+    const uint32_t field = present_[k];
     Column& column = columns_[field];
-    if (!column.present) continue;
     uint64_t* values = Block(field);
     if (column.constant) {
       if (!column.delta) continue;  // Filled once in Decode().
@@ -256,14 +276,14 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
   switch (packet_field) {
     case pf::kKernelColumns:
       Delta({2, 19});
-      return DecodeKind(&out->kernels, [&](std::vector<agent::KernelEvent>* events, size_t n) {
+      return DecodeKind(&out->kernels, [&](agent::KernelEvent* events, size_t n) {
         const uint64_t *dur = c(1), *corr = c(2), *stream = c(3), *nm = c(4), *dev = c(5);
         const uint64_t *gx = c(6), *gy = c(7), *gz = c(8), *bx = c(9), *by = c(10), *bz = c(11);
         const uint64_t *regs = c(12), *ssm = c(13), *dsm = c(14), *ctx = c(15), *graph = c(16);
         const uint64_t *node = c(17), *launch = c(18), *ext = c(19);
         const uint64_t *cx = c(20), *cy = c(21), *cz = c(22);
         for (size_t i = 0; i < n; ++i) {
-          agent::KernelEvent& e = events->emplace_back();
+          agent::KernelEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.correlation_id = corr[i];
@@ -285,12 +305,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kApiCallColumns:
       Delta({3, 10});
-      return DecodeKind(&out->api_calls, [&](std::vector<agent::ApiCallEvent>* events, size_t n) {
+      return DecodeKind(&out->api_calls, [&](agent::ApiCallEvent* events, size_t n) {
         const uint64_t *dur = c(1), *thread = c(2), *corr = c(3), *kind = c(4), *cbid = c(5);
         const uint64_t *nm = c(6), *stream = c(7), *event = c(8), *domain = c(9), *ext = c(10);
         const uint64_t *graph = c(11), *rc = c(12);
         for (size_t i = 0; i < n; ++i) {
-          agent::ApiCallEvent& e = events->emplace_back();
+          agent::ApiCallEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.thread_id = As<uint32_t>(thread[i]);
@@ -308,12 +328,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kMemcpyColumns:
       Delta({2, 13});
-      return DecodeKind(&out->memcpys, [&](std::vector<agent::MemcpyEvent>* events, size_t n) {
+      return DecodeKind(&out->memcpys, [&](agent::MemcpyEvent* events, size_t n) {
         const uint64_t *dur = c(1), *corr = c(2), *stream = c(3), *bytes = c(4), *kind = c(5);
         const uint64_t *dev = c(6), *src = c(7), *dst = c(8), *src_dev = c(9), *dst_dev = c(10);
         const uint64_t *ctx = c(11), *node = c(12), *ext = c(13);
         for (size_t i = 0; i < n; ++i) {
-          agent::MemcpyEvent& e = events->emplace_back();
+          agent::MemcpyEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.correlation_id = corr[i];
@@ -332,11 +352,11 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kMemsetColumns:
       Delta({2, 10});
-      return DecodeKind(&out->memsets, [&](std::vector<agent::MemsetEvent>* events, size_t n) {
+      return DecodeKind(&out->memsets, [&](agent::MemsetEvent* events, size_t n) {
         const uint64_t *dur = c(1), *corr = c(2), *stream = c(3), *bytes = c(4), *value = c(5);
         const uint64_t *dev = c(6), *kind = c(7), *ctx = c(8), *node = c(9), *ext = c(10);
         for (size_t i = 0; i < n; ++i) {
-          agent::MemsetEvent& e = events->emplace_back();
+          agent::MemsetEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.correlation_id = corr[i];
@@ -352,12 +372,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kSyncColumns:
       Delta({3, 6, 8, 12});
-      return DecodeKind(&out->syncs, [&](std::vector<agent::SyncEvent>* events, size_t n) {
+      return DecodeKind(&out->syncs, [&](agent::SyncEvent* events, size_t n) {
         const uint64_t *dur = c(1), *type = c(2), *corr = c(3), *stream = c(4), *event = c(5);
         const uint64_t *sync_id = c(6), *wait_on = c(7), *record_corr = c(8), *dev = c(9);
         const uint64_t *ctx = c(10), *thread = c(11), *ext = c(12);
         for (size_t i = 0; i < n; ++i) {
-          agent::SyncEvent& e = events->emplace_back();
+          agent::SyncEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.sync_type = As<SyncType>(type[i]);
@@ -375,29 +395,28 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kCudaEventColumns:
       Delta({1, 4});
-      return DecodeKind(
-          &out->cuda_events, [&](std::vector<agent::CudaEventRecordEvent>* events, size_t n) {
-            const uint64_t *corr = c(1), *event = c(2), *stream = c(3), *sync_id = c(4);
-            const uint64_t *dev = c(5), *ctx = c(6), *device_time = c(7);
-            for (size_t i = 0; i < n; ++i) {
-              agent::CudaEventRecordEvent& e = events->emplace_back();
-              e.start_ns = static_cast<int64_t>(start[i]);
-              e.correlation_id = corr[i];
-              e.event_id = event[i];
-              e.stream_id = stream[i];
-              e.cuda_event_sync_id = sync_id[i];
-              e.device_id = As<uint32_t>(dev[i]);
-              e.context_id = As<uint32_t>(ctx[i]);
-              e.has_device_timestamp = device_time[i] != 0;
-            }
-          });
+      return DecodeKind(&out->cuda_events, [&](agent::CudaEventRecordEvent* events, size_t n) {
+        const uint64_t *corr = c(1), *event = c(2), *stream = c(3), *sync_id = c(4);
+        const uint64_t *dev = c(5), *ctx = c(6), *device_time = c(7);
+        for (size_t i = 0; i < n; ++i) {
+          agent::CudaEventRecordEvent& e = events[i];
+          e.start_ns = static_cast<int64_t>(start[i]);
+          e.correlation_id = corr[i];
+          e.event_id = event[i];
+          e.stream_id = stream[i];
+          e.cuda_event_sync_id = sync_id[i];
+          e.device_id = As<uint32_t>(dev[i]);
+          e.context_id = As<uint32_t>(ctx[i]);
+          e.has_device_timestamp = device_time[i] != 0;
+        }
+      });
     case pf::kNvtxColumns:
-      return DecodeKind(&out->nvtx, [&](std::vector<agent::NvtxEvent>* events, size_t n) {
+      return DecodeKind(&out->nvtx, [&](agent::NvtxEvent* events, size_t n) {
         const uint64_t *dur = c(1), *thread = c(2), *nm = c(3), *domain = c(4), *kind = c(5);
         const uint64_t *depth = c(6), *color = c(7), *category = c(8), *range = c(9);
         const uint64_t* end_thread = c(10);
         for (size_t i = 0; i < n; ++i) {
-          agent::NvtxEvent& e = events->emplace_back();
+          agent::NvtxEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.thread_id = As<uint32_t>(thread[i]);
@@ -413,31 +432,29 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kHostRangeColumns:
       Delta({5, 6});
-      return DecodeKind(
-          &out->host_ranges, [&](std::vector<agent::HostRangeEvent>* events, size_t n) {
-            const uint64_t *dur = c(1), *thread = c(2), *nm = c(3), *category = c(4), *ext = c(5);
-            const uint64_t *seq = c(6), *fwd = c(7), *stream = c(8), *dev = c(9), *step = c(10);
-            const uint64_t* has_step = c(11);
-            for (size_t i = 0; i < n; ++i) {
-              agent::HostRangeEvent& e = events->emplace_back();
-              e.start_ns = static_cast<int64_t>(start[i]);
-              e.duration_ns = dur[i];
-              e.thread_id = As<uint32_t>(thread[i]);
-              e.name = name(nm[i]);
-              e.category = As<HostRangeCategory>(category[i]);
-              e.external_id = ext[i];
-              e.sequence_number = seq[i];
-              e.forward_thread_id = As<uint32_t>(fwd[i]);
-              e.stream_id = stream[i];
-              e.device_id = As<uint32_t>(dev[i]);
-              e.has_step_number = has_step[i] != 0;
-              e.step_number = e.has_step_number ? UnZigZag(step[i]) : 0;
-            }
-          });
+      return DecodeKind(&out->host_ranges, [&](agent::HostRangeEvent* events, size_t n) {
+        const uint64_t *dur = c(1), *thread = c(2), *nm = c(3), *category = c(4), *ext = c(5);
+        const uint64_t *seq = c(6), *fwd = c(7), *stream = c(8), *dev = c(9), *step = c(10);
+        const uint64_t* has_step = c(11);
+        for (size_t i = 0; i < n; ++i) {
+          agent::HostRangeEvent& e = events[i];
+          e.start_ns = static_cast<int64_t>(start[i]);
+          e.duration_ns = dur[i];
+          e.thread_id = As<uint32_t>(thread[i]);
+          e.name = name(nm[i]);
+          e.category = As<HostRangeCategory>(category[i]);
+          e.external_id = ext[i];
+          e.sequence_number = seq[i];
+          e.forward_thread_id = As<uint32_t>(fwd[i]);
+          e.stream_id = stream[i];
+          e.device_id = As<uint32_t>(dev[i]);
+          e.has_step_number = has_step[i] != 0;
+          e.step_number = e.has_step_number ? UnZigZag(step[i]) : 0;
+        }
+      });
     case pf::kCollectiveColumns:
       Delta({3, 18});
-      return DecodeKind(&out->collectives, [&](std::vector<agent::CollectiveEvent>* events,
-                                               size_t n) {
+      return DecodeKind(&out->collectives, [&](agent::CollectiveEvent* events, size_t n) {
         const uint64_t *dur = c(1), *comm = c(2), *seq = c(3), *op = c(4), *count = c(5);
         const uint64_t *dtype = c(6), *bytes = c(7), *root = c(8), *peer = c(9), *stream = c(10);
         const uint64_t *gpu_offset = c(11), *gpu_dur = c(12), *algo = c(13), *proto = c(14);
@@ -446,7 +463,7 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
         // Optional ranks: 0 = absent (-1 in CollectiveEvent), else rank + 1.
         auto rank = [](uint64_t plus_1) { return static_cast<int32_t>(plus_1) - 1; };
         for (size_t i = 0; i < n; ++i) {
-          agent::CollectiveEvent& e = events->emplace_back();
+          agent::CollectiveEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.comm_id = comm[i];

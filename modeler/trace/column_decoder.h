@@ -69,20 +69,21 @@ class ColumnDecoder {
   // Appends count_ events to `list`, block by block; assemble(list, m) appends m of them
   // from the blocks. On error the list is restored.
   template <typename Event, typename Assemble>
-  Status DecodeKind(std::vector<Event>* list, Assemble assemble) {
+  Status DecodeKind(EventList<Event>* list, Assemble assemble) {
     size_t first = list->size();
-    // Each event is built in place (emplace_back, then every field assigned in the same
-    // loop): resize() first wrote every event twice, and building events on the stack to
-    // push them stalled on store forwarding (perf, BM_ReadFrames).
-    list->reserve(first + count_);
+    // Events are written once, in place: EventList's resize() does not zero them (see
+    // DecoderAllocator), and assemble() sets every field. Building each event on the stack to
+    // push it stalled on store forwarding instead (perf, BM_ReadFrames).
+    list->resize(first + count_);
+    Event* events = list->data() + first;
     Status status;
     for (size_t b = 0; b < count_ && status.ok(); b += kBlock) {
       size_t m = std::min<size_t>(kBlock, count_ - b);
       status = DecodeBlock(m);
-      if (status.ok()) assemble(list, m);
+      if (status.ok()) assemble(events + b, m);
     }
     if (status.ok()) status = CheckConsumed();
-    if (!status.ok()) list->resize(first, Event{});
+    if (!status.ok()) list->resize(first);
     return status;
   }
 
@@ -92,6 +93,8 @@ class ColumnDecoder {
   uint32_t duration_field_ = 0;  // The kind's duration_ns column (0: none, CUDA events).
   uint64_t previous_end_ = 0;    // End of the previous event of the kind.
   Column columns_[kMaxColumn];
+  uint32_t present_[kMaxColumn] = {};  // Fields of the present columns, ascending.
+  size_t present_count_ = 0;
   std::vector<uint64_t> blocks_;  // kMaxColumn blocks of kBlock values.
 };
 

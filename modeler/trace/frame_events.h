@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "agent/writer/trace_events.h"
@@ -16,6 +18,27 @@
 namespace lumos::modeler {
 
 namespace pb = ::lumos::trace;
+
+// Allocator of the decoded event lists: resize() leaves new events for the decoder, which
+// assigns every field, instead of zeroing them first (that second write of every event cost
+// ~10% of read + decode). The event structs are aggregates, so allocated storage holds them
+// without a constructor call (C++20 implicit object creation).
+template <typename T>
+struct DecoderAllocator : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <typename U>
+  struct rebind {
+    using other = DecoderAllocator<U>;
+  };
+  template <typename U>
+  void construct(U*) noexcept {}  // resize(n): filled by the decoder.
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <typename Event>
+using EventList = std::vector<Event, DecoderAllocator<Event>>;
 
 struct RowPacket {
   const pb::TracePacket* packet = nullptr;
@@ -26,15 +49,15 @@ struct FrameEvents {
   uint64_t frame_index = 0;   // 0-based in file order.
   uint64_t frame_offset = 0;  // Byte offset of the frame in the file.
   // Within a kind, events keep the order they were written in.
-  std::vector<agent::KernelEvent> kernels;
-  std::vector<agent::ApiCallEvent> api_calls;
-  std::vector<agent::MemcpyEvent> memcpys;
-  std::vector<agent::MemsetEvent> memsets;
-  std::vector<agent::SyncEvent> syncs;
-  std::vector<agent::CudaEventRecordEvent> cuda_events;
-  std::vector<agent::NvtxEvent> nvtx;
-  std::vector<agent::HostRangeEvent> host_ranges;
-  std::vector<agent::CollectiveEvent> collectives;
+  EventList<agent::KernelEvent> kernels;
+  EventList<agent::ApiCallEvent> api_calls;
+  EventList<agent::MemcpyEvent> memcpys;
+  EventList<agent::MemsetEvent> memsets;
+  EventList<agent::SyncEvent> syncs;
+  EventList<agent::CudaEventRecordEvent> cuda_events;
+  EventList<agent::NvtxEvent> nvtx;
+  EventList<agent::HostRangeEvent> host_ranges;
+  EventList<agent::CollectiveEvent> collectives;
   std::vector<RowPacket> rows;  // In file order.
 
   // Events of the frequent kinds.

@@ -4,6 +4,7 @@ namespace lumos::modeler {
 
 void InternTable::Clear() {
   strings_.clear();
+  views_.clear();
   iid_by_data_.clear();
   reverse_built_ = false;
 }
@@ -17,8 +18,12 @@ Status InternTable::Set(uint64_t iid, std::string_view value) {
     return ErrorStatus("interned string id %llu defined twice in one frame",
                        static_cast<unsigned long long>(iid));
   }
-  if (iid >= strings_.size()) strings_.resize(iid + 1);
+  if (iid >= strings_.size()) {
+    strings_.resize(iid + 1);
+    views_.resize(iid + 1);
+  }
   strings_[iid] = std::make_unique<std::string>(value);
+  views_[iid] = *strings_[iid];
   if (reverse_built_) iid_by_data_[strings_[iid]->data()] = iid;
   return Status::Ok();
 }

@@ -25,8 +25,7 @@ class InternTable {
   Status Set(uint64_t iid, std::string_view value);
   // The string for iid, or "" when iid is 0 or was never defined in this frame.
   std::string_view Get(uint64_t iid) const {
-    return iid < strings_.size() && strings_[iid] != nullptr ? std::string_view(*strings_[iid])
-                                                             : std::string_view();
+    return iid < views_.size() ? views_[iid] : std::string_view();
   }
   // The iid of a view returned by Get() (0 for any other view, including ""). Builds a
   // reverse index on first use in a frame; meant for re-encoding, not for hot loops.
@@ -34,6 +33,8 @@ class InternTable {
 
  private:
   std::vector<std::unique_ptr<std::string>> strings_;
+  std::vector<std::string_view> views_;  // Of strings_, by iid ("" where undefined): Get() is
+                                         // one load on the decoder's hot path.
   mutable std::unordered_map<const char*, uint64_t> iid_by_data_;
   mutable bool reverse_built_ = false;
 };

@@ -182,7 +182,7 @@ ColumnsSpan FindColumns(const uint8_t* p, size_t size) {
 
 // ReadPackets on a column packet: each event as the row packet schema 1 would have written.
 template <typename Event>
-Status DeliverKind(const std::vector<Event>& list, const InternTable& strings, int64_t base_ns,
+Status DeliverKind(const EventList<Event>& list, const InternTable& strings, int64_t base_ns,
                    pb::TracePacket* packet, PacketContext* context,
                    const PacketCallback& callback) {
   for (const Event& e : list) {

@@ -258,7 +258,7 @@ Written WriteRandomTrace(const std::string& path, uint64_t seed, int count) {
 
 // Compares the events of one kind read in a frame with the next ones written.
 template <typename Event>
-void ExpectNext(const std::vector<Event>& read, const std::vector<Event>& written, size_t* next,
+void ExpectNext(const EventList<Event>& read, const std::vector<Event>& written, size_t* next,
                 const char* kind) {
   for (const Event& e : read) {
     ASSERT_LT(*next, written.size()) << kind << ": more events read than written";
