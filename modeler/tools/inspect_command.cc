@@ -127,8 +127,13 @@ void PrintText(const TraceSummary& s) {
     }
     std::printf("\n");
   }
-  std::printf("  file       %" PRIu64 " bytes, %" PRIu64 " frames, %s\n", s.read.file_bytes,
-              s.read.frames,
+  std::printf("  file       %" PRIu64 " bytes, %" PRIu64 " events", s.read.file_bytes,
+              s.read.events);
+  if (s.read.events != 0) {
+    std::printf(" (%.2f bytes/event)",
+                static_cast<double>(s.read.file_bytes) / static_cast<double>(s.read.events));
+  }
+  std::printf(", %" PRIu64 " frames, %s\n", s.read.frames,
               !s.read.damage.ok()  ? "DAMAGED TAIL (see below)"
               : s.read.has_trailer ? "closed cleanly"
                                    : "no trailer (the writer did not close it: killed?)");
@@ -182,10 +187,10 @@ void PrintJson(const TraceSummary& s, bool last) {
   }
   std::string damage = "null";
   if (!s.read.damage.ok()) damage = Quoted(s.read.damage.message());
-  std::printf("},\n     \"file_bytes\": %" PRIu64 ", \"frames\": %" PRIu64
+  std::printf("},\n     \"file_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"frames\": %" PRIu64
               ", \"closed_cleanly\": %s, \"damage\": %s}%s\n",
-              s.read.file_bytes, s.read.frames, s.read.has_trailer ? "true" : "false",
-              damage.c_str(), last ? "" : ",");
+              s.read.file_bytes, s.read.events, s.read.frames,
+              s.read.has_trailer ? "true" : "false", damage.c_str(), last ? "" : ",");
 }
 
 // Per job: which ranks are present, which are missing.

@@ -29,6 +29,7 @@ TEST(InspectCommandTest, ShowsCountsSpanAndCleanClose) {
   EXPECT_NE(r.out.find("NVIDIA H200, 132 SMs"), std::string::npos);
   EXPECT_NE(r.out.find("+ 0.200 ms"), std::string::npos);  // 900 ns .. 200.5 µs
   EXPECT_NE(r.out.find("closed cleanly"), std::string::npos);
+  EXPECT_NE(r.out.find("bytes, 400 events ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("streams    3   threads 1"), std::string::npos) << r.out;
 }
 
@@ -45,6 +46,7 @@ TEST(InspectCommandTest, JsonHasTheSameFacts) {
   EXPECT_EQ(int64_t(file["rank"]), 0);
   EXPECT_EQ(int64_t(file["span_ns"]), 49 * 1000 + 500 + 100);
   EXPECT_EQ(bool(file["closed_cleanly"]), true);
+  EXPECT_EQ(int64_t(file["events"]), 100);  // 50 kernels + 50 API calls.
   EXPECT_TRUE(file["damage"].is_null());
   EXPECT_EQ(std::string_view(doc["jobs"].at(0)["job_id"]), "sample-job");
 }
