@@ -108,9 +108,23 @@ void PrintText(const TraceSummary& s) {
               h.cupti_version() == 0 ? "-" : std::to_string(h.cupti_version()).c_str(),
               h.nccl_version().empty() ? "-" : h.nccl_version().c_str());
   if (s.has_time) {
-    std::printf("  time       %s + %.3f ms (clock %s)\n", FormatTime(s.first_ns).c_str(),
-                (s.last_ns - s.first_ns) / 1e6,
-                std::string(EnumShortName(h.default_clock_id())).c_str());
+    // Monotonic clocks count from boot: shown as wall-clock time through the trace's clock
+    // snapshots when it has them.
+    const bool wall_clock = h.default_clock_id() == pb::CLOCK_ID_REALTIME ||
+                            h.default_clock_id() == pb::CLOCK_ID_KINETO ||
+                            h.default_clock_id() == pb::CLOCK_ID_CUPTI;
+    const std::string clock(EnumShortName(h.default_clock_id()));
+    const double span_ms = (s.last_ns - s.first_ns) / 1e6;
+    if (wall_clock) {
+      std::printf("  time       %s + %.3f ms (clock %s)\n", FormatTime(s.first_ns).c_str(), span_ms,
+                  clock.c_str());
+    } else if (s.has_realtime_offset) {
+      std::printf("  time       %s + %.3f ms (clock %s, mapped to realtime by a clock snapshot)\n",
+                  FormatTime(s.first_ns + s.realtime_offset_ns).c_str(), span_ms, clock.c_str());
+    } else {
+      std::printf("  time       %.6f s + %.3f ms (clock %s; no realtime snapshot)\n",
+                  s.first_ns / 1e9, span_ms, clock.c_str());
+    }
   }
   std::printf("  packets   ");
   for (const auto& [kind, count] : s.packet_counts) {

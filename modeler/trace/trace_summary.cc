@@ -52,6 +52,26 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
           case pb::TracePacket::kCommunicator:
             summary.communicators.insert(packet.communicator().comm_id());
             break;
+          case pb::TracePacket::kClockSnapshot: {
+            if (summary.has_realtime_offset) break;
+            bool has_default = false, has_realtime = false;
+            int64_t default_ns = 0, realtime_ns = 0;
+            for (const auto& reading : packet.clock_snapshot().reading()) {
+              if (reading.clock_id() == summary.header.default_clock_id()) {
+                has_default = true;
+                default_ns = static_cast<int64_t>(reading.value_ns());
+              }
+              if (reading.clock_id() == pb::CLOCK_ID_REALTIME) {
+                has_realtime = true;
+                realtime_ns = static_cast<int64_t>(reading.value_ns());
+              }
+            }
+            if (has_default && has_realtime) {
+              summary.has_realtime_offset = true;
+              summary.realtime_offset_ns = realtime_ns - default_ns;
+            }
+            break;
+          }
           case pb::TracePacket::kLoss:
             summary.loss_by_source[std::string(EnumShortName(packet.loss().source()))] +=
                 packet.loss().count();

@@ -19,8 +19,12 @@ struct TraceSummary {
   ReadResult read;                                // Frames, bytes, trailer, damage.
   std::map<std::string, uint64_t> packet_counts;  // By packet kind ("kernel", ...).
   bool has_time = false;
-  int64_t first_ns = 0;                            // Earliest start of any timed packet.
-  int64_t last_ns = 0;                             // Latest end.
+  int64_t first_ns = 0;  // Earliest start of any timed packet.
+  int64_t last_ns = 0;   // Latest end.
+  // Realtime minus the default clock, from the first clock snapshot reading both (agent
+  // traces: monotonic); lets tools show wall-clock times.
+  bool has_realtime_offset = false;
+  int64_t realtime_offset_ns = 0;
   std::map<std::string, uint64_t> loss_by_source;  // Events lost, by LossSource short name.
   uint64_t events_lost = 0;
   uint64_t nccl_kernels = 0;                        // Kernels whose name starts with "nccl".

@@ -33,6 +33,29 @@ TEST(InspectCommandTest, ShowsCountsSpanAndCleanClose) {
   EXPECT_NE(r.out.find("streams    3   threads 1"), std::string::npos) << r.out;
 }
 
+// Agent traces run on CLOCK_MONOTONIC (time since boot): inspect shows wall-clock time through
+// the trace's clock snapshot, and says so.
+TEST(InspectCommandTest, MonotonicTimesAreMappedToRealtime) {
+  TempDir dir;
+  agent::HeaderInfo header = ::lumos::testing::SampleHeader();
+  header.default_clock_id = schema::ClockId::kMonotonic;
+  auto writer = agent::TraceFileWriter::Create(dir.File("t.pb.zst"), header, {});
+  ASSERT_TRUE(writer.ok());
+  const agent::ClockReading clocks[] = {{schema::ClockId::kMonotonic, 4'000'000'000},
+                                        {schema::ClockId::kRealtime, 1'700'000'000'000'000'000}};
+  (*writer)->AddClockSnapshot(clocks, 2);
+  (*writer)->Add(agent::KernelEvent{.start_ns = 5'000'000'000, .duration_ns = 2'000'000});
+  ASSERT_TRUE((*writer)->Close(0).ok());
+  auto r = RunCommand(Inspect(dir.File("t.pb.zst")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // 1.7e9 s since the epoch is 2023-11-14 22:13:20 UTC; the kernel starts 1 s after the
+  // snapshot.
+  EXPECT_NE(r.out.find("time       2023-11-14 22:13:21.000000 UTC + 2.000 ms (clock monotonic, "
+                       "mapped to realtime by a clock snapshot)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(InspectCommandTest, JsonHasTheSameFacts) {
   TempDir dir;
   WriteSampleTrace(dir.File("t.pb.zst"), 50);
