@@ -87,6 +87,7 @@ void PacketEncoder::NoteTime(int64_t start_ns) {
   frame_has_time_ = true;
   base_time_ns_ = start_ns;
   last_time_ns_ = start_ns;
+  columns_.SetFrameBase(start_ns);
 }
 
 void PacketEncoder::Add(const KernelEvent& e) {

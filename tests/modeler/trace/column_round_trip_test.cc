@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/writer/column_encoder.h"
 #include "agent/writer/trace_file_writer.h"
 #include "modeler/trace/trace_reader.h"
 #include "schema/format.h"
@@ -242,17 +243,17 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
   }
 }
 
-// Writes `count` random events with small frames; returns what was written.
-Written WriteRandomTrace(const std::string& path, uint64_t seed, int count) {
+// Writes `count` random events with frames of about frame_bytes; returns what was written.
+Written WriteRandomTrace(const std::string& path, uint64_t seed, int count,
+                         uint64_t frame_bytes = 16 << 10) {
   WriterOptions options;
-  options.frame_bytes = 16 << 10;
+  options.frame_bytes = frame_bytes;
   auto writer = TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(), options);
   EXPECT_TRUE(writer.ok());
   Written w;
   Generator g(seed);
   for (int i = 0; i < count; ++i) AddRandomEvent(g, writer->get(), &w);
   EXPECT_TRUE((*writer)->Close(0).ok());
-  EXPECT_GT((*writer)->stats().frames_written, 5u);
   return w;
 }
 
@@ -269,9 +270,16 @@ void ExpectNext(const EventList<Event>& read, const std::vector<Event>& written,
 
 TEST(ColumnRoundTripTest, ReadFramesGivesBackEveryFieldOfEveryEvent) {
   TempDir dir;
-  for (uint64_t seed : {1u, 2u, 3u}) {
+  // Small frames (many of them), and 4 MiB frames: one frame whose kinds each span several
+  // of the writer's chunks (ColumnEncoder::kChunk events).
+  for (uint64_t seed : {1u, 2u, 3u, 4u}) {
     std::string path = dir.File("t" + std::to_string(seed) + ".pb.zst");
-    Written w = WriteRandomTrace(path, seed, 20000);
+    const uint64_t frame_bytes = seed == 4 ? 4 << 20 : 16 << 10;
+    const int events = seed == 4 ? 40000 : 20000;
+    Written w = WriteRandomTrace(path, seed, events, frame_bytes);
+    if (seed == 4) {
+      ASSERT_GT(w.kernels.size(), 2 * ColumnEncoder::kChunk);
+    }
     auto reader = TraceReader::Open(path);
     ASSERT_TRUE(reader.ok()) << reader.status().message();
     EXPECT_EQ((*reader)->schema_major(), schema::kSchemaMajor);
@@ -307,9 +315,14 @@ TEST(ColumnRoundTripTest, ReadFramesGivesBackEveryFieldOfEveryEvent) {
     EXPECT_EQ(h, w.host_ranges.size());
     EXPECT_EQ(c, w.collectives.size());
     EXPECT_EQ(timed_rows, w.rows);
-    EXPECT_EQ(result.events, 20000u);
-    EXPECT_EQ(result.trailer.events_written(), 20000u);
+    EXPECT_EQ(result.events, static_cast<uint64_t>(events));
+    EXPECT_EQ(result.trailer.events_written(), static_cast<uint64_t>(events));
     EXPECT_EQ(result.frames, frames);
+    if (seed == 4) {
+      EXPECT_EQ(frames, 2u);  // The header, then every event and the trailer.
+    } else {
+      EXPECT_GT(frames, 5u);
+    }
   }
 }
 
