@@ -252,6 +252,11 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env) {
       static_cast<int32_t>(reader.Int("LUMOS_ZSTD_LEVEL", AgentConfig::kDefaultZstdLevel,
                                       AgentConfig::kMinZstdLevel, AgentConfig::kMaxZstdLevel));
   config.job_id = ReadJobId(reader);
+  if (std::optional<std::string> text = reader.Get("LUMOS_FLUSH_ON_SIGNALS")) {
+    std::optional<bool> flush = ParseBool(*text);
+    if (!flush) reader.Warn("LUMOS_FLUSH_ON_SIGNALS", *text, "not 0 or 1", "the default 1");
+    config.flush_on_signals = flush.value_or(true);
+  }
   return parsed;
 }
 

@@ -97,6 +97,7 @@ struct AgentConfig {
   int32_t zstd_level = kDefaultZstdLevel;
   std::string job_id;
   LogLevel log_level = LogLevel::kInfo;
+  bool flush_on_signals = true;  // LUMOS_FLUSH_ON_SIGNALS (agent/runtime/signal_flush.h).
 
   bool operator==(const AgentConfig& other) const = default;
 };

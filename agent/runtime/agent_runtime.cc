@@ -1,17 +1,22 @@
 #include "agent/runtime/agent_runtime.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
 #include "agent/core/env_lookup.h"
 #include "agent/core/record_encoding.h"
+#include "agent/runtime/signal_flush.h"
 #include "base/logging.h"
 
 #ifndef LUMOS_AGENT_VERSION
@@ -144,6 +149,11 @@ bool Agent::StartOnce() {
     LUMOS_LOG(Warn, "agent disabled, the job runs untraced: %s", writer.status().message().c_str());
     return false;
   }
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    LUMOS_LOG(Warn, "agent disabled, the job runs untraced: eventfd: %s", std::strerror(errno));
+    return false;
+  }
   owned_rings_ = std::move(rings).value();
   writer_ = std::move(writer).value();
   trace_path_ = path;
@@ -154,26 +164,68 @@ bool Agent::StartOnce() {
   // Registered after the thread exists, so Stop() always has a thread to join.
   std::atexit(AtExitStop);
   pthread_atfork(nullptr, nullptr, AtForkChild);
+  if (config_.flush_on_signals) FlushOnSignals::Install();
   enabled_.Set(true);
   return true;
 }
 
 void Agent::WriterLoop() {
   pthread_setname_np(pthread_self(), "lumos-writer");
-  const auto interval = std::chrono::milliseconds(config_.flush_interval_ms);
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stop_requested_) {
-    wake_.wait_for(lock, interval, [this] { return stop_requested_; });
-    if (stop_requested_) break;
-    lock.unlock();
+  // Signals go to the job's threads: their handler waits for this one.
+  FlushOnSignals::BlockInThisThread();
+  const int interval_ms = static_cast<int>(config_.flush_interval_ms);
+  for (;;) {
+    pollfd wake{wake_fd_, POLLIN, 0};
+    poll(&wake, 1, interval_ms);  // Timeout, wake-up or EINTR: all just mean "look again".
+    uint64_t wakes = 0;
+    while (read(wake_fd_, &wakes, sizeof(wakes)) == static_cast<ssize_t>(sizeof(wakes))) {
+    }
+    if (stop_requested_.load(std::memory_order_acquire)) return;
+    const int request = signal_request_.exchange(0, std::memory_order_acq_rel);
+    if (request == kSignalFinish) {
+      FinishTrace();
+      signal_served_.fetch_add(1, std::memory_order_release);
+      return;
+    }
     DrainOnce();
     if (MonotonicNowNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
       WriteClockSnapshot();
     }
     // A failed write is already counted as a LossRecord by the writer; nothing to do here.
-    writer_->MaybeFlush(static_cast<uint64_t>(MonotonicNowNs())).IgnoreError();
-    lock.lock();
+    if (request == kSignalFlush) {
+      writer_->Flush().IgnoreError();
+      signal_served_.fetch_add(1, std::memory_order_release);
+    } else {
+      writer_->MaybeFlush(static_cast<uint64_t>(MonotonicNowNs())).IgnoreError();
+    }
   }
+}
+
+void Agent::Wake() {
+  const uint64_t one = 1;
+  // Fails only when the counter is about to overflow: the writer is awake then anyway.
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+bool Agent::FlushFromSignal(bool finish, int64_t timeout_ns) {
+  if (!started_.load(std::memory_order_acquire) || static_cast<uint32_t>(getpid()) != owner_pid_ ||
+      stopped_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  const uint64_t target = signal_served_.load(std::memory_order_acquire) + 1;
+  const int want = finish ? kSignalFinish : kSignalFlush;
+  int current = signal_request_.load(std::memory_order_relaxed);
+  while (current < want &&
+         !signal_request_.compare_exchange_weak(current, want, std::memory_order_acq_rel)) {
+  }
+  Wake();
+  const int64_t deadline = MonotonicNowNs() + timeout_ns;
+  const timespec pause{0, 1'000'000};
+  while (signal_served_.load(std::memory_order_acquire) < target) {
+    if (MonotonicNowNs() >= deadline) return false;
+    nanosleep(&pause, nullptr);
+  }
+  return true;
 }
 
 void Agent::DrainOnce() {
@@ -201,14 +253,16 @@ void Agent::Stop() {
   if (!started_.load(std::memory_order_acquire) || static_cast<uint32_t>(getpid()) != owner_pid_) {
     return;
   }
+  stop_requested_.store(true, std::memory_order_release);
+  Wake();
+  // Also waits for a close the writer started for a signal.
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  FinishTrace();
+}
+
+void Agent::FinishTrace() {
   if (stopped_.exchange(true)) return;
   enabled_.Set(false);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_requested_ = true;
-  }
-  wake_.notify_one();
-  if (thread_.joinable()) thread_.join();
   // Records pushed by callbacks that passed the flag check just before it turned off may still
   // land after this drain; they are lost with the process, as the design accepts at the edges.
   DrainOnce();

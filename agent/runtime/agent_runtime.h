@@ -8,13 +8,14 @@
 //     thread, registers the atexit (Stop) and pthread_atfork (child) handlers, then turns the
 //     enabled flag on. Any failure (unwritable directory, arena mmap) logs one warning line and
 //     leaves the agent off: the traced job is never affected (fail open, STYLE.md 3.2).
-//   Writer thread: every flush interval (or when woken) drains all rings through RecordEncoder,
+//   Writer thread: every flush interval (or when woken through an eventfd, which a signal
+//     handler may write) drains all rings through RecordEncoder,
 //     turns ring drops into LossRecords, writes a clock snapshot (CLOCK_MONOTONIC, the records'
 //     clock, with CLOCK_REALTIME) at start, every kClockSnapshotIntervalNs and at the end, and
 //     lets the writer flush frames by age.
 //   Stop(): flag off, writer thread joined, final drain, trailer, file closed. Idempotent.
-//     Runs from atexit; a process killed by a signal or _exit() leaves a readable prefix without
-//     a trailer (SIGTERM/SIGINT handling is not part of this slice).
+//     Runs from atexit. SIGTERM/SIGINT: see signal_flush.h (flush, or close when the signal
+//     kills the process). SIGKILL or _exit() leave a readable prefix without a trailer.
 //   fork(): the child stays off for its whole life. It does not own the parent's file or writer
 //     thread, so it never writes (its atexit Stop() is a no-op: the pid differs).
 // Hot path: capture callbacks use only EnabledFlag() (one relaxed load) and Rings().
@@ -23,7 +24,6 @@
 #include <time.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -82,12 +82,20 @@ class Agent {
   // The fork child handler: turns this process's agent off for good.
   void DisableInForkChild();
 
+  // Async-signal-safe (signal_flush.cc): asks the writer thread to write out everything
+  // recorded so far, and with `finish` to close the file too, then waits up to timeout_ns.
+  // Returns whether it was done in time; false at once when the agent is not running here.
+  bool FlushFromSignal(bool finish, int64_t timeout_ns);
+
  private:
   friend class NoDestructor<Agent>;
   Agent() = default;
 
   bool StartOnce();
   void WriterLoop();
+  void Wake();
+  // Final drain, clock snapshot, trailer, close: once, by Stop() or the writer on a signal.
+  void FinishTrace();
   void DrainOnce();
   void WriteClockSnapshot();
 
@@ -107,10 +115,13 @@ class Agent {
   // Writer thread state. Only the writer thread touches writer_/encoder_ until Stop() joins it.
   std::unique_ptr<TraceFileWriter> writer_;
   std::thread thread_;
-  std::mutex mutex_;  // Guards stop_requested_ for the condition variable (never on hot path).
-  std::condition_variable wake_;
-  bool stop_requested_ = false;
-  std::atomic<bool> stopped_{false};  // Stop() ran (exchange makes it idempotent).
+  int wake_fd_ = -1;  // eventfd: Stop() and signal handlers wake the writer with write().
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> stopped_{false};  // The trace was finished (exchange: exactly once).
+  // Signal requests (kSignalFlush < kSignalFinish) and how many the writer has served.
+  static constexpr int kSignalFlush = 1, kSignalFinish = 2;
+  std::atomic<int> signal_request_{0};
+  std::atomic<uint64_t> signal_served_{0};
   int64_t last_snapshot_ns_ = 0;
 };
 

@@ -50,6 +50,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
       {"LUMOS_ZSTD_LEVEL", "19"},
       {"LUMOS_JOB_ID", "job-42"},
       {"LUMOS_LOG_LEVEL", "DEBUG"},
+      {"LUMOS_FLUSH_ON_SIGNALS", "0"},
   });
   EXPECT_TRUE(parsed.warnings.empty()) << parsed.warnings.front();
   const AgentConfig& c = parsed.config;
@@ -69,6 +70,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c.zstd_level, 19);
   EXPECT_EQ(c.job_id, "job-42");
   EXPECT_EQ(c.log_level, LogLevel::kDebug);
+  EXPECT_FALSE(c.flush_on_signals);
 }
 
 TEST(AgentConfigTest, AcceptsBoundsAndRoundsSizes) {
@@ -164,6 +166,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"LUMOS_MAX_FILE_BYTES", "1K", "the default 0"},
         BadValue{"LUMOS_MAX_FILE_BYTES", "2048T", "the default 0"},
         BadValue{"LUMOS_ZSTD_LEVEL", "fast", "the default 3"},
+        BadValue{"LUMOS_FLUSH_ON_SIGNALS", "maybe", "the default 1"},
         BadValue{"LUMOS_ZSTD_LEVEL", "0", "the default 3"},
         BadValue{"LUMOS_ZSTD_LEVEL", "20", "the default 3"},
         BadValue{"LUMOS_JOB_ID", "has space", "the next source (SLURM_JOB_ID"},

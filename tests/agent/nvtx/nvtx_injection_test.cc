@@ -1,7 +1,9 @@
 // End to end: the NVTX workload under lumos-run, its trace read back with the modeler's reader.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <map>
@@ -189,6 +191,81 @@ TEST(NvtxInjectionTest, ForkChildStaysOffAndParentTraceStaysValid) {
   ASSERT_EQ(trace.ranges.size(), 2u);
   EXPECT_EQ(trace.ranges[0].name, "parent-before");
   EXPECT_EQ(trace.ranges[1].name, "parent-after");
+}
+
+// Runs the workload in `mode` under lumos-run (extra environment in `env`), waits for its
+// "ready", sends SIGTERM; returns its wait status and stdout.
+struct Signalled {
+  int status = 0;
+  std::string out;
+};
+Signalled RunAndTerminate(const std::string& dir, const char* mode,
+                          const std::vector<std::string>& env = {}) {
+  Signalled result;
+  int out[2];
+  if (pipe(out) != 0) return result;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    close(out[0]);
+    close(out[1]);
+    for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
+    execl(LUMOS_RUN_PATH, LUMOS_RUN_PATH, "-o", dir.c_str(), NVTX_WORKLOAD_PATH, mode,
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  char buffer[256];
+  bool signalled = false;
+  for (ssize_t n; (n = read(out[0], buffer, sizeof(buffer))) > 0;) {
+    result.out.append(buffer, static_cast<size_t>(n));
+    if (!signalled && result.out.find("ready\n") != std::string::npos) {
+      kill(pid, SIGTERM);  // lumos-run execs: pid is the workload.
+      signalled = true;
+    }
+  }
+  close(out[0]);
+  waitpid(pid, &result.status, 0);
+  return result;
+}
+
+TEST(NvtxInjectionTest, SigtermClosesTheTraceAndStillKillsTheJob) {
+  TempDir dir;
+  Signalled r = RunAndTerminate(dir.path(), "wait");
+  ASSERT_TRUE(WIFSIGNALED(r.status)) << "status " << r.status << ", out " << r.out;
+  EXPECT_EQ(WTERMSIG(r.status), SIGTERM);  // Died of the signal, as without the agent.
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_TRUE(trace.read.has_trailer);  // Closed cleanly on the way out.
+  EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
+  EXPECT_NE(Find(trace, "before-signal"), nullptr);
+}
+
+TEST(NvtxInjectionTest, SigtermReachesTheJobsOwnHandler) {
+  TempDir dir;
+  Signalled r = RunAndTerminate(dir.path(), "handled");
+  ASSERT_TRUE(WIFEXITED(r.status)) << "status " << r.status;
+  EXPECT_EQ(WEXITSTATUS(r.status), 0);
+  EXPECT_EQ(r.out, "ready\nhandled\n");
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_TRUE(trace.read.has_trailer);  // By exit(), after the job went on.
+  EXPECT_NE(Find(trace, "before-signal"), nullptr);
+  EXPECT_NE(Find(trace, "after-signal"), nullptr);  // Recording went on after the flush.
+}
+
+TEST(NvtxInjectionTest, FlushOnSignalsCanBeTurnedOff) {
+  TempDir dir;
+  Signalled r = RunAndTerminate(dir.path(), "wait", {"LUMOS_FLUSH_ON_SIGNALS=0"});
+  ASSERT_TRUE(WIFSIGNALED(r.status));
+  EXPECT_EQ(WTERMSIG(r.status), SIGTERM);
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_FALSE(trace.read.has_trailer);  // Killed as before: a readable prefix only.
+  EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
 }
 
 TEST(NvtxInjectionTest, LumosRunReportsUsageErrors) {

@@ -4,7 +4,11 @@
 //     another thread, one in a domain), 3 marks (A, Ex, in a domain), an unbalanced pop.
 //   fork: the parent pushes "parent-before", forks a child that pushes "child-range", marks
 //     "child-mark" and exits, then pushes "parent-after".
+//   wait: pushes "before-signal", prints "ready" and waits for a signal (SIGTERM kills it).
+//   handled: installs its own SIGTERM handler first, pushes "before-signal", prints "ready",
+//     waits for SIGTERM, then pushes "after-signal", prints "handled" and exits 0.
 #include <nvtx3/nvToolsExt.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,9 +88,39 @@ int Fork() {
   return 0;
 }
 
+volatile sig_atomic_t g_terminate = 0;
+
+void OnTerminate(int) { g_terminate = 1; }
+
+int WaitForSignal(bool handled) {
+  if (handled) {
+    struct sigaction action {};
+    action.sa_handler = OnTerminate;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, nullptr);
+  }
+  // Blocked until sigsuspend: no signal can slip in between the check and the wait.
+  sigset_t terminate, previous;
+  sigemptyset(&terminate);
+  sigaddset(&terminate, SIGTERM);
+  sigprocmask(SIG_BLOCK, &terminate, &previous);
+  nvtxRangePushA("before-signal");
+  nvtxRangePop();
+  std::printf("ready\n");
+  std::fflush(stdout);
+  while (!g_terminate) sigsuspend(&previous);
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  nvtxRangePushA("after-signal");
+  nvtxRangePop();
+  std::printf("handled\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "fork") == 0) return Fork();
+  if (argc > 1 && std::strcmp(argv[1], "wait") == 0) return WaitForSignal(false);
+  if (argc > 1 && std::strcmp(argv[1], "handled") == 0) return WaitForSignal(true);
   return Basic();
 }

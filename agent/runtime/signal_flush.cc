@@ -1,0 +1,60 @@
+#include "agent/runtime/signal_flush.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+
+#include "agent/runtime/agent_runtime.h"
+
+namespace lumos::agent {
+namespace {
+
+constexpr int kSignals[] = {SIGTERM, SIGINT};
+struct sigaction g_previous[NSIG];  // Written once in Install(), before the handler is.
+
+void OnTerminatingSignal(int signo, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  const struct sigaction& previous = g_previous[signo];
+  const bool dies = !(previous.sa_flags & SA_SIGINFO) && previous.sa_handler == SIG_DFL;
+  Agent::Get().FlushFromSignal(/*finish=*/dies, FlushOnSignals::kWaitNs);
+  errno = saved_errno;
+  if (previous.sa_flags & SA_SIGINFO) {
+    if (previous.sa_sigaction != nullptr) previous.sa_sigaction(signo, info, context);
+  } else if (previous.sa_handler == SIG_DFL) {
+    // Blocked while this handler runs: the re-raised signal arrives when it returns, with
+    // the default action.
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    sigaction(signo, &default_action, nullptr);
+    raise(signo);
+  } else if (previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(signo);
+  }
+}
+
+}  // namespace
+
+void FlushOnSignals::Install() {
+  for (int signo : kSignals) {
+    struct sigaction current {};
+    if (sigaction(signo, nullptr, &current) != 0) continue;
+    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) continue;
+    g_previous[signo] = current;
+    struct sigaction ours {};
+    ours.sa_sigaction = OnTerminatingSignal;
+    ours.sa_mask = current.sa_mask;
+    // As the job's handler was: restarting interrupted calls or not.
+    ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_RESTART | SA_ONSTACK));
+    sigaction(signo, &ours, nullptr);
+  }
+}
+
+void FlushOnSignals::BlockInThisThread() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signo : kSignals) sigaddset(&set, signo);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+}  // namespace lumos::agent
