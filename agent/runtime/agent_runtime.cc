@@ -228,7 +228,28 @@ bool Agent::FlushFromSignal(bool finish, int64_t timeout_ns) {
   return true;
 }
 
+void Agent::DescribeNewThreads() {
+  owned_rings_->ForEachRing([this](const ThreadRing& ring) {
+    const uint32_t tid = ring.thread_id();
+    if (tid == 0 || !described_threads_.insert(tid).second) return;
+    // The kernel's name of the thread (pthread_setname_np, or the program's name): readable
+    // from this thread, as long as the other one is alive. Empty when it is gone already.
+    std::string name;
+    std::string path = "/proc/self/task/" + std::to_string(tid) + "/comm";
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char buffer[64];
+      ssize_t n = read(fd, buffer, sizeof(buffer));
+      close(fd);
+      if (n > 0) name.assign(buffer, static_cast<size_t>(n));
+      while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) name.pop_back();
+    }
+    writer_->AddThread(ThreadEvent{tid, name, owner_pid_});
+  });
+}
+
 void Agent::DrainOnce() {
+  DescribeNewThreads();
   RecordEncoder encoder(&strings_, writer_.get());
   ThreadRings* rings = owned_rings_.get();
   rings->DrainAll([&](const ThreadRing&, const Record& head,

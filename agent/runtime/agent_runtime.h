@@ -29,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 
 #include "agent/core/agent_config.h"
 #include "agent/core/no_destructor.h"
@@ -97,6 +98,8 @@ class Agent {
   // Final drain, clock snapshot, trailer, close: once, by Stop() or the writer on a signal.
   void FinishTrace();
   void DrainOnce();
+  // A ThreadInfo packet (thread id, name from /proc, pid) for each thread seen the first time.
+  void DescribeNewThreads();
   void WriteClockSnapshot();
 
   std::once_flag config_once_;
@@ -123,6 +126,7 @@ class Agent {
   std::atomic<int> signal_request_{0};
   std::atomic<uint64_t> signal_served_{0};
   int64_t last_snapshot_ns_ = 0;
+  std::unordered_set<uint32_t> described_threads_;  // Writer thread only.
 };
 
 }  // namespace lumos::agent

@@ -38,6 +38,7 @@ struct Trace {
   modeler::ReadResult read;
   std::vector<Range> ranges;
   int clock_snapshots = 0;
+  std::map<uint32_t, std::string> thread_names;  // ThreadInfo packets.
 };
 
 Trace ReadTrace(const std::string& path) {
@@ -49,6 +50,8 @@ Trace ReadTrace(const std::string& path) {
   Status status = (*reader)->ReadPackets(
       [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext& context) {
         if (packet.has_clock_snapshot()) ++trace.clock_snapshots;
+        if (packet.has_thread())
+          trace.thread_names[packet.thread().thread_id()] = packet.thread().name();
         if (!packet.has_nvtx()) return Status::Ok();
         const auto& nvtx = packet.nvtx();
         trace.ranges.push_back({std::string(context.String(nvtx.name_iid())),
@@ -130,6 +133,9 @@ TEST(NvtxInjectionTest, RecordsEveryRangeKindUnderLumosRun) {
   EXPECT_LE(inner->start_ns + static_cast<int64_t>(inner->duration_ns),
             outer->start_ns + static_cast<int64_t>(outer->duration_ns));
   EXPECT_NE(Find(trace, "this-is-a-very-long-rang..."), nullptr);  // Cut at 24 bytes.
+  // The recording thread is described once, by its kernel name (the program's).
+  ASSERT_EQ(trace.thread_names.count(outer->thread_id), 1u);
+  EXPECT_EQ(trace.thread_names[outer->thread_id], "nvtx_workload");
 
   const Range* local = Find(trace, "local-range");
   const Range* cross = Find(trace, "cross-thread");
