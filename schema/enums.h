@@ -68,7 +68,7 @@
 
 #define LUMOS_ENUM_LOSS_SOURCE(X)                                                           \
   X(Unspecified, 0) X(RingFull, 1) X(CuptiDropped, 2) X(BufferPoolEmpty, 3) X(WriteFailed, 4) \
-  X(FileLimit, 5) X(ImportSkipped, 6) X(ChannelFailed, 7)
+  X(FileLimit, 5) X(ImportSkipped, 6) X(ChannelFailed, 7) X(ChannelLimit, 8)
 
 // (C++ enum, X-macro list, proto enum name, proto value prefix)
 #define LUMOS_ALL_ENUMS(Y)                                               \

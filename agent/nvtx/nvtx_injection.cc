@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "agent/core/counted_loss.h"
 #include "agent/core/record.h"
 #include "agent/core/thread_rings.h"
 #include "agent/runtime/agent_runtime.h"
@@ -87,6 +88,7 @@ int PushRange(uint32_t domain_id, const char* message, const nvtxEventAttributes
     depth += stack.open[i].payload.nvtx.domain_id == domain_id ? 1 : 0;
   if (stack.size >= kMaxPushDepth) {
     ++stack.overflow;
+    if (Enabled()) CountLoss(CountedLoss::kNvtxPushDepth);
     return stack.size + stack.overflow - 1;
   }
   Record& entry = stack.open[stack.size++];
@@ -134,7 +136,9 @@ nvtxRangeId_t StartRange(uint32_t domain_id, const char* message,
   uint64_t expected = 0;
   // Relaxed claim: the record written next is published by the release store of the id below.
   if (!slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_relaxed)) {
-    return id;  // Slot still held by a range started kStartEndSlots ids ago: not recorded.
+    // Slot still held by a range started kStartEndSlots ids ago: not recorded, but counted.
+    if (Enabled()) CountLoss(CountedLoss::kNvtxStartEndSlots);
+    return id;
   }
   InitRecord(&slot.record, schema::NvtxKind::kStartEnd, domain_id);
   if (attributes != nullptr) {

@@ -11,11 +11,12 @@
 //   push/pop: the open ranges live on a thread-local stack (kMaxPushDepth); pop emits one
 //     NVTX_KIND_PUSH_POP record with its depth (per domain, 0 = outermost). A pop with no open
 //     range in its domain is ignored (returns -1). Ranges deeper than kMaxPushDepth keep the
-//     depth count right but are not recorded.
+//     depth count right but are not recorded; they are counted (agent/core/counted_loss.h).
 //   start/end: ids come from a process counter; the open range waits in a fixed lock-free slot
 //     table (kStartEndSlots) so that any thread can end it; end emits one NVTX_KIND_START_END
 //     record on the ending thread's ring (thread = the starter, end_thread_id = the ender). A
-//     start whose slot is busy, or an unknown/duplicate end, is not recorded.
+//     start whose slot is busy is not recorded but counted; an unknown/duplicate end is
+//     ignored.
 //   marks: instants (end == start).
 //   domains and registered strings: interned in the StringTable at creation/registration
 //     (locks; off the hot path); the handle is the string id.

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/core/counted_loss.h"
 #include "agent/core/env_lookup.h"
 #include "agent/core/record_encoding.h"
 #include "agent/runtime/signal_flush.h"
@@ -256,6 +257,12 @@ void Agent::DrainOnce() {
                       const Record* extension) { encoder.Add(head, extension); },
                   kMaxDrainPerRing);
   encoder.AddDrops(rings->CollectDrops());
+  for (int i = 0; i < static_cast<int>(CountedLoss::kCount); ++i) {
+    const uint64_t lost = TakeLoss(static_cast<CountedLoss>(i));
+    if (lost == 0) continue;
+    const CountedLossInfo& info = kCountedLossInfo[i];
+    writer_->Add(LossEvent{MonotonicNowNs(), 0, info.source, lost, 0, info.detail});
+  }
 }
 
 void Agent::WriteClockSnapshot() {

@@ -39,6 +39,7 @@ struct Trace {
   std::vector<Range> ranges;
   int clock_snapshots = 0;
   std::map<uint32_t, std::string> thread_names;  // ThreadInfo packets.
+  std::map<std::string, uint64_t> loss;          // LossRecord counts by detail.
 };
 
 Trace ReadTrace(const std::string& path) {
@@ -50,6 +51,7 @@ Trace ReadTrace(const std::string& path) {
   Status status = (*reader)->ReadPackets(
       [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext& context) {
         if (packet.has_clock_snapshot()) ++trace.clock_snapshots;
+        if (packet.has_loss()) trace.loss[packet.loss().detail()] += packet.loss().count();
         if (packet.has_thread())
           trace.thread_names[packet.thread().thread_id()] = packet.thread().name();
         if (!packet.has_nvtx()) return Status::Ok();
@@ -197,6 +199,18 @@ TEST(NvtxInjectionTest, ForkChildStaysOffAndParentTraceStaysValid) {
   ASSERT_EQ(trace.ranges.size(), 2u);
   EXPECT_EQ(trace.ranges[0].name, "parent-before");
   EXPECT_EQ(trace.ranges[1].name, "parent-after");
+}
+
+// Ranges the agent cannot hold are counted as loss, not dropped silently.
+TEST(NvtxInjectionTest, RangesBeyondThePushStackAreCountedAsLoss) {
+  TempDir dir;
+  auto r = RunCommand(LumosRun("-o " + dir.path() + " " + NVTX_WORKLOAD_PATH + " deep"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_EQ(trace.ranges.size(), 32u);  // kMaxPushDepth.
+  EXPECT_EQ(trace.loss["NVTX push/pop ranges nested deeper than 32"], 8u);
 }
 
 // Runs the workload in `mode` under lumos-run (extra environment in `env`), waits for its

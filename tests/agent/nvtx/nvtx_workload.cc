@@ -5,6 +5,7 @@
 //   fork: the parent pushes "parent-before", forks a child that pushes "child-range", marks
 //     "child-mark" and exits, then pushes "parent-after".
 //   wait: pushes "before-signal", prints "ready" and waits for a signal (SIGTERM kills it).
+//   deep: pushes 40 nested ranges and pops them all (8 deeper than the agent's stack).
 //   handled: installs its own SIGTERM handler first, pushes "before-signal", prints "ready",
 //     waits for SIGTERM, then pushes "after-signal", prints "handled" and exits 0.
 #include <nvtx3/nvToolsExt.h>
@@ -88,6 +89,13 @@ int Fork() {
   return 0;
 }
 
+int Deep() {
+  for (int i = 0; i < 40; ++i) nvtxRangePushA("nested");
+  for (int i = 0; i < 40; ++i) nvtxRangePop();
+  std::printf("deep workload done\n");
+  return 0;
+}
+
 volatile sig_atomic_t g_terminate = 0;
 
 void OnTerminate(int) { g_terminate = 1; }
@@ -120,6 +128,7 @@ int WaitForSignal(bool handled) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "fork") == 0) return Fork();
+  if (argc > 1 && std::strcmp(argv[1], "deep") == 0) return Deep();
   if (argc > 1 && std::strcmp(argv[1], "wait") == 0) return WaitForSignal(false);
   if (argc > 1 && std::strcmp(argv[1], "handled") == 0) return WaitForSignal(true);
   return Basic();
