@@ -21,6 +21,13 @@ inline constexpr char kFileMagic[8] = {'L', 'U', 'M', 'O', 'S', 'P', 'B', '\0'};
 inline constexpr size_t kPreambleContentBytes = 16;
 inline constexpr size_t kPreambleBytes = 8 + kPreambleContentBytes;
 
+// Packets in one frame, counting each entry of a column packet as one: readers reject frames
+// with more (a few KB of zstd can decompress to millions of one-byte column entries, and each
+// becomes a ~140-byte struct in the reader). Writers flush a frame by kMaxFrameEventsWritten
+// at the latest, which leaves room for an interned string per event.
+inline constexpr uint64_t kMaxFramePackets = uint64_t{1} << 22;
+inline constexpr uint64_t kMaxFrameEventsWritten = kMaxFramePackets / 4;
+
 // Trace.packet is field 1, length-delimited: every packet starts with this tag byte.
 inline constexpr uint8_t kTracePacketTag = (1 << 3) | 2;
 

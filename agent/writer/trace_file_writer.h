@@ -17,6 +17,7 @@
 #include "agent/writer/trace_events.h"
 #include "agent/writer/wire_buffer.h"
 #include "base/status.h"
+#include "schema/format.h"
 
 namespace lumos::agent {
 
@@ -54,7 +55,11 @@ class TraceFileWriter {
     encoder_.Add(event);
     last_event_ns_ = event.start_ns;
     ++events_in_frame_;
-    if (encoder_.pending_bytes() >= options_.frame_bytes) FlushOrCount();
+    // By size, or by count (readers reject frames of more than schema::kMaxFramePackets).
+    if (encoder_.pending_bytes() >= options_.frame_bytes ||
+        events_in_frame_ >= schema::kMaxFrameEventsWritten) {
+      FlushOrCount();
+    }
   }
   void AddClockSnapshot(const ClockReading* readings, size_t count) {
     encoder_.AddClockSnapshot(readings, count);

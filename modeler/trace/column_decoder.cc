@@ -115,7 +115,7 @@ bool ColumnDecoder::IsColumnsField(uint32_t packet_field) {
 }
 
 // Finds the columns of the message; decodes nothing yet.
-Status ColumnDecoder::Split(const uint8_t* data, size_t size) {
+Status ColumnDecoder::Split(const uint8_t* data, size_t size, uint64_t max_events) {
   for (Column& column : columns_) column = Column();
   bool has_count = false;
   const uint8_t* p = data;
@@ -172,6 +172,14 @@ Status ColumnDecoder::Split(const uint8_t* data, size_t size) {
   if (!start.present || count_ > static_cast<uint64_t>(start.end - start.next)) {
     return ErrorStatus("%s: start_delta_ns does not hold count (%llu) values", kind_,
                        static_cast<unsigned long long>(count_));
+  }
+  // That bound is not enough: each event becomes a struct of ~140 bytes, and a frame of a few
+  // KB can decompress to 1 GiB of start column (zstd RLE blocks), so the reader also caps the
+  // events of a frame.
+  if (count_ > max_events) {
+    return ErrorStatus("%s: count (%llu) is more events than the frame may still hold (%llu)",
+                       kind_, static_cast<unsigned long long>(count_),
+                       static_cast<unsigned long long>(max_events));
   }
   // One value where count > 1 means every event has it (the start column never does that).
   for (uint32_t field = 1; field < kMaxColumn; ++field) {
@@ -258,9 +266,10 @@ Status ColumnDecoder::CheckConsumed() const {
 }
 
 Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t size,
-                             int64_t base_time_ns, const InternTable& strings, FrameEvents* out) {
+                             int64_t base_time_ns, uint64_t max_events, const InternTable& strings,
+                             FrameEvents* out) {
   kind_ = KindName(packet_field);
-  LUMOS_RETURN_IF_ERROR(Split(data, size));
+  LUMOS_RETURN_IF_ERROR(Split(data, size, max_events));
   if (blocks_.empty()) blocks_.assign(kMaxColumn * kBlock, 0);
   // Start times chain through the previous event's end (see StartColumn in the writer).
   previous_end_ = static_cast<uint64_t>(base_time_ns);
@@ -460,8 +469,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
         const uint64_t *gpu_offset = c(11), *gpu_dur = c(12), *algo = c(13), *proto = c(14);
         const uint64_t *channels = c(15), *dev = c(16), *reduce = c(17), *corr = c(18);
         const uint64_t *thread = c(19), *comm_size = c(20), *host_time = c(21);
-        // Optional ranks: 0 = absent (-1 in CollectiveEvent), else rank + 1.
-        auto rank = [](uint64_t plus_1) { return static_cast<int32_t>(plus_1) - 1; };
+        // Optional ranks: 0 = absent (-1 in CollectiveEvent), else rank + 1. Subtracted as
+        // uint32: 2^31 (the writer's code for rank INT32_MAX, or hostile input) would overflow
+        // int32 (undefined behaviour); this way every value maps to the rank the writer coded.
+        auto rank = [](uint64_t plus_1) {
+          return static_cast<int32_t>(static_cast<uint32_t>(plus_1) - 1u);
+        };
         for (size_t i = 0; i < n; ++i) {
           agent::CollectiveEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);

@@ -6,9 +6,9 @@
 // FrameEvents. Whole-packet column arrays were 1 MiB each and made the decoder memory-bound.
 // This is the reader's hot path (docs/performance.md: read + decode).
 // Failure behaviour: a malformed packet (bad varint, a column whose length disagrees with
-// `count`, a missing start column) returns an error naming the kind and the column; nothing
-// is appended then (events of earlier blocks are taken back). Unknown fields (later minor versions)
-// are skipped. Threading: one decoder per reader.
+// `count`, a missing start column, more events than the frame may hold) returns an error naming
+// the kind and the column; nothing is appended then (events of earlier blocks are taken back).
+// Unknown fields (later minor versions) are skipped. Threading: one decoder per reader.
 #pragma once
 
 #include <algorithm>
@@ -30,9 +30,11 @@ class ColumnDecoder {
 
   // Decodes the *Columns message in [data, data + size) held by TracePacket field
   // `packet_field` and appends its events to `out`. Start times are restored from
-  // base_time_ns (the frame's FramePacket.base_time_ns), names through `strings`.
+  // base_time_ns (the frame's FramePacket.base_time_ns), names through `strings`. A packet of
+  // more than `max_events` events (what the frame may still hold, see
+  // TraceReader::kMaxFramePackets) is an error.
   Status Decode(uint32_t packet_field, const uint8_t* data, size_t size, int64_t base_time_ns,
-                const InternTable& strings, FrameEvents* out);
+                uint64_t max_events, const InternTable& strings, FrameEvents* out);
 
  private:
   static constexpr uint32_t kMaxColumn = 42;  // Fields 1..41 (see column_field in format.h).
@@ -48,7 +50,7 @@ class ColumnDecoder {
     uint64_t last = 0;  // Delta columns: the previous value.
   };
 
-  Status Split(const uint8_t* data, size_t size);
+  Status Split(const uint8_t* data, size_t size, uint64_t max_events);
   // Marks delta-coded columns; an absent one stays `first` throughout (all deltas 0).
   void Delta(std::initializer_list<uint32_t> fields, uint64_t first = 0) {
     for (uint32_t f : fields) {

@@ -166,15 +166,17 @@ ColumnsSpan FindColumns(const uint8_t* p, size_t size) {
       }
       case 2: {
         if (!ReadVarint(&p, end, &value) || value > static_cast<uint64_t>(end - p)) return {};
-        auto field = static_cast<uint32_t>(tag >> 3);
-        if (ColumnDecoder::IsColumnsField(field)) {
-          return ColumnsSpan{field, p, static_cast<size_t>(value)};
+        // Compared before narrowing: a tag beyond 32 bits is no column field (libprotobuf
+        // rejects the packet).
+        uint64_t field = tag >> 3;
+        if (field <= UINT32_MAX && ColumnDecoder::IsColumnsField(static_cast<uint32_t>(field))) {
+          return ColumnsSpan{static_cast<uint32_t>(field), p, static_cast<size_t>(value)};
         }
         p += value;
         break;
       }
       default:
-        return {};  // libprotobuf will report it.
+        return {};  // libprotobuf will report it (or parse a group; see Read()).
     }
   }
   return {};
@@ -385,6 +387,7 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
     context.frame_offset = offset;
     bool frame_has_time = false;
     int64_t last_ns = 0, base_ns = 0;
+    uint64_t frame_packets = 0;  // As counted in result->packets (see kMaxFramePackets).
     IncrementalIds ids;
     const uint8_t* p = content.data();
     const uint8_t* end = content.data() + out.pos;
@@ -432,14 +435,15 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
         }
         size_t before = events.column_events();
         if (packets != nullptr) events.Clear();
-        Status decoded =
-            columns.Decode(span.field, span.data, span.size, base_ns, strings, &events);
+        Status decoded = columns.Decode(span.field, span.data, span.size, base_ns,
+                                        kMaxFramePackets - frame_packets, strings, &events);
         if (!decoded.ok()) {
           why = "packet " + std::to_string(packet_index) + ": " + decoded.message();
           break;
         }
         ++packet_index;
         uint64_t added = events.column_events() - (packets != nullptr ? 0 : before);
+        frame_packets += added;
         result->packets += added;
         result->events += added;
         if (packets != nullptr) {
@@ -449,11 +453,25 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
         continue;
       }
 
+      if (frame_packets == kMaxFramePackets) {
+        why = "frame holds more than " + std::to_string(kMaxFramePackets) + " packets";
+        break;
+      }
       auto* row = frames != nullptr
                       ? google::protobuf::Arena::CreateMessage<pb::TracePacket>(&arena)
                       : packet;
       if (!row->ParseFromArray(body_start, static_cast<int>(length))) {
         why = "packet " + std::to_string(packet_index) + " does not parse as a TracePacket";
+        break;
+      }
+      if (row->data_case() >= pb::TracePacket::kKernelColumns &&
+          row->data_case() <= pb::TracePacket::kCollectiveColumns) {
+        // A column packet FindColumns could not walk: a group field (wire types 3/4, which
+        // libprotobuf skips and no writer sends) before the columns. As a row its events would
+        // reach ReadFrames' caller as an undecoded RowPacket and ReadPackets' caller as one
+        // *Columns packet instead of one row per event.
+        why = "packet " + std::to_string(packet_index) +
+              ": column packet with a group field (not decoded)";
         break;
       }
       ids.Restore(row);
@@ -485,6 +503,7 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
         context.start_ns = 0;
       }
       ++packet_index;
+      ++frame_packets;
       ++result->packets;
       if (packets != nullptr) {
         status = (*packets)(*row, context);

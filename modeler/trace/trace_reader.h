@@ -25,6 +25,7 @@
 #include "base/status.h"
 #include "modeler/trace/frame_events.h"
 #include "modeler/trace/intern_table.h"
+#include "schema/format.h"
 #include "schema/lumos/trace.pb.h"
 
 namespace lumos::modeler {
@@ -62,6 +63,10 @@ class TraceReader {
   // Limits that keep hostile input from exhausting memory.
   static constexpr uint64_t kMaxFrameBytes = 256ull << 20;       // Compressed.
   static constexpr uint64_t kMaxFrameContentBytes = 1ull << 30;  // Decompressed.
+  // Packets of one frame, counting each column entry as one (ReadResult::packets): the format's
+  // limit (schema/format.h). ReadFrames holds a frame's events as ~140-byte structs and its rows
+  // as parsed messages; without it a small hostile file asks for 100+ GB.
+  static constexpr uint64_t kMaxFramePackets = schema::kMaxFramePackets;
 
   static StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path);
   ~TraceReader();

@@ -1,8 +1,11 @@
 // Design: helpers shared by the trace fuzzers. FuzzFile is one scratch file per process that
 // each input overwrites (a memfd, reached as /proc/self/fd/N so TraceReader::Open can take a
 // path; a file under $TMPDIR where memfd_create is missing). ReadWholeTrace opens a trace and
-// reads every packet, touching what a real consumer touches, and traps on a broken invariant
-// of ReadResult. Single-threaded, like libFuzzer's driver.
+// reads it both ways, ReadPackets (one packet per row and per column entry) and ReadFrames
+// (column packets decoded into structs), touching what a real consumer touches, then once more
+// with ReadPackets stopped halfway; it traps on a broken invariant of ReadResult or when the
+// two ways disagree on what they delivered. Inputs of more than 2^18 packets (zstd bombs) are
+// read that far only. Single-threaded, like libFuzzer's driver.
 #pragma once
 
 #include <cstddef>

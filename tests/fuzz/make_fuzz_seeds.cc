@@ -1,17 +1,22 @@
 // lumos_make_fuzz_seeds OUT_DIR: writes the seed corpora of the trace fuzzers.
-//   OUT_DIR/trace_reader/   small traces made with TraceFileWriter (one frame, many frames,
-//                           no trailer as after SIGKILL, a non-UTF-8 NVTX name) and damaged
-//                           variants of them
+//   OUT_DIR/trace_reader/   small schema-2 traces made with TraceFileWriter (one frame, many
+//                           frames, no trailer as after SIGKILL, a non-UTF-8 NVTX name), the
+//                           one-frame trace with its frames stored uncompressed and without a
+//                           checksum (so byte mutations reach the column packets), a schema-1
+//                           file holding column packets, and damaged variants
 //                           (truncated, a flipped byte, trailing garbage, bad magic, newer
 //                           schema major, events before the header, empty);
-//   OUT_DIR/trace_packets/  the decompressed content of single frames, for
-//                           trace_packets_fuzzer.cc, plus hand-made odd packet streams.
+//   OUT_DIR/trace_packets/  the decompressed content of single frames (column packets), for
+//                           trace_packets_fuzzer.cc, plus hand-made odd packet streams and
+//                           column packets (constant, absent, count 0 and 1, huge count, no
+//                           start column, a block boundary, iids out of range, every kind).
 // Deterministic: the same bytes on every run. Keeps the whole corpus well under 200 KB.
 // Usage (from the repo root, after scripts/fuzz.sh has built it):
 //   build-fuzz/tests/fuzz/lumos_make_fuzz_seeds tests/data/fuzz_seeds
 #include <sys/stat.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -222,6 +227,116 @@ Bytes Cat(std::initializer_list<Bytes> parts) {
   return out;
 }
 
+// Column packets (schema 2), byte by byte.
+uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+
+Bytes Varints(std::initializer_list<uint64_t> values) {
+  agent::WireBuffer b;
+  b.EnsureRoom(values.size() * 10);
+  for (uint64_t v : values) b.PutVarint(v);
+  return Bytes(b.data(), b.data() + b.size());
+}
+
+// A length-delimited field: a packed column.
+Bytes Field(uint32_t number, const Bytes& body) {
+  agent::WireBuffer b;
+  b.EnsureRoom(body.size() + 2 * agent::kMaxScalarFieldBytes);
+  b.PutTag(number, agent::WireType::kLength);
+  b.PutVarint(body.size());
+  b.PutRaw(body.data(), body.size());
+  return Bytes(b.data(), b.data() + b.size());
+}
+
+Bytes Count(uint64_t n) {
+  agent::WireBuffer b;
+  b.EnsureRoom(agent::kMaxScalarFieldBytes);
+  b.PutUintAlways(schema::column_field::kCount, n);
+  return Bytes(b.data(), b.data() + b.size());
+}
+
+Bytes Start(std::initializer_list<uint64_t> zigzag_deltas) {
+  return Field(schema::column_field::kStartDeltaNs, Varints(zigzag_deltas));
+}
+
+Bytes Columns(uint32_t packet_field, const Bytes& body) {
+  return Packet(false, 0, packet_field, body);
+}
+
+Bytes FramePacket() {
+  Bytes body = {0x08, 0x01, 0x10, 0xE8, 0x07};  // frame_index 1, base_time_ns 1000
+  return Packet(false, 0, schema::packet_field::kFrame, body);
+}
+
+// The Trace.packet entries of a frame's content, each with its tag and length.
+std::vector<Bytes> SplitPackets(const Bytes& content) {
+  std::vector<Bytes> packets;
+  size_t at = 0;
+  while (at < content.size()) {
+    size_t p = at + 1;  // Tag 0x0A, then the length.
+    uint64_t length = 0;
+    for (int shift = 0;; shift += 7) {
+      uint8_t byte = content.at(p++);
+      length |= uint64_t{byte & 0x7Fu} << shift;
+      if (byte < 0x80) break;
+    }
+    packets.emplace_back(content.begin() + static_cast<ptrdiff_t>(at),
+                         content.begin() + static_cast<ptrdiff_t>(p + length));
+    at = p + length;
+  }
+  return packets;
+}
+
+// The decompressed content of each zstd frame of a trace file (the preamble skipped).
+std::vector<Bytes> FrameContents(const Bytes& file) {
+  std::vector<Bytes> frames;
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  for (size_t at = schema::kPreambleBytes; at < file.size();) {
+    size_t n = ZSTD_findFrameCompressedSize(file.data() + at, file.size() - at);
+    if (ZSTD_isError(n)) std::exit(1);
+    Bytes content(1 << 20);
+    ZSTD_inBuffer in{file.data() + at, n, 0};
+    ZSTD_outBuffer out{content.data(), content.size(), 0};
+    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+    if (ZSTD_decompressStream(dctx, &out, &in) != 0) std::exit(1);  // Seeds are small.
+    content.resize(out.pos);
+    frames.push_back(content);
+    at += n;
+  }
+  ZSTD_freeDCtx(dctx);
+  return frames;
+}
+
+// A zstd frame of raw (stored) blocks and no checksum: the reader fuzzer's byte mutations of
+// it reach the packets instead of dying at the checksum or in the entropy decoder.
+Bytes Stored(const Bytes& content) {
+  // Magic; frame header descriptor 0 (a window descriptor follows, no checksum, no content
+  // size); window 2^(10 + 7) = 128 KiB, the largest block.
+  Bytes out = {0x28, 0xB5, 0x2F, 0xFD, 0x00, 7 << 3};
+  size_t at = 0;
+  do {
+    size_t n = std::min<size_t>(content.size() - at, 128 << 10);
+    uint32_t block = (at + n == content.size() ? 1u : 0u) | static_cast<uint32_t>(n) << 3;
+    for (int i = 0; i < 3; ++i) out.push_back(static_cast<uint8_t>(block >> (8 * i)));
+    out.insert(out.end(), content.begin() + static_cast<ptrdiff_t>(at),
+               content.begin() + static_cast<ptrdiff_t>(at + n));
+    at += n;
+  } while (at < content.size());
+  return out;
+}
+
+// A column packet of `kind` with `count` = 3 events and every column 1..`columns` present
+// holding [field, 2^31, 2^64 - 1]: extreme values in every field of every kind (enums out of
+// range, ranks whose plus-1 coding overflows int32, wrapping deltas).
+Bytes ExtremeColumns(uint32_t kind, uint32_t columns) {
+  Bytes body = Cat({Count(3), Start({1, ~uint64_t{0}, 1u << 31})});
+  for (uint32_t f = 1; f <= columns; ++f) {
+    body = Cat({body, Field(f, Varints({f, uint64_t{1} << 31, ~uint64_t{0}}))});
+  }
+  return Columns(kind, body);
+}
+
 int Run(const std::string& out_dir) {
   const std::string reader_dir = out_dir + "/trace_reader";
   const std::string packets_dir = out_dir + "/trace_packets";
@@ -295,6 +410,24 @@ int Run(const std::string& out_dir) {
   no_header.insert(no_header.end(), frame.begin(), frame.end());
   WriteFile(reader_dir + "/events_before_header.pb.zst", no_header);
 
+  // The one-frame trace with stored frames (no compression, no checksum).
+  {
+    Bytes stored(one_frame.begin(), one_frame.begin() + schema::kPreambleBytes);
+    for (const Bytes& content : FrameContents(one_frame)) stored = Cat({stored, Stored(content)});
+    WriteFile(reader_dir + "/stored_frames.pb.zst", stored);
+  }
+  // A schema-1 file (preamble and header say major 1) holding column packets, which no 1.x
+  // writer makes. Stored, so mutations reach the packets.
+  {
+    Bytes v1(one_frame.begin(), one_frame.begin() + schema::kPreambleBytes);
+    v1[16] = 1;
+    Bytes header_v1 = Packet(false, 0, schema::packet_field::kHeader, {0x08, 0x01});
+    std::vector<Bytes> packets = SplitPackets(sink.frames.at(0));  // FramePacket first.
+    Bytes content = Cat({packets.at(0), header_v1});
+    for (size_t i = 1; i < packets.size(); ++i) content = Cat({content, packets[i]});
+    WriteFile(reader_dir + "/v1_major_with_columns.pb.zst", Cat({v1, Stored(content)}));
+  }
+
   // Hand-made odd packet streams.
   Bytes kernel_body = {0x08, 0x90, 0x4E, 0x10, 0x05,
                        0x18, 0x07, 0x20, 0x01};  // dur, corr, stream, name 1
@@ -312,6 +445,83 @@ int Run(const std::string& out_dir) {
   WriteFile(packets_dir + "/unknown_fields.bin",
             Bytes{0x10, 0x01, 0x1A, 0x02, 0xFF, 0xFF, 0x21, 1,    2,    3,    4,
                   5,    6,    7,    8,    0x0A, 0x00, 0x0A, 0x03, 0xF8, 0xFF, 0x01});
+
+  // Hand-made column packets (schema 2). Malformed packets come last in their frame.
+  namespace pf = schema::packet_field;
+  const uint64_t kMax = ~uint64_t{0};
+  // Constant columns (one value for count > 1), a constant delta column, absent columns.
+  WriteFile(packets_dir + "/columns_constant.bin",
+            Cat({FramePacket(), Interned(1, "gemm"),
+                 Columns(pf::kKernelColumns,
+                         Cat({Count(4), Start({ZigZag(5), ZigZag(10), ZigZag(-3), ZigZag(7)}),
+                              Field(1, Varints({100})), Field(2, Varints({ZigZag(1)})),
+                              Field(3, Varints({7})), Field(4, Varints({1})),
+                              Field(6, Varints({132, 132, 66, 1}))}))}));
+  // count 0 (with an empty start column), count 1 (one value is not a constant), then count 0
+  // without a start column.
+  WriteFile(
+      packets_dir + "/columns_count_0_and_1.bin",
+      Cat({FramePacket(), Interned(1, "range"), Interned(2, "domain"),
+           Columns(pf::kKernelColumns, Cat({Count(0), Start({})})),
+           Columns(pf::kNvtxColumns, Cat({Count(1), Start({ZigZag(1)}), Field(1, Varints({1})),
+                                          Field(3, Varints({1})), Field(4, Varints({2}))})),
+           Columns(pf::kApiCallColumns, Count(0))}));
+  WriteFile(packets_dir + "/columns_huge_count.bin",
+            Cat({FramePacket(),
+                 Columns(pf::kKernelColumns, Cat({Count(uint64_t{1} << 63), Start({1, 2})}))}));
+  WriteFile(packets_dir + "/columns_no_start.bin",
+            Cat({FramePacket(),
+                 Columns(pf::kMemcpyColumns, Cat({Count(2), Field(1, Varints({5, 6}))}))}));
+  WriteFile(packets_dir + "/columns_truncated_varint.bin",
+            Cat({FramePacket(),
+                 Columns(pf::kSyncColumns, Cat({Count(2), Field(schema::column_field::kStartDeltaNs,
+                                                                Bytes{0x02, 0x80})}))}));
+  // 130 events: a second block of 2; multi-byte varints up to the column's last byte.
+  {
+    Bytes starts, durations;
+    for (uint64_t i = 0; i < 130; ++i) {
+      starts = Cat({starts, Varints({i < 120 ? 2 : (i << 40)})});
+      durations = Cat({durations, Varints({i == 129 ? kMax : 1000 + 300 * i})});
+    }
+    WriteFile(packets_dir + "/columns_block_edge.bin",
+              Cat({FramePacket(),
+                   Columns(pf::kApiCallColumns,
+                           Cat({Count(130), Field(schema::column_field::kStartDeltaNs, starts),
+                                Field(1, durations), Field(3, Varints({ZigZag(-1)}))}))}));
+  }
+  // Interned ids: 0, defined, undefined, the largest, beyond it.
+  WriteFile(
+      packets_dir + "/columns_iids.bin",
+      Cat({FramePacket(), Interned(1, "a"), Interned(3, "ccc"),
+           Columns(pf::kKernelColumns, Cat({Count(6), Start({0, 1, 2, 3, 4, 5}),
+                                            Field(4, Varints({0, 1, 2, 3, 1u << 24, kMax}))})),
+           Columns(pf::kNvtxColumns,
+                   Cat({Count(3), Start({1, 1, 1}), Field(3, Varints({1, uint64_t{1} << 30, 3})),
+                        Field(4, Varints({kMax, 3, 0}))})),
+           Columns(pf::kHostRangeColumns,
+                   Cat({Count(2), Start({1, 1}), Field(3, Varints({3, 2})),
+                        Field(10, Varints({ZigZag(-7)})), Field(11, Varints({1, 0}))}))}));
+  // Every kind with every column at extreme values.
+  WriteFile(
+      packets_dir + "/columns_every_kind.bin",
+      Cat({FramePacket(), Interned(1, "x"), ExtremeColumns(pf::kKernelColumns, 22),
+           ExtremeColumns(pf::kApiCallColumns, 12), ExtremeColumns(pf::kMemcpyColumns, 13),
+           ExtremeColumns(pf::kMemsetColumns, 10), ExtremeColumns(pf::kSyncColumns, 12),
+           ExtremeColumns(pf::kCudaEventColumns, 7), ExtremeColumns(pf::kNvtxColumns, 10),
+           ExtremeColumns(pf::kHostRangeColumns, 11), ExtremeColumns(pf::kCollectiveColumns, 21)}));
+  // Fields a later minor version might add (skipped), schema-1 rows between column packets, and
+  // a column packet behind a group (wire types 3/4) in its TracePacket.
+  WriteFile(packets_dir + "/columns_unknown_fields_and_rows.bin",
+            Cat({FramePacket(), Interned(1, "gemm"), Packet(true, 10, pf::kKernel, kernel_body),
+                 Columns(pf::kKernelColumns,
+                         Cat({Count(2), Start({1, 2}), Field(30, Varints({1, 2})),
+                              Field(42, Varints({9})), Bytes{0xD8, 0x02, 0x05},  // 43: varint
+                              Bytes{0xE1, 0x02, 1, 2, 3, 4, 5, 6, 7, 8},         // 44: fixed64
+                              Bytes{0xED, 0x02, 1, 2, 3, 4},                     // 45: fixed32
+                              Field(0, Varints({1}))})),
+                 Packet(true, 20, pf::kKernel, kernel_body),
+                 Field(1, Cat({Bytes{0x7B, 0x7C},  // Group 15, empty.
+                               Field(pf::kKernelColumns, Cat({Count(1), Start({1})}))}))}));
   return 0;
 }
 

@@ -1,9 +1,11 @@
 // libFuzzer target: arbitrary bytes as the *decompressed* content of one zstd frame. The
 // harness wraps the input into a well-formed trace (Lumos preamble, a header frame from the
 // writer, then the input compressed as one frame with its checksum), so every input reaches
-// the packet splitter, libprotobuf parsing, interning and start-time deltas of TraceReader,
-// which raw-file mutations rarely get past the zstd checksum to reach. Same invariants as
-// trace_reader_fuzzer.cc. Seeds: tests/data/fuzz_seeds/trace_packets/ (frame contents).
+// the packet splitter, the schema-2 column decoder (ColumnDecoder, through ReadFrames and
+// ReadPackets), libprotobuf parsing, interning and start-time deltas of TraceReader, which
+// raw-file mutations rarely get past the zstd checksum to reach. The file is schema 2 (the
+// writer's header). Same invariants as trace_reader_fuzzer.cc (fuzz_file.h).
+// Seeds: tests/data/fuzz_seeds/trace_packets/ (frame contents).
 #include <zstd.h>
 
 #include <cstddef>

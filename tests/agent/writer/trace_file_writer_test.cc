@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "modeler/trace/trace_reader.h"
+#include "schema/format.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::agent {
@@ -62,6 +63,29 @@ TEST(TraceFileWriterTest, WritesHeaderFirstAndFlushesBySize) {
     EXPECT_EQ(back.kernel_correlations[i], i);
     EXPECT_EQ(back.kernel_starts[i], static_cast<int64_t>(1000 + 1000 * i));  // Absolute again.
   }
+}
+
+// However large frame_bytes is, a frame never holds more events than readers accept.
+TEST(TraceFileWriterTest, FramesFlushByEventCountToo) {
+  TempDir dir;
+  WriterOptions options;
+  options.frame_bytes = uint64_t{1} << 40;
+  auto writer = TraceFileWriter::Create(dir.File("t.pb.zst"), SampleHeader(), options);
+  ASSERT_TRUE(writer.ok());
+  const uint64_t frames_after_header = (*writer)->stats().frames_written;
+  for (uint64_t i = 0; i < schema::kMaxFrameEventsWritten + 10; ++i) {
+    (*writer)->Add(MemsetEvent{.start_ns = static_cast<int64_t>(i), .bytes = 64});
+  }
+  EXPECT_EQ((*writer)->stats().frames_written, frames_after_header + 1);
+  ASSERT_TRUE((*writer)->Close(0).ok());
+  modeler::ReadResult result;
+  auto reader = modeler::TraceReader::Open(dir.File("t.pb.zst"));
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE((*reader)
+                  ->ReadFrames([](const modeler::FrameEvents&) { return Status::Ok(); }, &result)
+                  .ok());
+  EXPECT_TRUE(result.damage.ok()) << result.damage.message();
+  EXPECT_EQ(result.events, schema::kMaxFrameEventsWritten + 10);
 }
 
 TEST(TraceFileWriterTest, MaybeFlushFlushesOldFramesOnly) {

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "agent/writer/wire_buffer.h"
 #include "modeler/trace/trace_reader.h"
@@ -59,6 +61,14 @@ std::string StartColumn(std::initializer_list<uint64_t> values) {
   return Field(schema::column_field::kStartDeltaNs, Varints(values));
 }
 
+// The frame content as one zstd frame.
+std::string Compress(const std::string& frame) {
+  std::string compressed(ZSTD_compressBound(frame.size()), '\0');
+  size_t n = ZSTD_compress(compressed.data(), compressed.size(), frame.data(), frame.size(), 1);
+  compressed.resize(ZSTD_isError(n) ? 0 : n);
+  return compressed;
+}
+
 struct Case {
   const char* name;
   std::string frame;  // Decompressed frame content.
@@ -89,6 +99,19 @@ std::vector<Case> Cases() {
        "KernelColumns: column 41 appears twice"},
       {"columns before the FramePacket", KernelColumns(Count(1) + StartColumn({1})),
        "the frame does not start with a FramePacket"},
+      // The start column bounds count by the packet's bytes, yet zstd RLE blocks make a 28 KB
+      // file of a 900 MiB column of one-byte entries, which asked for 128 GB of KernelEvent
+      // structs (crafted while fuzzing huge counts). The frame's FramePacket counts too.
+      {"more events than a frame may hold",
+       FramePacket() + KernelColumns(Count(TraceReader::kMaxFramePackets) +
+                                     Field(schema::column_field::kStartDeltaNs,
+                                           std::string(TraceReader::kMaxFramePackets, '\0'))),
+       "KernelColumns: count (4194304) is more events than the frame may still hold (4194303)"},
+      // libprotobuf skips a group where FindColumns stops: the events would come out as a row.
+      {"column packet behind a group field",
+       FramePacket() + Packet("\x7B\x7C" + Field(schema::packet_field::kKernelColumns,
+                                                 Count(1) + StartColumn({1}))),
+       "packet 1: column packet with a group field (not decoded)"},
   };
 }
 
@@ -98,11 +121,8 @@ TEST(ColumnDamageTest, EachMalformedPacketStopsWithOneMessage) {
   std::string good = ReadFileBytes(dir.File("good.pb.zst"));
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.name);
-    std::string compressed(ZSTD_compressBound(c.frame.size()), '\0');
-    size_t n =
-        ZSTD_compress(compressed.data(), compressed.size(), c.frame.data(), c.frame.size(), 1);
-    ASSERT_FALSE(ZSTD_isError(n));
-    compressed.resize(n);
+    std::string compressed = Compress(c.frame);
+    ASSERT_FALSE(compressed.empty());
     std::string path = dir.File("bad.pb.zst");
     WriteFileBytes(path, good + compressed);
     std::string where = path + ": byte offset " + std::to_string(good.size()) + ": frame ";
@@ -136,6 +156,58 @@ TEST(ColumnDamageTest, EachMalformedPacketStopsWithOneMessage) {
     EXPECT_EQ(kernels, 10u);
     EXPECT_NE(result.damage.message().find(c.expected), std::string::npos)
         << result.damage.message();
+  }
+}
+
+// Not damage: rank columns hold rank + 1 as uint32 (0 = absent). 2^31 is what the writer writes
+// for rank INT32_MAX; the decoder computed int32(2^31) - 1, a signed overflow (UBSan, found by
+// lumos_trace_packets_fuzzer). Every value now maps back to the rank that was coded.
+TEST(ColumnDamageTest, RankColumnsDecodeEveryValue) {
+  TempDir dir;
+  ::lumos::testing::WriteSampleTrace(dir.File("good.pb.zst"), 1);
+  std::string path = dir.File("ranks.pb.zst");
+  std::string body = Count(4) + StartColumn({0, 0, 0, 0}) +
+                     Field(8, Varints({0, 1, 0x7FFFFFFF, 0x80000000})) +  // root_rank_plus_1
+                     Field(9, Varints({0x80000000}));  // peer_rank_plus_1, constant
+  std::string frame = FramePacket() + Packet(Field(schema::packet_field::kCollectiveColumns, body));
+  WriteFileBytes(path, ReadFileBytes(dir.File("good.pb.zst")) + Compress(frame));
+  const int32_t kRoots[] = {-1, 0, INT32_MAX - 1, INT32_MAX};
+
+  auto reader = TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  std::vector<agent::CollectiveEvent> collectives;
+  ReadResult result;
+  ASSERT_TRUE((*reader)
+                  ->ReadFrames(
+                      [&](const FrameEvents& f) {
+                        collectives.insert(collectives.end(), f.collectives.begin(),
+                                           f.collectives.end());
+                        return Status::Ok();
+                      },
+                      &result)
+                  .ok());
+  EXPECT_TRUE(result.damage.ok()) << result.damage.message();
+  ASSERT_EQ(collectives.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(collectives[i].root_rank, kRoots[i]) << i;
+    EXPECT_EQ(collectives[i].peer_rank, INT32_MAX) << i;
+  }
+
+  std::vector<pb::NcclCollective> rows;
+  ASSERT_TRUE((*reader)
+                  ->ReadPackets(
+                      [&](const pb::TracePacket& packet, const PacketContext&) {
+                        if (packet.has_collective()) rows.push_back(packet.collective());
+                        return Status::Ok();
+                      },
+                      &result)
+                  .ok());
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_FALSE(rows[0].has_root_rank());
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_TRUE(rows[i].has_root_rank()) << i;
+    EXPECT_EQ(rows[i].root_rank(), kRoots[i]) << i;
+    EXPECT_EQ(rows[i].peer_rank(), INT32_MAX) << i;
   }
 }
 
