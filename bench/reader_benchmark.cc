@@ -73,6 +73,20 @@ void SetEvents(benchmark::State& state, size_t events_per_iteration) {
                           static_cast<int64_t>(events_per_iteration));
 }
 
+// Opens `path` and runs read(reader) (ReadFrames or ReadPackets into *result); a failure to
+// open or read, or a damaged file, fails the benchmark.
+template <typename Read>
+void ReadOrSkip(benchmark::State& state, const std::string& path, modeler::ReadResult* result,
+                Read read) {
+  StatusOr<std::unique_ptr<modeler::TraceReader>> reader = modeler::TraceReader::Open(path);
+  if (!reader.ok()) {
+    state.SkipWithError(reader.status().message().c_str());
+    return;
+  }
+  Status status = read(reader->get());
+  if (!status.ok() || !result->damage.ok()) state.SkipWithError("read failed");
+}
+
 // The whole reader, fast path: Open (validates the preamble, reads the header), then
 // ReadFrames with a callback that reads the start time and one field of each event.
 void BM_ReadFrames(benchmark::State& state) {
@@ -80,35 +94,30 @@ void BM_ReadFrames(benchmark::State& state) {
   uint64_t sum = 0;
   modeler::ReadResult result;
   for (auto _ : state) {
-    StatusOr<std::unique_ptr<modeler::TraceReader>> reader = modeler::TraceReader::Open(file.path);
-    if (!reader.ok()) {
-      state.SkipWithError(reader.status().message().c_str());
-      break;
-    }
-    Status status = (*reader)->ReadFrames(
-        [&sum](const modeler::FrameEvents& frame) {
-          for (const auto& k : frame.kernels)
-            sum += static_cast<uint64_t>(k.start_ns) + k.duration_ns;
-          for (const auto& a : frame.api_calls)
-            sum += static_cast<uint64_t>(a.start_ns) + a.correlation_id;
-          for (const auto& m : frame.memcpys) sum += static_cast<uint64_t>(m.start_ns) + m.bytes;
-          for (const auto& m : frame.memsets) sum += static_cast<uint64_t>(m.start_ns) + m.bytes;
-          for (const auto& x : frame.syncs) sum += static_cast<uint64_t>(x.start_ns) + x.stream_id;
-          for (const auto& e : frame.cuda_events)
-            sum += static_cast<uint64_t>(e.start_ns) + e.event_id;
-          for (const auto& n : frame.nvtx) sum += static_cast<uint64_t>(n.start_ns) + n.name.size();
-          for (const auto& h : frame.host_ranges)
-            sum += static_cast<uint64_t>(h.start_ns) + h.name.size();
-          for (const auto& c : frame.collectives)
-            sum += static_cast<uint64_t>(c.start_ns) + c.bytes;
-          for (const auto& r : frame.rows) sum += static_cast<uint64_t>(r.start_ns);
-          return Status::Ok();
-        },
-        &result);
-    if (!status.ok() || !result.damage.ok()) {
-      state.SkipWithError("read failed");
-      break;
-    }
+    ReadOrSkip(state, file.path, &result, [&](modeler::TraceReader* reader) {
+      return reader->ReadFrames(
+          [&sum](const modeler::FrameEvents& frame) {
+            for (const auto& k : frame.kernels)
+              sum += static_cast<uint64_t>(k.start_ns) + k.duration_ns;
+            for (const auto& a : frame.api_calls)
+              sum += static_cast<uint64_t>(a.start_ns) + a.correlation_id;
+            for (const auto& m : frame.memcpys) sum += static_cast<uint64_t>(m.start_ns) + m.bytes;
+            for (const auto& m : frame.memsets) sum += static_cast<uint64_t>(m.start_ns) + m.bytes;
+            for (const auto& x : frame.syncs)
+              sum += static_cast<uint64_t>(x.start_ns) + x.stream_id;
+            for (const auto& e : frame.cuda_events)
+              sum += static_cast<uint64_t>(e.start_ns) + e.event_id;
+            for (const auto& n : frame.nvtx)
+              sum += static_cast<uint64_t>(n.start_ns) + n.name.size();
+            for (const auto& h : frame.host_ranges)
+              sum += static_cast<uint64_t>(h.start_ns) + h.name.size();
+            for (const auto& c : frame.collectives)
+              sum += static_cast<uint64_t>(c.start_ns) + c.bytes;
+            for (const auto& r : frame.rows) sum += static_cast<uint64_t>(r.start_ns);
+            return Status::Ok();
+          },
+          &result);
+    });
   }
   benchmark::DoNotOptimize(sum);
   SetEvents(state, file.events);
@@ -123,25 +132,18 @@ void BM_ReadPackets(benchmark::State& state) {
   uint64_t sum = 0;
   modeler::ReadResult result;
   for (auto _ : state) {
-    StatusOr<std::unique_ptr<modeler::TraceReader>> reader = modeler::TraceReader::Open(file.path);
-    if (!reader.ok()) {
-      state.SkipWithError(reader.status().message().c_str());
-      break;
-    }
-    Status status = (*reader)->ReadPackets(
-        [&sum](const modeler::pb::TracePacket& packet, const modeler::PacketContext& context) {
-          sum += static_cast<uint64_t>(context.start_ns);
-          if (packet.has_kernel())
-            sum += packet.kernel().duration_ns();
-          else if (packet.has_api_call())
-            sum += packet.api_call().correlation_id();
-          return Status::Ok();
-        },
-        &result);
-    if (!status.ok() || !result.damage.ok()) {
-      state.SkipWithError("read failed");
-      break;
-    }
+    ReadOrSkip(state, file.path, &result, [&](modeler::TraceReader* reader) {
+      return reader->ReadPackets(
+          [&sum](const modeler::pb::TracePacket& packet, const modeler::PacketContext& context) {
+            sum += static_cast<uint64_t>(context.start_ns);
+            if (packet.has_kernel())
+              sum += packet.kernel().duration_ns();
+            else if (packet.has_api_call())
+              sum += packet.api_call().correlation_id();
+            return Status::Ok();
+          },
+          &result);
+    });
   }
   benchmark::DoNotOptimize(sum);
   SetEvents(state, file.events);
