@@ -22,7 +22,8 @@ struct PushStack {
 thread_local PushStack t_push_stack;
 
 // A start/end range waiting for its end. state: 0 free, kClaimed while the starter writes the
-// record, else the range id (published with release after the record is written).
+// record or the ender reads it, else the range id (published with release after the record is
+// written).
 struct StartEndSlot {
   std::atomic<uint64_t> state{0};
   Record record;
@@ -134,8 +135,10 @@ nvtxRangeId_t StartRange(uint32_t domain_id, const char* message,
   const uint64_t id = g_next_range_id.fetch_add(1, std::memory_order_relaxed);
   StartEndSlot& slot = g_slots[id % kStartEndSlots];
   uint64_t expected = 0;
-  // Relaxed claim: the record written next is published by the release store of the id below.
-  if (!slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_relaxed)) {
+  // Acquire: pairs with the last ender's release of the slot, so its copy of the old record is
+  // done before this start overwrites it. The new record is published by the id's release store.
+  if (!slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
     // Slot still held by a range started kStartEndSlots ids ago: not recorded, but counted.
     if (Enabled()) CountLoss(CountedLoss::kNvtxStartEndSlots);
     return id;
@@ -155,15 +158,16 @@ nvtxRangeId_t StartRange(uint32_t domain_id, const char* message,
 void EndRange(nvtxRangeId_t id) {
   if (id == 0 || id == kClaimed) return;
   StartEndSlot& slot = g_slots[id % kStartEndSlots];
-  // Acquire pairs with the starter's release store: the record is complete.
-  if (slot.state.load(std::memory_order_acquire) != id) return;  // Unknown or already ended.
-  Record record = slot.record;
+  // Claim the slot for reading: exactly one ender wins (an unknown or already ended id fails
+  // here), and no starter can take the slot over while it is claimed, so the copy below never
+  // races with a new start's writes. Acquire pairs with the starter's release store of the id.
   uint64_t expected = id;
-  // Only one ender wins; relaxed is enough since the copy above is done and the next starter
-  // rewrites the record only after claiming the slot again.
-  // TODO(lumos): a racing double end() can copy while a new start rewrites; make the copy
-  // seqlock-checked if double ends show up in practice.
-  if (!slot.state.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
+  if (!slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
+    return;
+  }
+  Record record = slot.record;
+  slot.state.store(0, std::memory_order_release);  // Free for the next start.
   if (!Enabled()) return;
   record.end_ns = MonotonicNowNs();
   ThreadRings* rings = g_agent->rings();
