@@ -1,0 +1,102 @@
+"""A small GPT-style training loop for scripts/gpu-check.sh: a few pre-norm transformer layers
+(bf16 autocast, AdamW) on random data, no downloads. Each step is an NVTX range ("step"), with
+"forward", "backward" and "optimizer" inside it, so the agent's NVTX channel has work.
+
+Prints one JSON line: the median and mean step time in ms over the measured steps, and the
+settings. With --profile the measured steps run under torch.profiler (CPU + CUDA activities) and
+the Kineto trace is written to --out as a gzipped JSON.
+"""
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import statistics
+import time
+
+import torch
+from torch import nn
+
+
+def build_model(layers, width, heads):
+    blocks = [
+        nn.TransformerEncoderLayer(width, heads, dim_feedforward=4 * width, dropout=0.0,
+                                   batch_first=True, norm_first=True)
+        for _ in range(layers)
+    ]
+    return nn.Sequential(*blocks, nn.LayerNorm(width))
+
+
+def step(model, optimizer, x, target):
+    torch.cuda.nvtx.range_push("step")
+    torch.cuda.nvtx.range_push("forward")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = nn.functional.mse_loss(model(x).float(), target)
+    torch.cuda.nvtx.range_pop()
+    torch.cuda.nvtx.range_push("backward")
+    loss.backward()
+    torch.cuda.nvtx.range_pop()
+    torch.cuda.nvtx.range_push("optimizer")
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    torch.cuda.nvtx.range_pop()
+    torch.cuda.nvtx.range_pop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--width", type=int, default=2048)
+    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--seq", type=int, default=1024)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--out", default=".")
+    args = parser.parse_args()
+
+    torch.manual_seed(0)
+    device = torch.device("cuda")
+    model = build_model(args.layers, args.width, args.heads).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randn(args.batch, args.seq, args.width, device=device)
+    target = torch.randn(args.batch, args.seq, args.width, device=device)
+
+    for _ in range(args.warmup):
+        step(model, optimizer, x, target)
+    torch.cuda.synchronize()
+
+    def measured():
+        times = []
+        for _ in range(args.steps):
+            start = time.perf_counter()
+            step(model, optimizer, x, target)
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - start) * 1e3)
+        return times
+
+    if args.profile:
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=activities) as profiler:
+            times = measured()
+        path = os.path.join(args.out, "torch_profiler.json")
+        profiler.export_chrome_trace(path)
+        with open(path, "rb") as raw, gzip.open(path + ".gz", "wb") as packed:
+            shutil.copyfileobj(raw, packed)
+        os.remove(path)
+    else:
+        times = measured()
+
+    print(json.dumps({
+        "median_ms": statistics.median(times),
+        "mean_ms": statistics.fmean(times),
+        "steps": args.steps,
+        "layers": args.layers, "width": args.width, "seq": args.seq, "batch": args.batch,
+        "torch": torch.__version__, "device": torch.cuda.get_device_name(0),
+    }))
+
+
+if __name__ == "__main__":
+    main()
