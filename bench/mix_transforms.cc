@@ -3,14 +3,10 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "schema/varint.h"
+
 namespace lumos::bench {
-namespace {
-
-uint64_t ZigZag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void DeltaCodeSyncIds(std::vector<MixEvent>* events) {
   uint64_t last[kMixKinds] = {};
@@ -20,7 +16,7 @@ void DeltaCodeSyncIds(std::vector<MixEvent>* events) {
         [&](auto& e) {
           if constexpr (requires { e.cuda_event_sync_id; }) {
             uint64_t id = e.cuda_event_sync_id;
-            e.cuda_event_sync_id = ZigZag(static_cast<int64_t>(id - last[kind]));
+            e.cuda_event_sync_id = schema::ZigZagEncode(static_cast<int64_t>(id - last[kind]));
             last[kind] = id;
           }
         },

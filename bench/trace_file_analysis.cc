@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "modeler/trace/trace_reader.h"
+#include "schema/varint.h"
 
 namespace lumos::bench {
 namespace {
@@ -35,10 +36,6 @@ Message* Body(pb::TracePacket* packet) {
   return packet->GetReflection()->MutableMessage(packet, f);
 }
 
-uint64_t ZigZag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-
 // The reader hands out absolute ids; on disk, correlation_id, external_id and
 // sequence_number are zigzag deltas from the previous packet of the same kind in the frame
 // (schema/lumos/trace.proto). Re-applies that coding so re-serialized frames match the file.
@@ -53,7 +50,8 @@ class IdCoder {
       if (f == nullptr || f->cpp_type() != FieldDescriptor::CPPTYPE_UINT64) continue;
       uint64_t& last = last_[{KindOf(*packet), f->number()}];
       uint64_t value = body->GetReflection()->GetUInt64(*body, f);
-      body->GetReflection()->SetUInt64(body, f, ZigZag(static_cast<int64_t>(value - last)));
+      body->GetReflection()->SetUInt64(body, f,
+                                       schema::ZigZagEncode(static_cast<int64_t>(value - last)));
       last = value;
     }
   }
@@ -158,7 +156,8 @@ size_t ColumnarCompressed(const Frames& frames, int level, size_t* raw) {
     for (const pb::TracePacket& packet : frame) {
       int kind = KindOf(packet);
       kinds.push_back(static_cast<char>(kind));
-      if (timed[kind]) PutVarint(ZigZag(packet.start_delta_ns()), &columns[{kind, 0}]);
+      if (timed[kind])
+        PutVarint(schema::ZigZagEncode(packet.start_delta_ns()), &columns[{kind, 0}]);
       pb::TracePacket copy = packet;
       const Message* body = Body(&copy);
       if (body == nullptr) continue;
@@ -181,10 +180,10 @@ size_t ColumnarCompressed(const Frames& frames, int level, size_t* raw) {
         uint64_t v = 0;
         switch (f->cpp_type()) {
           case FieldDescriptor::CPPTYPE_INT32:
-            v = ZigZag(reflection->GetInt32(*body, f));
+            v = schema::ZigZagEncode(reflection->GetInt32(*body, f));
             break;
           case FieldDescriptor::CPPTYPE_INT64:
-            v = ZigZag(reflection->GetInt64(*body, f));
+            v = schema::ZigZagEncode(reflection->GetInt64(*body, f));
             break;
           case FieldDescriptor::CPPTYPE_UINT32:
             v = reflection->GetUInt32(*body, f);
@@ -205,7 +204,7 @@ size_t ColumnarCompressed(const Frames& frames, int level, size_t* raw) {
           uint64_t& prev = last[{kind, f->number()}];
           auto d = static_cast<int64_t>(v - prev);
           prev = v;
-          v = ZigZag(d);
+          v = schema::ZigZagEncode(d);
         }
         PutVarint(v, &column);
       }

@@ -18,6 +18,7 @@
 #include "bench/mix_transforms.h"
 #include "bench/mix_writer.h"
 #include "bench/trace_file_analysis.h"
+#include "schema/varint.h"
 
 namespace lumos::bench {
 namespace {
@@ -28,10 +29,6 @@ using agent::KernelEvent;
 size_t FieldBytes(uint32_t field, uint64_t value) {
   if (value == 0) return 0;
   return agent::WireBuffer::VarintSize(field << 3) + agent::WireBuffer::VarintSize(value);
-}
-
-uint64_t ZigZag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
 
 void PrintMix(const EventMix& mix) {
@@ -53,7 +50,8 @@ void PrintFieldSizes(const EventMix& mix) {
   bool first = true;
   for (const MixEvent& e : mix.events) {
     int64_t start = StartNs(e);
-    size_t delta = first ? 0 : 1 + agent::WireBuffer::VarintSize(ZigZag(start - last));
+    size_t delta =
+        first ? 0 : 1 + agent::WireBuffer::VarintSize(schema::ZigZagEncode(start - last));
     last = start;
     first = false;
     if (const auto* k = std::get_if<KernelEvent>(&e)) {

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "schema/format.h"
+#include "schema/varint.h"
 
 namespace lumos::agent {
 namespace {
@@ -16,10 +17,6 @@ namespace cf = schema::column_field;
 // (docs/performance.md), so frames end a little under frame_bytes; the size and speed figures
 // there are for this estimate.
 constexpr size_t kEstimatedBytesPerEvent = 24;
-
-uint64_t ZigZag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
 
 template <typename E>
 uint64_t U(E value) {
@@ -98,7 +95,7 @@ class ColumnSet {
       // Unsigned subtraction: wraps instead of overflowing for values far apart.
       auto delta = static_cast<int64_t>(v - previous);
       previous = v;
-      return ZigZag(delta);
+      return schema::ZigZagEncode(delta);
     });
     state_[field].last = previous;
   }
@@ -175,7 +172,7 @@ void StartColumn(ColumnSet* b, const std::vector<Event>& events) {
         uint64_t start = static_cast<uint64_t>(events[i].start_ns);
         uint64_t gap = start - b->previous_end;
         b->previous_end = EndOf(events[i]);
-        return ZigZag(static_cast<int64_t>(gap));
+        return schema::ZigZagEncode(static_cast<int64_t>(gap));
       },
       /*always=*/true);
 }
@@ -233,7 +230,7 @@ void ColumnEncoder::EncodeApiCalls() {
     b.Column(9, [&](size_t i) { return U(v[i].domain); });
     b.DeltaColumn(10, [&](size_t i) { return v[i].external_id; });
     b.Column(11, [&](size_t i) { return v[i].graph_id; });
-    b.Column(12, [&](size_t i) { return ZigZag(v[i].return_code); });
+    b.Column(12, [&](size_t i) { return schema::ZigZagEncode(v[i].return_code); });
   });
   api_calls_.clear();
   api_call_names_.clear();
@@ -346,7 +343,9 @@ void ColumnEncoder::EncodeHostRanges() {
     b.Column(7, [&](size_t i) { return U(v[i].forward_thread_id); });
     b.Column(8, [&](size_t i) { return v[i].stream_id; });
     b.Column(9, [&](size_t i) { return U(v[i].device_id); });
-    b.Column(10, [&](size_t i) { return v[i].has_step_number ? ZigZag(v[i].step_number) : 0; });
+    b.Column(10, [&](size_t i) {
+      return v[i].has_step_number ? schema::ZigZagEncode(v[i].step_number) : 0;
+    });
     b.Column(11, [&](size_t i) { return U(v[i].has_step_number); });
   });
   host_ranges_.clear();
@@ -369,7 +368,7 @@ void ColumnEncoder::EncodeCollectives() {
     b.Column(8, [&](size_t i) { return plus_1(v[i].root_rank); });
     b.Column(9, [&](size_t i) { return plus_1(v[i].peer_rank); });
     b.Column(10, [&](size_t i) { return v[i].stream_id; });
-    b.Column(11, [&](size_t i) { return ZigZag(v[i].gpu_start_offset_ns); });
+    b.Column(11, [&](size_t i) { return schema::ZigZagEncode(v[i].gpu_start_offset_ns); });
     b.Column(12, [&](size_t i) { return v[i].gpu_duration_ns; });
     b.Column(13, [&](size_t i) { return U(v[i].algorithm); });
     b.Column(14, [&](size_t i) { return U(v[i].protocol); });

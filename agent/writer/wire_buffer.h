@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "schema/varint.h"
+
 namespace lumos::agent {
 
 enum class WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
@@ -81,7 +83,7 @@ class WireBuffer {
   }
   void PutSintAlways(uint32_t field, int64_t value) {
     PutTag(field, WireType::kVarint);
-    PutVarint((static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63));
+    PutVarint(schema::ZigZagEncode(value));
   }
   void PutBool(uint32_t field, bool value) { PutUint(field, value ? 1 : 0); }
   // string/bytes: needs EnsureRoom(value.size() + kMaxScalarFieldBytes).

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "schema/format.h"
+#include "schema/varint.h"
 
 namespace lumos::modeler {
 namespace {
@@ -10,27 +11,6 @@ namespace {
 namespace pf = schema::packet_field;
 namespace cf = schema::column_field;
 using namespace ::lumos::schema;  // NOLINT(google-build-using-namespace): the enum mirrors.
-
-// Decodes one varint at *p (< end); false when truncated or longer than 10 bytes.
-inline bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* value) {
-  const uint8_t* q = *p;
-  if (q < end && *q < 0x80) {  // Most values in a column are small.
-    *value = *q;
-    *p = q + 1;
-    return true;
-  }
-  uint64_t result = 0;
-  for (int shift = 0; shift < 70 && q < end; shift += 7) {
-    uint8_t byte = *q++;
-    result |= static_cast<uint64_t>(byte & 0x7F) << shift;
-    if ((byte & 0x80) == 0) {
-      *value = result;
-      *p = q;
-      return true;
-    }
-  }
-  return false;
-}
 
 // Decodes one varint at p without bounds checks: the caller guarantees 10 readable bytes.
 // Returns the byte after it, or nullptr for a varint longer than 10 bytes.
@@ -75,8 +55,6 @@ inline bool AnyHighBit(const uint8_t* p, size_t n) {
   for (; i < n; ++i) bits |= p[i];
   return (bits & 0x8080808080808080ull) != 0;
 }
-
-inline int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
 
 const char* KindName(uint32_t packet_field) {
   switch (packet_field) {
@@ -236,7 +214,7 @@ Status ColumnDecoder::DecodeBlock(size_t m) {
     if (column.delta) {
       uint64_t last = column.last;
       for (size_t i = 0; i < m; ++i) {
-        last += static_cast<uint64_t>(UnZigZag(values[i]));  // Wrapping, like the writer.
+        last += static_cast<uint64_t>(ZigZagDecode(values[i]));  // Wrapping, like the writer.
         values[i] = last;
       }
       column.last = last;
@@ -247,7 +225,7 @@ Status ColumnDecoder::DecodeBlock(size_t m) {
   const uint64_t* duration = duration_field_ != 0 ? Values(duration_field_) : kZeros;
   uint64_t end = previous_end_;
   for (size_t i = 0; i < m; ++i) {
-    start[i] = end + static_cast<uint64_t>(UnZigZag(start[i]));
+    start[i] = end + static_cast<uint64_t>(ZigZagDecode(start[i]));
     end = start[i] + duration[i];
   }
   previous_end_ = end;
@@ -332,7 +310,7 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
           e.domain = As<ApiDomain>(domain[i]);
           e.external_id = ext[i];
           e.graph_id = graph[i];
-          e.return_code = static_cast<int32_t>(UnZigZag(rc[i]));
+          e.return_code = static_cast<int32_t>(ZigZagDecode(rc[i]));
         }
       });
     case pf::kMemcpyColumns:
@@ -458,7 +436,7 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
           e.stream_id = stream[i];
           e.device_id = As<uint32_t>(dev[i]);
           e.has_step_number = has_step[i] != 0;
-          e.step_number = e.has_step_number ? UnZigZag(step[i]) : 0;
+          e.step_number = e.has_step_number ? ZigZagDecode(step[i]) : 0;
         }
       });
     case pf::kCollectiveColumns:
@@ -488,7 +466,7 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
           e.root_rank = rank(root[i]);
           e.peer_rank = rank(peer[i]);
           e.stream_id = stream[i];
-          e.gpu_start_offset_ns = UnZigZag(gpu_offset[i]);
+          e.gpu_start_offset_ns = ZigZagDecode(gpu_offset[i]);
           e.gpu_duration_ns = gpu_dur[i];
           e.algorithm = As<NcclAlgorithm>(algo[i]);
           e.protocol = As<NcclProtocol>(proto[i]);

@@ -43,7 +43,7 @@ class ColumnDecoder {
   struct Column {
     bool present = false;
     bool constant = false;          // One stored value for all events (see trace.proto).
-    bool delta = false;             // A *_delta or start column: values are summed on the way.
+    bool delta = false;             // A *_delta column: values are summed on the way.
     uint64_t value = 0;             // Constant columns: the stored value.
     const uint8_t* next = nullptr;  // Next undecoded byte of the packed values.
     const uint8_t* end = nullptr;
@@ -51,19 +51,13 @@ class ColumnDecoder {
   };
 
   Status Split(const uint8_t* data, size_t size, uint64_t max_events);
-  // Marks delta-coded columns; an absent one stays `first` throughout (all deltas 0).
-  void Delta(std::initializer_list<uint32_t> fields, uint64_t first = 0) {
-    for (uint32_t f : fields) {
-      columns_[f].delta = true;
-      columns_[f].last = first;
-      if (!columns_[f].present) std::fill_n(Block(f), kBlock, first);
-    }
+  // Marks the kind's delta-coded columns (an absent one reads as zeros like any other).
+  void Delta(std::initializer_list<uint32_t> fields) {
+    for (uint32_t f : fields) columns_[f].delta = true;
   }
   uint64_t* Block(uint32_t field) { return blocks_.data() + field * kBlock; }
-  // The block of a column; absent columns read as zeros (or their constant, see Delta).
-  const uint64_t* Values(uint32_t field) {
-    return columns_[field].present || columns_[field].delta ? Block(field) : kZeros;
-  }
+  // The block of a column; absent columns read as zeros.
+  const uint64_t* Values(uint32_t field) { return columns_[field].present ? Block(field) : kZeros; }
   // Decodes the next m values of every present column into its block.
   Status DecodeBlock(size_t m);
   Status CheckConsumed() const;

@@ -1,12 +1,14 @@
 #include "modeler/trace/incremental_ids.h"
 
+#include "schema/varint.h"
+
 namespace lumos::modeler {
 namespace {
 
 namespace pb = ::lumos::trace;
 
 uint64_t Undelta(uint64_t* last, uint64_t wire) {
-  *last += (wire >> 1) ^ (~(wire & 1) + 1);  // Zigzag decode, then a wrapping add.
+  *last += static_cast<uint64_t>(schema::ZigZagDecode(wire));  // A wrapping add.
   return *last;
 }
 

@@ -15,9 +15,12 @@
 #include "modeler/trace/event_packets.h"
 #include "modeler/trace/incremental_ids.h"
 #include "schema/format.h"
+#include "schema/varint.h"
 
 namespace lumos::modeler {
 namespace {
+
+using schema::ReadVarint;
 
 constexpr uint32_t kZstdFrameMagic = 0xFD2FB528;
 
@@ -45,20 +48,6 @@ StatusOr<size_t> ReadAt(int fd, const std::string& path, uint64_t offset, uint8_
     done += static_cast<size_t>(n);
   }
   return done;
-}
-
-// Decodes a varint at [*p, end); false when truncated or longer than 10 bytes.
-bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* value) {
-  uint64_t result = 0;
-  for (int shift = 0; shift < 70 && *p < end; shift += 7) {
-    uint8_t byte = *(*p)++;
-    result |= static_cast<uint64_t>(byte & 0x7F) << shift;
-    if ((byte & 0x80) == 0) {
-      *value = result;
-      return true;
-    }
-  }
-  return false;
 }
 
 // Sliding window over the file that yields whole zstd frames.

@@ -31,6 +31,7 @@
 #include "agent/writer/trace_file_writer.h"
 #include "agent/writer/wire_buffer.h"
 #include "schema/format.h"
+#include "schema/varint.h"
 
 namespace lumos::fuzz {
 namespace {
@@ -228,9 +229,6 @@ Bytes Cat(std::initializer_list<Bytes> parts) {
 }
 
 // Column packets (schema 2), byte by byte.
-uint64_t ZigZag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
 
 Bytes Varints(std::initializer_list<uint64_t> values) {
   agent::WireBuffer b;
@@ -453,19 +451,21 @@ int Run(const std::string& out_dir) {
   WriteFile(packets_dir + "/columns_constant.bin",
             Cat({FramePacket(), Interned(1, "gemm"),
                  Columns(pf::kKernelColumns,
-                         Cat({Count(4), Start({ZigZag(5), ZigZag(10), ZigZag(-3), ZigZag(7)}),
-                              Field(1, Varints({100})), Field(2, Varints({ZigZag(1)})),
-                              Field(3, Varints({7})), Field(4, Varints({1})),
-                              Field(6, Varints({132, 132, 66, 1}))}))}));
+                         Cat({Count(4),
+                              Start({schema::ZigZagEncode(5), schema::ZigZagEncode(10),
+                                     schema::ZigZagEncode(-3), schema::ZigZagEncode(7)}),
+                              Field(1, Varints({100})),
+                              Field(2, Varints({schema::ZigZagEncode(1)})), Field(3, Varints({7})),
+                              Field(4, Varints({1})), Field(6, Varints({132, 132, 66, 1}))}))}));
   // count 0 (with an empty start column), count 1 (one value is not a constant), then count 0
   // without a start column.
-  WriteFile(
-      packets_dir + "/columns_count_0_and_1.bin",
-      Cat({FramePacket(), Interned(1, "range"), Interned(2, "domain"),
-           Columns(pf::kKernelColumns, Cat({Count(0), Start({})})),
-           Columns(pf::kNvtxColumns, Cat({Count(1), Start({ZigZag(1)}), Field(1, Varints({1})),
-                                          Field(3, Varints({1})), Field(4, Varints({2}))})),
-           Columns(pf::kApiCallColumns, Count(0))}));
+  WriteFile(packets_dir + "/columns_count_0_and_1.bin",
+            Cat({FramePacket(), Interned(1, "range"), Interned(2, "domain"),
+                 Columns(pf::kKernelColumns, Cat({Count(0), Start({})})),
+                 Columns(pf::kNvtxColumns,
+                         Cat({Count(1), Start({schema::ZigZagEncode(1)}), Field(1, Varints({1})),
+                              Field(3, Varints({1})), Field(4, Varints({2}))})),
+                 Columns(pf::kApiCallColumns, Count(0))}));
   WriteFile(packets_dir + "/columns_huge_count.bin",
             Cat({FramePacket(),
                  Columns(pf::kKernelColumns, Cat({Count(uint64_t{1} << 63), Start({1, 2})}))}));
@@ -483,11 +483,12 @@ int Run(const std::string& out_dir) {
       starts = Cat({starts, Varints({i < 120 ? 2 : (i << 40)})});
       durations = Cat({durations, Varints({i == 129 ? kMax : 1000 + 300 * i})});
     }
-    WriteFile(packets_dir + "/columns_block_edge.bin",
-              Cat({FramePacket(),
-                   Columns(pf::kApiCallColumns,
-                           Cat({Count(130), Field(schema::column_field::kStartDeltaNs, starts),
-                                Field(1, durations), Field(3, Varints({ZigZag(-1)}))}))}));
+    WriteFile(
+        packets_dir + "/columns_block_edge.bin",
+        Cat({FramePacket(),
+             Columns(pf::kApiCallColumns,
+                     Cat({Count(130), Field(schema::column_field::kStartDeltaNs, starts),
+                          Field(1, durations), Field(3, Varints({schema::ZigZagEncode(-1)}))}))}));
   }
   // Interned ids: 0, defined, undefined, the largest, beyond it.
   WriteFile(
@@ -498,9 +499,9 @@ int Run(const std::string& out_dir) {
            Columns(pf::kNvtxColumns,
                    Cat({Count(3), Start({1, 1, 1}), Field(3, Varints({1, uint64_t{1} << 30, 3})),
                         Field(4, Varints({kMax, 3, 0}))})),
-           Columns(pf::kHostRangeColumns,
-                   Cat({Count(2), Start({1, 1}), Field(3, Varints({3, 2})),
-                        Field(10, Varints({ZigZag(-7)})), Field(11, Varints({1, 0}))}))}));
+           Columns(pf::kHostRangeColumns, Cat({Count(2), Start({1, 1}), Field(3, Varints({3, 2})),
+                                               Field(10, Varints({schema::ZigZagEncode(-7)})),
+                                               Field(11, Varints({1, 0}))}))}));
   // Every kind with every column at extreme values.
   WriteFile(
       packets_dir + "/columns_every_kind.bin",
