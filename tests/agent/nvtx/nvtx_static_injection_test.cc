@@ -99,14 +99,14 @@ TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
   std::map<int, int> kinds;
   std::map<std::string, int> names;
   int handed_off_other_thread = 0;
-  int losses = 0;
+  std::map<std::string, uint64_t> lost;  // LossRecord counts by detail.
   modeler::ReadResult result;
   auto reader = modeler::TraceReader::Open(path);
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   EXPECT_EQ((*reader)->header().job_id(), "static");
   Status status = (*reader)->ReadPackets(
       [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext& context) {
-        if (packet.has_loss()) ++losses;
+        if (packet.has_loss()) lost[packet.loss().detail()] += packet.loss().count();
         if (!packet.has_nvtx()) return Status::Ok();
         ++kinds[packet.nvtx().kind()];
         const std::string name(context.String(packet.nvtx().name_iid()));
@@ -120,14 +120,21 @@ TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
       &result);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_TRUE(result.has_trailer);
-  EXPECT_EQ(losses, 0);
+  // A churn start finds its slot busy only when the range 4096 ids before it is still open,
+  // i.e. its thread was preempted between start and end: that range is counted as lost, never
+  // dropped silently. Nothing else may be lost.
+  const uint64_t churn_lost = lost["NVTX start/end ranges beyond 4096 in flight"];
+  lost.erase("NVTX start/end ranges beyond 4096 in flight");
+  EXPECT_TRUE(lost.empty()) << lost.begin()->first;
   EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_PUSH_POP], 2 * kThreads * kIterations);
   EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_MARK], kThreads * kIterations);
-  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_START_END], kHandedOff + static_cast<int>(kChurn));
+  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_START_END], kHandedOff + names["churn"]);
   EXPECT_EQ(handed_off_other_thread, kHandedOff);
   EXPECT_EQ(names["a-name-longer-than-twent..."], kThreads * kIterations);
   EXPECT_EQ(names["after-stop"], 0);
-  EXPECT_EQ(names["churn"], static_cast<int>(kChurn));  // Each exactly once.
+  // Each churn range exactly once, or counted as lost.
+  EXPECT_EQ(static_cast<uint64_t>(names["churn"]) + churn_lost, kChurn);
+  EXPECT_LE(churn_lost, kChurn / 100);
 }
 
 }  // namespace
