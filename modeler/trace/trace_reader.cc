@@ -124,7 +124,7 @@ class FrameSource {
   int fd_;
   const std::string& path_;
   uint64_t file_bytes_;
-  std::vector<uint8_t> window_;
+  EventList<uint8_t> window_;  // Not zeroed on growth: only read bytes are used.
   uint64_t window_offset_ = 0;
   size_t pos_ = 0;
 };
@@ -305,7 +305,7 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
   FrameSource source(fd_, path_, file_bytes_);
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   if (dctx == nullptr) return Status::Error("cannot create a zstd context");
-  std::vector<uint8_t> content;
+  EventList<uint8_t> content;  // Not zeroed on growth: only decompressed bytes are used.
   google::protobuf::Arena arena;
   InternTable strings;
   ColumnDecoder columns;
@@ -341,7 +341,18 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
     ZSTD_inBuffer in{frame, frame_size, 0};
     ZSTD_outBuffer out{content.data(), content.size(), 0};
     size_t remaining = 1;
-    while (remaining != 0) {
+    if (declared < (64ull << 20)) {
+      // The usual case, the size known and plausible: one shot straight into `content`
+      // (streaming goes through zstd's own window and copies out). zstd checks that the
+      // content matches the declared size.
+      size_t n = ZSTD_decompressDCtx(dctx, content.data(), content.size(), frame, frame_size);
+      remaining = n;
+      if (!ZSTD_isError(n)) {
+        remaining = 0;
+        out.pos = n;
+      }
+    }
+    while (remaining != 0 && !ZSTD_isError(remaining)) {
       remaining = ZSTD_decompressStream(dctx, &out, &in);
       if (ZSTD_isError(remaining)) break;
       if (remaining == 0) break;
