@@ -293,7 +293,9 @@ int InitializeNvtxInjection(NvtxGetExportTableFunc_t get_export_table) noexcept 
     return 0;
   }
   Agent& agent = Agent::Get();
-  if (!agent.Start()) return 0;  // Off (LUMOS_ENABLE=0, no nvtx channel, or failed): no hooks.
+  agent.LoadConfig();
+  if (!agent.config().channels.Has(schema::Channel::kNvtx)) return 0;  // Not asked for: no hooks.
+  if (!agent.Start()) return 0;  // Off (LUMOS_ENABLE=0, or failed): no hooks.
   g_agent = &agent;
 
   SetSlot(core, core_size, NVTX_CBID_CORE_RangePushA, &HandleRangePushA);

@@ -114,7 +114,7 @@ bool Agent::Start() {
 }
 
 bool Agent::StartOnce() {
-  if (!config_.enabled || !config_.channels.Has(schema::Channel::kNvtx)) return false;
+  if (!config_.enabled || config_.channels.empty()) return false;
   RankInfo rank = DetectRank(ProcessEnvLookup());
   for (const std::string& warning : rank.warnings) LUMOS_LOG(Warn, "%s", warning.c_str());
 
@@ -127,9 +127,8 @@ bool Agent::StartOnce() {
   header.job_id = config_.job_id;
   FillHeaderRank(rank, &header);
   header.command_line = CommandLine();
+  // Every enabled channel; one that fails later says so in a LossRecord (CHANNEL_FAILED).
   header.capture_config = ToCaptureConfigInfo(config_);
-  // Only the NVTX channel exists in this slice; the others are not listed as started.
-  header.capture_config.channels = {schema::Channel::kNvtx};
   header.clock_domains = {
       {schema::ClockId::kMonotonic, "CLOCK_MONOTONIC", ClockResolutionNs(CLOCK_MONOTONIC)},
       {schema::ClockId::kRealtime, "CLOCK_REALTIME", ClockResolutionNs(CLOCK_REALTIME)}};
@@ -249,8 +248,32 @@ void Agent::DescribeNewThreads() {
   });
 }
 
+void Agent::ReportChannelFailure(schema::Channel channel, std::string_view why) {
+  std::string detail = std::string(ChannelName(channel)) + ": " + std::string(why);
+  LUMOS_LOG(Warn, "channel %s", detail.c_str());
+  if (!started_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(failures_mutex_);
+  pending_failures_.push_back(std::move(detail));
+}
+
+void Agent::SetSnapshotClock(schema::ClockId id, int64_t (*read_ns)()) {
+  // The id first: a snapshot that sees the new reader also sees its id.
+  snapshot_clock_id_.store(id, std::memory_order_release);
+  snapshot_clock_.store(read_ns, std::memory_order_release);
+}
+
 void Agent::DrainOnce() {
   DescribeNewThreads();
+  {
+    std::vector<std::string> failures;
+    {
+      std::lock_guard<std::mutex> lock(failures_mutex_);
+      failures.swap(pending_failures_);
+    }
+    for (const std::string& detail : failures) {
+      writer_->Add(LossEvent{MonotonicNowNs(), 0, LossSource::kChannelFailed, 1, 0, detail});
+    }
+  }
   RecordEncoder encoder(&strings_, writer_.get());
   ThreadRings* rings = owned_rings_.get();
   rings->DrainAll([&](const ThreadRing&, const Record& head,
@@ -270,9 +293,15 @@ void Agent::WriteClockSnapshot() {
   // resolution (the vDSO reads are ~20 ns apart).
   const int64_t monotonic = MonotonicNowNs();
   const int64_t realtime = ReadClockNs(CLOCK_REALTIME);
-  const ClockReading readings[] = {{schema::ClockId::kMonotonic, static_cast<uint64_t>(monotonic)},
-                                   {schema::ClockId::kRealtime, static_cast<uint64_t>(realtime)}};
-  writer_->AddClockSnapshot(readings, 2);
+  ClockReading readings[] = {{schema::ClockId::kMonotonic, static_cast<uint64_t>(monotonic)},
+                             {schema::ClockId::kRealtime, static_cast<uint64_t>(realtime)},
+                             {}};
+  size_t count = 2;
+  if (int64_t(*extra)() = snapshot_clock_.load(std::memory_order_acquire)) {
+    readings[count++] = {snapshot_clock_id_.load(std::memory_order_acquire),
+                         static_cast<uint64_t>(extra())};
+  }
+  writer_->AddClockSnapshot(readings, count);
   last_snapshot_ns_ = monotonic;
 }
 

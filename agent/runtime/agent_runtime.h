@@ -18,6 +18,9 @@
 //     kills the process). SIGKILL or _exit() leave a readable prefix without a trailer.
 //   fork(): the child stays off for its whole life. It does not own the parent's file or writer
 //     thread, so it never writes (its atexit Stop() is a no-op: the pid differs).
+//   Channels: the agent starts when any channel is enabled, at the first channel's entry point
+//     (the LD_PRELOAD constructor only reads the configuration). A channel that fails reports
+//     it through ReportChannelFailure; the others carry on.
 // Hot path: capture callbacks use only EnabledFlag() (one relaxed load) and Rings().
 #pragma once
 
@@ -28,8 +31,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_set>
+#include <vector>
 
 #include "agent/core/agent_config.h"
 #include "agent/core/no_destructor.h"
@@ -80,6 +85,16 @@ class Agent {
   // The trace being written ("" when not started or disabled).
   const std::string& trace_path() const { return trace_path_; }
 
+  // A channel that could not start, or gave up: one warning line naming it, and a LossRecord
+  // (LOSS_SOURCE_CHANNEL_FAILED, count 1, detail "<channel>: <why>") in the trace at the next
+  // drain. The header lists every enabled channel as started; readers subtract these. Any
+  // thread, never the hot path (takes a lock). Before Start() succeeded: the warning only.
+  void ReportChannelFailure(schema::Channel channel, std::string_view why);
+  // A further clock read at every clock snapshot beside CLOCK_MONOTONIC and CLOCK_REALTIME
+  // (a channel's own time base, e.g. cuptiGetTimestamp), so readers can relate its domain.
+  // One extra clock at most; a later call replaces it. Any thread.
+  void SetSnapshotClock(schema::ClockId id, int64_t (*read_ns)());
+
   // The fork child handler: turns this process's agent off for good.
   void DisableInForkChild();
 
@@ -126,6 +141,10 @@ class Agent {
   std::atomic<int> signal_request_{0};
   std::atomic<uint64_t> signal_served_{0};
   int64_t last_snapshot_ns_ = 0;
+  std::mutex failures_mutex_;
+  std::vector<std::string> pending_failures_;  // Details of LossRecords not yet written.
+  std::atomic<int64_t (*)()> snapshot_clock_{nullptr};
+  std::atomic<schema::ClockId> snapshot_clock_id_{schema::ClockId::kUnspecified};
   std::unordered_set<uint32_t> described_threads_;  // Writer thread only.
 };
 

@@ -89,6 +89,10 @@ TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
     });
   }
   for (std::thread& thread : threads) thread.join();
+  // What another channel does when it cannot start (here a stand-in report: no CUPTI in this
+  // test), and its clock in the final snapshot.
+  Agent::Get().ReportChannelFailure(schema::Channel::kCuptiActivity, "stand-in failure");
+  Agent::Get().SetSnapshotClock(schema::ClockId::kCupti, [] { return int64_t{42}; });
   const std::string path = Agent::Get().trace_path();
   Agent::Get().Stop();
   // After Stop the handlers are still installed but record nothing.
@@ -100,6 +104,7 @@ TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
   std::map<std::string, int> names;
   int handed_off_other_thread = 0;
   std::map<std::string, uint64_t> lost;  // LossRecord counts by detail.
+  int channel_failures = 0, cupti_readings = 0;
   modeler::ReadResult result;
   auto reader = modeler::TraceReader::Open(path);
   ASSERT_TRUE(reader.ok()) << reader.status().message();
@@ -107,6 +112,17 @@ TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
   Status status = (*reader)->ReadPackets(
       [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext& context) {
         if (packet.has_loss()) lost[packet.loss().detail()] += packet.loss().count();
+        if (packet.has_loss() &&
+            packet.loss().source() == modeler::pb::LOSS_SOURCE_CHANNEL_FAILED) {
+          ++channel_failures;
+        }
+        if (packet.has_clock_snapshot()) {
+          for (const auto& reading : packet.clock_snapshot().reading()) {
+            if (reading.clock_id() == modeler::pb::CLOCK_ID_CUPTI && reading.value_ns() == 42) {
+              ++cupti_readings;
+            }
+          }
+        }
         if (!packet.has_nvtx()) return Status::Ok();
         ++kinds[packet.nvtx().kind()];
         const std::string name(context.String(packet.nvtx().name_iid()));
@@ -125,6 +141,10 @@ TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
   // dropped silently. Nothing else may be lost.
   const uint64_t churn_lost = lost["NVTX start/end ranges beyond 4096 in flight"];
   lost.erase("NVTX start/end ranges beyond 4096 in flight");
+  EXPECT_EQ(lost["cupti_activity: stand-in failure"], 1u);
+  EXPECT_EQ(channel_failures, 1);
+  EXPECT_EQ(cupti_readings, 1);  // The final snapshot at Stop().
+  lost.erase("cupti_activity: stand-in failure");
   EXPECT_TRUE(lost.empty()) << lost.begin()->first;
   EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_PUSH_POP], 2 * kThreads * kIterations);
   EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_MARK], kThreads * kIterations);
