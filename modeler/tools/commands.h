@@ -13,5 +13,6 @@ using Args = std::vector<std::string>;
 int RunInspect(const Args& args);
 int RunExport(const Args& args);
 int RunImport(const Args& args);
+int RunReplay(const Args& args);
 
 }  // namespace lumos::modeler

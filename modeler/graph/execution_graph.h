@@ -1,0 +1,161 @@
+// Design: the execution graph of a job (../../../shared/DESIGN.md, "The execution graph").
+//
+// Nodes run on processors, each strictly serial: host threads run API calls, GPU streams run
+// kernels, copies and memsets. Per rank, processors are (rank, thread id) and (rank, stream id).
+// Fixed edges, each with a delay (ns) added to its source's end (or start, for launches):
+//   thread order   previous API call on the thread -> next; delay = the measured host gap
+//                  (Python, framework work), which stays unless a what-if drops it;
+//   stream order   previous GPU op on the stream -> next (FIFO);
+//   launch         API call -> the GPU op with its correlation id (start -> start: a GPU op
+//                  never starts before its launch);
+//   event wait     the last GPU op enqueued on stream A before cudaEventRecord -> the first op
+//                  enqueued on stream B after cudaStreamWaitEvent. Exact from the recorded
+//                  identities (agent: cudaEventSyncId; Kineto: cuda_sync records carrying the
+//                  record's correlation id); without them, inferred (see BuildGraph).
+// Runtime dependencies, resolved by the simulator as it runs: a host sync (stream, device,
+// event synchronize, blocking copy) ends when the GPU work it waits for at that moment is done.
+// Collectives: the instances of one (comm id, seq) on all ranks end together; each instance's
+// measured time splits into waiting-for-peers (emerges in the simulation) and transfer (a
+// duration: the common end minus the latest start).
+//
+// Delays reproduce the measured timeline: for each GPU op the in-edge whose measured ready time
+// is latest is *binding* and carries the residual (start - ready); launch edges that are not
+// binding carry the rank's typical launch latency (capped by what was measured); other
+// non-binding edges carry 0. So replay with measured durations reproduces the measurement where
+// the graph is complete; a large residual on a stream-order edge means the op waited for
+// something not recorded, and is reported (GraphStats::unexplained_gpu_wait_ns).
+// Validation (Validate): acyclic, no negative slack, every GPU op launched, every wait matched;
+// each violation is one diagnostic naming rank, node and time.
+// Lifetime: node names view the Job's NamePool; the Job must outlive the graph.
+// Threading: built once, then read-only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "modeler/graph/job.h"
+#include "schema/enums.h"
+
+namespace lumos::modeler {
+
+enum class NodeKind : uint8_t { kApiCall, kKernel, kMemcpy, kMemset };
+// What a node's time counts as in the breakdown.
+enum class WorkClass : uint8_t { kHost, kCompute, kCommunication, kMemory };
+enum class EdgeKind : uint8_t { kThreadOrder, kStreamOrder, kLaunch, kEventWait };
+inline constexpr int kEdgeKindCount = 4;
+const char* EdgeKindName(EdgeKind kind);
+
+inline constexpr uint32_t kNoNode = UINT32_MAX;
+
+struct Node {
+  int64_t start_ns = 0;     // Measured, on the job's aligned timeline.
+  int64_t duration_ns = 0;  // Measured.
+  std::string_view name;
+  uint32_t processor = 0;
+  uint32_t rank_index = 0;        // Index into Job::ranks.
+  uint32_t launch = kNoNode;      // GPU ops: the API call that launched it.
+  uint32_t collective = kNoNode;  // GPU ops: index into ExecutionGraph::collectives.
+  uint32_t sync = kNoNode;        // API calls: index into ExecutionGraph::syncs.
+  NodeKind kind = NodeKind::kApiCall;
+  WorkClass work = WorkClass::kHost;
+  schema::ApiKind api_kind = schema::ApiKind::kUnspecified;
+
+  int64_t end_ns() const { return start_ns + duration_ns; }
+  bool gpu() const { return kind != NodeKind::kApiCall; }
+};
+
+struct Processor {
+  uint32_t rank_index = 0;
+  bool gpu = false;
+  uint64_t id = 0;              // Thread id or stream id.
+  std::vector<uint32_t> nodes;  // In measured order.
+};
+
+struct Edge {
+  uint32_t from = 0;
+  uint32_t to = 0;
+  int64_t delay_ns = 0;
+  EdgeKind kind = EdgeKind::kThreadOrder;
+  bool inferred = false;  // Not from a recorded identity (see BuildGraph's fallback rules).
+  bool from_start() const { return kind == EdgeKind::kLaunch; }
+};
+
+// A host call that blocks until GPU work is done.
+struct SyncSpec {
+  enum class Target : uint8_t { kStream, kDevice, kEvent };
+  uint32_t node = 0;
+  Target target = Target::kDevice;
+  uint32_t stream_processor = kNoNode;  // kStream.
+  uint32_t record_node = kNoNode;       // kEvent: the cudaEventRecord call.
+  uint32_t record_stream = kNoNode;     // kEvent: the stream processor it recorded on.
+  // end = max(start + min_duration, waited-for GPU end + wake): both from the measurement.
+  int64_t min_duration_ns = 0;
+  int64_t wake_ns = 0;
+  bool inferred = false;  // The target is a fallback (e.g. no stream known: the whole device).
+};
+
+struct CollectiveGroup {
+  uint64_t comm_id = 0;
+  uint64_t seq_number = 0;
+  schema::CollectiveOp op = schema::CollectiveOp::kUnspecified;
+  uint64_t bytes = 0;
+  std::vector<uint32_t> nodes;   // One GPU op per rank that took part.
+  std::vector<int64_t> tail_ns;  // Per member: its measured end minus the earliest end (>= 0).
+  int64_t transfer_ns = 0;       // Earliest measured end minus latest measured start.
+  bool complete = true;          // Every member of the communicator is present.
+};
+
+struct GraphStats {
+  uint64_t edges_by_kind[kEdgeKindCount] = {};
+  uint64_t inferred_event_waits = 0;  // Event-wait edges from the fallback rule.
+  uint64_t unmatched_waits = 0;       // Waits no rule could pair.
+  uint64_t inferred_syncs = 0;        // Syncs whose target is a fallback.
+  uint64_t unlaunched_gpu_ops = 0;    // GPU ops whose correlation id matches no API call.
+  uint64_t negative_slack_edges = 0;  // Edges the measurement violates (clock skew).
+  int64_t max_negative_slack_ns = 0;
+  int64_t unexplained_gpu_wait_ns = 0;  // Stream-order residuals beyond kUnexplainedWaitNs.
+  uint64_t unexplained_gpu_waits = 0;
+  uint64_t collectives_incomplete = 0;  // Groups missing members (ranks not loaded).
+};
+
+inline constexpr uint32_t kWholeJob = UINT32_MAX;
+
+struct GraphDiagnostic {
+  uint32_t rank = kWholeJob;  // kWholeJob: a count over the whole job.
+  int64_t time_ns = 0;        // On the job's timeline; see ExecutionGraph::origin_ns.
+  std::string what;
+};
+
+struct ExecutionGraph {
+  std::vector<Node> nodes;
+  std::vector<Processor> processors;
+  std::vector<Edge> edges;  // Sorted by (from, to).
+  std::vector<uint32_t>
+      out_begin;  // CSR over edges: out-edges of n are [out_begin[n], out_begin[n+1]).
+  std::vector<SyncSpec> syncs;
+  std::vector<CollectiveGroup> collectives;
+  std::vector<int64_t> rank_offset_ns;  // Added to each rank's times (clock alignment).
+  std::vector<int32_t> ranks;           // Global rank of each rank index.
+  int64_t origin_ns = 0;                // Earliest measured node start: reports count from it.
+  GraphStats stats;
+  std::vector<GraphDiagnostic> diagnostics;  // Bounded; see kMaxDiagnostics.
+};
+
+struct GraphOptions {
+  // Stream-order residuals longer than this are reported as unexplained waits.
+  int64_t unexplained_wait_ns = 50'000;
+};
+
+inline constexpr size_t kMaxDiagnostics = 100;
+
+// Builds the graph. rank_offset_ns: one per rank of the job (0s when not aligned).
+ExecutionGraph BuildGraph(const Job& job, const std::vector<int64_t>& rank_offset_ns,
+                          const GraphOptions& options = {});
+
+// Checks the graph's invariants; appends one diagnostic per violation (bounded) and returns
+// how many there were. Acyclicity is checked by a topological sort of the fixed edges.
+uint64_t Validate(ExecutionGraph* graph);
+
+}  // namespace lumos::modeler

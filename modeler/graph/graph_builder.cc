@@ -1,0 +1,693 @@
+// BuildGraph: nodes, processors and fixed edges of a job; see execution_graph.h.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "modeler/graph/execution_graph.h"
+
+namespace lumos::modeler {
+namespace {
+
+using schema::ApiKind;
+using schema::SyncType;
+
+constexpr int64_t kDefaultLaunchLatencyNs = 5'000;
+constexpr int64_t kDefaultSyncOverheadNs = 1'000;
+
+int64_t Median(std::vector<int64_t> values, int64_t fallback) {
+  if (values.empty()) return fallback;
+  auto middle = values.begin() + static_cast<ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+bool IsNcclKernelName(std::string_view name) {
+  return name.rfind("nccl", 0) == 0 || name.find("ncclKernel") != std::string_view::npos ||
+         name.find("ncclDevKernel") != std::string_view::npos;
+}
+
+// Builds one rank's part of the graph.
+class RankBuilder {
+ public:
+  RankBuilder(const RankTrace& trace, uint32_t rank_index, int64_t offset, ExecutionGraph* graph)
+      : trace_(trace), rank_index_(rank_index), offset_(offset), g_(*graph) {}
+
+  void Build(const GraphOptions& options) {
+    AddHostNodes();
+    AddGpuNodes();
+    IndexLaunchTimes();
+    AddEventWaits();
+    AddSyncs();
+    AddCollectiveMembers();
+    SetGpuDelays(options);
+  }
+
+  // Collective instances of this rank: (comm, seq) -> node, with the event.
+  struct Member {
+    uint64_t comm_id, seq;
+    uint32_t node;
+    const agent::CollectiveEvent* event;
+  };
+  std::vector<Member> members;
+
+ private:
+  uint32_t ProcessorFor(bool gpu, uint64_t id) {
+    auto& map = gpu ? streams_ : threads_;
+    auto it = map.find(id);
+    if (it != map.end()) return it->second;
+    Processor p;
+    p.rank_index = rank_index_;
+    p.gpu = gpu;
+    p.id = id;
+    g_.processors.push_back(std::move(p));
+    const uint32_t index = static_cast<uint32_t>(g_.processors.size() - 1);
+    map.emplace(id, index);
+    return index;
+  }
+
+  uint32_t AddNode(Node node) {
+    g_.nodes.push_back(node);
+    return static_cast<uint32_t>(g_.nodes.size() - 1);
+  }
+
+  void AddEdge(uint32_t from, uint32_t to, EdgeKind kind, int64_t delay, bool inferred = false) {
+    g_.edges.push_back(Edge{from, to, delay, kind, inferred});
+    ++g_.stats.edges_by_kind[static_cast<int>(kind)];
+  }
+
+  void Diagnose(int64_t time_ns, std::string what) {
+    if (g_.diagnostics.size() >= kMaxDiagnostics) return;
+    g_.diagnostics.push_back({static_cast<uint32_t>(trace_.rank), time_ns, std::move(what)});
+  }
+
+  // API calls, per thread in start order. A call inside the previous one on its thread (a
+  // driver call under a runtime call) is not a node of its own: its correlation id maps to the
+  // enclosing call, so launches through either resolve.
+  void AddHostNodes() {
+    std::vector<uint32_t> order(trace_.api_calls.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    const auto& calls = trace_.api_calls;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (calls[a].thread_id != calls[b].thread_id) return calls[a].thread_id < calls[b].thread_id;
+      return calls[a].start_ns < calls[b].start_ns;
+    });
+    uint32_t previous = kNoNode;
+    uint32_t previous_thread = 0;
+    for (uint32_t i : order) {
+      const agent::ApiCallEvent& call = calls[i];
+      const int64_t start = call.start_ns + offset_;
+      const int64_t end = start + static_cast<int64_t>(call.duration_ns);
+      if (previous != kNoNode && previous_thread == call.thread_id &&
+          end <= g_.nodes[previous].end_ns() && start >= g_.nodes[previous].start_ns) {
+        if (call.correlation_id != 0) api_by_correlation_.emplace(call.correlation_id, previous);
+        // A nested call can say more about the outer one (the runtime call's kind is OTHER
+        // when only its driver call is classified).
+        Node& outer = g_.nodes[previous];
+        if (outer.api_kind == ApiKind::kOther || outer.api_kind == ApiKind::kUnspecified) {
+          outer.api_kind = call.kind;
+        }
+        continue;
+      }
+      Node node;
+      node.start_ns = start;
+      node.duration_ns = static_cast<int64_t>(call.duration_ns);
+      node.name = call.name;
+      node.processor = ProcessorFor(false, call.thread_id);
+      node.rank_index = rank_index_;
+      node.kind = NodeKind::kApiCall;
+      node.work = WorkClass::kHost;
+      node.api_kind = call.kind;
+      const uint32_t id = AddNode(node);
+      api_event_.emplace_back(id, &call);
+      api_index_.emplace(id, api_event_.size() - 1);
+      if (call.kind == ApiKind::kEventRecord && call.event_id != 0) {
+        records_by_event_[call.event_id].push_back(id);
+      }
+      if (call.correlation_id != 0) api_by_correlation_[call.correlation_id] = id;
+      Processor& p = g_.processors[node.processor];
+      if (!p.nodes.empty()) {
+        const Node& before = g_.nodes[p.nodes.back()];
+        // Overlapping calls that are not nested (clock jitter): no gap.
+        AddEdge(p.nodes.back(), id, EdgeKind::kThreadOrder,
+                std::max<int64_t>(0, start - before.end_ns()));
+      }
+      thread_position_.emplace(id, p.nodes.size());
+      p.nodes.push_back(id);
+      previous = id;
+      previous_thread = call.thread_id;
+    }
+  }
+
+  // Kernels, copies and memsets, per stream in start order; launch edges by correlation id.
+  void AddGpuNodes() {
+    for (const agent::CollectiveEvent& c : trace_.collectives) {
+      if (c.correlation_id != 0) collective_correlations_.insert({c.correlation_id, &c});
+    }
+    struct Op {
+      int64_t start;
+      uint32_t source;  // Index into the kind's vector.
+      NodeKind kind;
+    };
+    std::map<uint64_t, std::vector<Op>> by_stream;
+    for (uint32_t i = 0; i < trace_.kernels.size(); ++i) {
+      by_stream[trace_.kernels[i].stream_id].push_back(
+          {trace_.kernels[i].start_ns, i, NodeKind::kKernel});
+    }
+    for (uint32_t i = 0; i < trace_.memcpys.size(); ++i) {
+      by_stream[trace_.memcpys[i].stream_id].push_back(
+          {trace_.memcpys[i].start_ns, i, NodeKind::kMemcpy});
+    }
+    for (uint32_t i = 0; i < trace_.memsets.size(); ++i) {
+      by_stream[trace_.memsets[i].stream_id].push_back(
+          {trace_.memsets[i].start_ns, i, NodeKind::kMemset});
+    }
+    for (auto& [stream, ops] : by_stream) {
+      std::stable_sort(ops.begin(), ops.end(),
+                       [](const Op& a, const Op& b) { return a.start < b.start; });
+      const uint32_t processor = ProcessorFor(true, stream);
+      for (const Op& op : ops) {
+        Node node;
+        uint64_t correlation = 0;
+        node.kind = op.kind;
+        node.processor = processor;
+        node.rank_index = rank_index_;
+        if (op.kind == NodeKind::kKernel) {
+          const agent::KernelEvent& k = trace_.kernels[op.source];
+          node.start_ns = k.start_ns + offset_;
+          node.duration_ns = static_cast<int64_t>(k.duration_ns);
+          node.name = k.name;
+          correlation = k.correlation_id;
+          const bool nccl = (correlation != 0 && collective_correlations_.count(correlation)) ||
+                            IsNcclKernelName(k.name);
+          node.work = nccl ? WorkClass::kCommunication : WorkClass::kCompute;
+        } else if (op.kind == NodeKind::kMemcpy) {
+          const agent::MemcpyEvent& m = trace_.memcpys[op.source];
+          node.start_ns = m.start_ns + offset_;
+          node.duration_ns = static_cast<int64_t>(m.duration_ns);
+          node.name = "memcpy";
+          correlation = m.correlation_id;
+          node.work = WorkClass::kMemory;
+        } else {
+          const agent::MemsetEvent& m = trace_.memsets[op.source];
+          node.start_ns = m.start_ns + offset_;
+          node.duration_ns = static_cast<int64_t>(m.duration_ns);
+          node.name = "memset";
+          correlation = m.correlation_id;
+          node.work = WorkClass::kMemory;
+        }
+        auto launch =
+            correlation != 0 ? api_by_correlation_.find(correlation) : api_by_correlation_.end();
+        if (launch != api_by_correlation_.end()) node.launch = launch->second;
+        const uint32_t id = AddNode(node);
+        if (correlation != 0) gpu_by_correlation_.emplace(correlation, id);
+        Processor& p = g_.processors[processor];
+        if (!p.nodes.empty()) AddEdge(p.nodes.back(), id, EdgeKind::kStreamOrder, 0);
+        p.nodes.push_back(id);
+        if (node.launch != kNoNode) {
+          AddEdge(node.launch, id, EdgeKind::kLaunch, 0);
+          launched_by_[node.launch].push_back(id);
+        } else {
+          ++g_.stats.unlaunched_gpu_ops;
+          if (unlaunched_reported_++ == 0) {
+            Diagnose(node.start_ns, "GPU op '" + std::string(node.name) +
+                                        "' has no launching API call (correlation " +
+                                        std::to_string(correlation) + "); further ones counted");
+          }
+        }
+      }
+    }
+  }
+
+  // The launch time of a GPU op: its API call's start, else its own start.
+  int64_t LaunchTime(uint32_t op) const {
+    const Node& n = g_.nodes[op];
+    return n.launch != kNoNode ? g_.nodes[n.launch].start_ns : n.start_ns;
+  }
+
+  // Launch-time indexes of each stream, for the two searches below: suffix minima and prefix
+  // maxima of the launch times in FIFO order (both sorted, so binary search works even when
+  // launches are not in FIFO order, e.g. from several threads).
+  void IndexLaunchTimes() {
+    for (const auto& [stream, processor] : streams_) {
+      const std::vector<uint32_t>& ops = g_.processors[processor].nodes;
+      StreamIndex& index = stream_index_[processor];
+      index.suffix_min.resize(ops.size());
+      index.prefix_max.resize(ops.size());
+      int64_t low = INT64_MAX, high = INT64_MIN;
+      for (size_t i = ops.size(); i-- > 0;) {
+        low = std::min(low, LaunchTime(ops[i]));
+        index.suffix_min[i] = low;
+      }
+      for (size_t i = 0; i < ops.size(); ++i) {
+        high = std::max(high, LaunchTime(ops[i]));
+        index.prefix_max[i] = high;
+      }
+    }
+  }
+
+  // The last op on `processor` launched at or before `time`; kNoNode when none.
+  uint32_t LastLaunchedBy(uint32_t processor, int64_t time) const {
+    const StreamIndex& index = stream_index_.at(processor);
+    // The largest i with suffix_min[i] <= time.
+    auto it = std::upper_bound(index.suffix_min.begin(), index.suffix_min.end(), time);
+    if (it == index.suffix_min.begin()) return kNoNode;
+    return g_.processors[processor].nodes[static_cast<size_t>(it - index.suffix_min.begin()) - 1];
+  }
+
+  // The first op on `processor` launched at or after `time`.
+  uint32_t FirstLaunchedAfter(uint32_t processor, int64_t time) const {
+    const StreamIndex& index = stream_index_.at(processor);
+    auto it = std::lower_bound(index.prefix_max.begin(), index.prefix_max.end(), time);
+    if (it == index.prefix_max.end()) return kNoNode;
+    return g_.processors[processor].nodes[static_cast<size_t>(it - index.prefix_max.begin())];
+  }
+
+  const agent::ApiCallEvent* ApiEvent(uint32_t node) const {
+    auto it = api_index_.find(node);
+    return it == api_index_.end() ? nullptr : api_event_[it->second].second;
+  }
+
+  uint32_t StreamProcessor(uint64_t stream) const {
+    auto it = streams_.find(stream);
+    return it == streams_.end() ? kNoNode : it->second;
+  }
+
+  // The record call of an event waited for at `time`: the latest cudaEventRecord of the same
+  // event on this rank that started before it.
+  uint32_t RecordBefore(uint64_t event_id, int64_t time) const {
+    auto it = records_by_event_.find(event_id);
+    if (event_id == 0 || it == records_by_event_.end()) return kNoNode;
+    uint32_t best = kNoNode;
+    for (uint32_t node : it->second) {  // Per thread in start order; few per event.
+      const int64_t start = g_.nodes[node].start_ns;
+      if (start <= time && (best == kNoNode || start > g_.nodes[best].start_ns)) best = node;
+    }
+    return best;
+  }
+
+  // The recording stream of a record call.
+  uint32_t RecordStream(uint32_t record, uint64_t hint_stream) const {
+    if (const agent::ApiCallEvent* call = ApiEvent(record); call && call->stream_id != 0) {
+      return StreamProcessor(call->stream_id);
+    }
+    return hint_stream != 0 ? StreamProcessor(hint_stream) : kNoNode;
+  }
+
+  void AddWaitEdge(uint32_t record_stream, int64_t record_time, uint32_t wait_stream,
+                   int64_t wait_time, bool inferred) {
+    if (record_stream == kNoNode || wait_stream == kNoNode) return;
+    const uint32_t source = LastLaunchedBy(record_stream, record_time);
+    const uint32_t target = FirstLaunchedAfter(wait_stream, wait_time);
+    if (source == kNoNode || target == kNoNode || source == target) return;  // Nothing to wait for.
+    AddEdge(source, target, EdgeKind::kEventWait, 0, inferred);
+    if (inferred) ++g_.stats.inferred_event_waits;
+  }
+
+  // Event record -> stream wait. Rules, in order (each wait API call is paired once):
+  //  1. a STREAM_WAIT_EVENT sync record naming the record (event_record_correlation_id, or
+  //     cuda_event_sync_id joined with a CudaEventRecord) and the waiting stream: exact;
+  //  2. a cudaStreamWaitEvent call with stream and event handles: the latest cudaEventRecord
+  //     of that event before it (CUDA's own rule): exact;
+  //  3. fallback (imported traces without either, e.g. Kineto before sync records): the
+  //     waiting stream is the stream of the first op the thread launches after the wait; the
+  //     source is, among the other streams of the rank whose last op launched before the wait
+  //     had ended when that op started (anything else contradicts the measurement), the one
+  //     launched last. Inferred and counted; a wait with no such stream is unmatched.
+  void AddEventWaits() {
+    std::unordered_map<uint64_t, const agent::CudaEventRecordEvent*> records_by_sync_id;
+    for (const auto& r : trace_.cuda_events) {
+      if (r.cuda_event_sync_id != 0) records_by_sync_id[r.cuda_event_sync_id] = &r;
+    }
+    std::unordered_map<uint32_t, bool> paired;  // Wait API node -> handled.
+    for (const agent::SyncEvent& s : trace_.syncs) {
+      if (s.sync_type != SyncType::kStreamWaitEvent) continue;
+      uint32_t wait_api = FindApi(s.correlation_id);
+      const int64_t wait_time =
+          wait_api != kNoNode ? g_.nodes[wait_api].start_ns : s.start_ns + offset_;
+      uint32_t record = FindApi(s.event_record_correlation_id);
+      uint64_t record_stream_hint = s.wait_on_stream_id;
+      int64_t record_time = 0;
+      if (record == kNoNode && s.cuda_event_sync_id != 0) {
+        auto it = records_by_sync_id.find(s.cuda_event_sync_id);
+        if (it != records_by_sync_id.end()) {
+          record = FindApi(it->second->correlation_id);
+          record_stream_hint = it->second->stream_id;
+          if (record == kNoNode) record_time = it->second->start_ns + offset_;
+        }
+      }
+      if (record != kNoNode) record_time = g_.nodes[record].start_ns;
+      const uint32_t record_stream = record != kNoNode ? RecordStream(record, record_stream_hint)
+                                                       : StreamProcessor(record_stream_hint);
+      if (record_stream == kNoNode || (record == kNoNode && record_time == 0)) continue;
+      AddWaitEdge(record_stream, record_time, StreamProcessor(s.stream_id), wait_time, false);
+      if (wait_api != kNoNode) paired[wait_api] = true;
+    }
+    for (const auto& [node, call] : api_event_) {
+      if (call->kind != ApiKind::kStreamWaitEvent || paired.count(node)) continue;
+      const int64_t wait_time = g_.nodes[node].start_ns;
+      if (call->stream_id != 0 && call->event_id != 0) {
+        const uint32_t record = RecordBefore(call->event_id, wait_time);
+        if (record != kNoNode) {
+          AddWaitEdge(RecordStream(record, 0), g_.nodes[record].start_ns,
+                      StreamProcessor(call->stream_id), wait_time, false);
+          continue;
+        }
+      }
+      // Rule 3.
+      const uint32_t target = NextLaunchOnThread(node);
+      if (target == kNoNode) {
+        ++g_.stats.unmatched_waits;
+        continue;
+      }
+      const uint32_t wait_stream = g_.nodes[target].processor;
+      uint32_t best = kNoNode;
+      for (const auto& [stream, processor] : streams_) {
+        if (processor == wait_stream) continue;
+        const uint32_t source = LastLaunchedBy(processor, wait_time);
+        // A source that ended after the target started cannot be what it waited for.
+        if (source == kNoNode || g_.nodes[source].end_ns() > g_.nodes[target].start_ns) continue;
+        if (best == kNoNode || LaunchTime(source) > LaunchTime(best)) best = source;
+      }
+      if (best == kNoNode) {
+        ++g_.stats.unmatched_waits;
+        continue;
+      }
+      AddEdge(best, target, EdgeKind::kEventWait, 0, true);
+      ++g_.stats.inferred_event_waits;
+    }
+  }
+
+  uint32_t FindApi(uint64_t correlation) const {
+    if (correlation == 0) return kNoNode;
+    auto it = api_by_correlation_.find(correlation);
+    return it == api_by_correlation_.end() ? kNoNode : it->second;
+  }
+
+  // The first GPU op launched by a call after `api` on the same thread.
+  uint32_t NextLaunchOnThread(uint32_t api) const {
+    const Processor& thread = g_.processors[g_.nodes[api].processor];
+    for (size_t i = thread_position_.at(api); i < thread.nodes.size(); ++i) {
+      auto launched = launched_by_.find(thread.nodes[i]);
+      if (launched != launched_by_.end() && !launched->second.empty()) {
+        return launched->second.front();
+      }
+    }
+    return kNoNode;
+  }
+
+  // End of the GPU work a sync waits for, as measured (the simulator resolves it again).
+  int64_t MeasuredTargetEnd(const SyncSpec& spec, int64_t time) const {
+    int64_t end = INT64_MIN;
+    auto stream_end = [&](uint32_t processor) {
+      const uint32_t op = LastLaunchedBy(processor, time);
+      if (op != kNoNode) end = std::max(end, g_.nodes[op].end_ns());
+    };
+    switch (spec.target) {
+      case SyncSpec::Target::kStream:
+        stream_end(spec.stream_processor);
+        break;
+      case SyncSpec::Target::kDevice:
+        for (const auto& [stream, processor] : streams_) stream_end(processor);
+        break;
+      case SyncSpec::Target::kEvent: {
+        const uint32_t op = LastLaunchedBy(spec.record_stream, g_.nodes[spec.record_node].start_ns);
+        if (op != kNoNode) end = g_.nodes[op].end_ns();
+        break;
+      }
+    }
+    return end;
+  }
+
+  // Host calls that block on the GPU. The target comes from the call's own handles, else from
+  // a sync record with its correlation id, else (inferred) the whole device.
+  void AddSyncs() {
+    std::unordered_map<uint64_t, const agent::SyncEvent*> sync_by_correlation;
+    for (const auto& s : trace_.syncs) {
+      if (s.correlation_id != 0) sync_by_correlation[s.correlation_id] = &s;
+    }
+    std::vector<std::pair<uint32_t, SyncSpec>> pending;
+    for (const auto& [node, call] : api_event_) {
+      SyncSpec spec;
+      spec.node = node;
+      const agent::SyncEvent* record = nullptr;
+      if (auto it = sync_by_correlation.find(call->correlation_id);
+          it != sync_by_correlation.end()) {
+        record = it->second;
+      }
+      const int64_t time = g_.nodes[node].start_ns;
+      switch (call->kind) {
+        case ApiKind::kStreamSynchronize: {
+          uint64_t stream = call->stream_id != 0 ? call->stream_id : 0;
+          if (stream == 0 && record != nullptr) stream = record->stream_id;
+          spec.stream_processor = stream != 0 ? StreamProcessor(stream) : kNoNode;
+          spec.target = spec.stream_processor != kNoNode ? SyncSpec::Target::kStream
+                                                         : SyncSpec::Target::kDevice;
+          spec.inferred = spec.stream_processor == kNoNode;
+          break;
+        }
+        case ApiKind::kEventSynchronize: {
+          uint64_t event = call->event_id;
+          if (event == 0 && record != nullptr) event = record->event_id;
+          spec.record_node =
+              record != nullptr ? FindApi(record->event_record_correlation_id) : kNoNode;
+          if (spec.record_node == kNoNode) spec.record_node = RecordBefore(event, time);
+          if (spec.record_node != kNoNode) spec.record_stream = RecordStream(spec.record_node, 0);
+          spec.target =
+              spec.record_stream != kNoNode ? SyncSpec::Target::kEvent : SyncSpec::Target::kDevice;
+          spec.inferred = spec.record_stream == kNoNode;
+          break;
+        }
+        case ApiKind::kDeviceSynchronize:
+          spec.target = SyncSpec::Target::kDevice;
+          break;
+        case ApiKind::kMemcpy: {
+          // A blocking copy returns when its own copy (launched by this call) is done, i.e.
+          // after everything before it on its stream.
+          auto launched = launched_by_.find(node);
+          if (launched == launched_by_.end() || launched->second.empty()) continue;
+          spec.target = SyncSpec::Target::kStream;
+          spec.stream_processor = g_.nodes[launched->second.back()].processor;
+          break;
+        }
+        default:
+          continue;
+      }
+      pending.emplace_back(node, spec);
+    }
+    // Overheads of syncs that did not block: the typical cost of a call that returns at once.
+    std::vector<int64_t> free_durations;
+    std::vector<int64_t> target_ends;
+    for (auto& [node, spec] : pending) {
+      const Node& n = g_.nodes[node];
+      const int64_t target_end = MeasuredTargetEnd(spec, n.start_ns);
+      target_ends.push_back(target_end);
+      if (target_end <= n.start_ns) free_durations.push_back(n.duration_ns);
+    }
+    const int64_t overhead = Median(free_durations, kDefaultSyncOverheadNs);
+    for (size_t i = 0; i < pending.size(); ++i) {
+      auto& [node, spec] = pending[i];
+      Node& n = g_.nodes[node];
+      const int64_t target_end = target_ends[i];
+      if (target_end > n.start_ns) {  // It blocked.
+        spec.min_duration_ns = std::min(overhead, n.duration_ns);
+        spec.wake_ns = n.end_ns() - target_end;
+        if (spec.wake_ns < 0) {
+          ++g_.stats.negative_slack_edges;
+          g_.stats.max_negative_slack_ns = std::max(g_.stats.max_negative_slack_ns, -spec.wake_ns);
+        }
+      } else {
+        spec.min_duration_ns = n.duration_ns;
+        spec.wake_ns = 0;
+      }
+      if (spec.inferred) ++g_.stats.inferred_syncs;
+      n.sync = static_cast<uint32_t>(g_.syncs.size());
+      g_.syncs.push_back(spec);
+    }
+  }
+
+  void AddCollectiveMembers() {
+    for (const agent::CollectiveEvent& c : trace_.collectives) {
+      uint32_t node = kNoNode;
+      if (c.correlation_id != 0) {
+        auto it = gpu_by_correlation_.find(c.correlation_id);
+        if (it != gpu_by_correlation_.end()) node = it->second;
+      }
+      if (node == kNoNode) {
+        // No correlation: the NCCL kernel on the collective's stream that overlaps it most.
+        const uint32_t stream = StreamProcessor(c.stream_id);
+        if (stream == kNoNode) continue;
+        const int64_t start = c.start_ns + offset_;
+        int64_t best_distance = INT64_MAX;
+        for (uint32_t op : g_.processors[stream].nodes) {
+          const int64_t distance = std::abs(g_.nodes[op].start_ns - start);
+          if (g_.nodes[op].work == WorkClass::kCommunication && distance < best_distance) {
+            best_distance = distance;
+            node = op;
+          }
+        }
+        if (node == kNoNode) continue;
+      }
+      g_.nodes[node].work = WorkClass::kCommunication;
+      members.push_back({c.comm_id, c.seq_number, node, &c});
+    }
+  }
+
+  // Delays of GPU in-edges (see execution_graph.h): the binding edge carries the residual.
+  void SetGpuDelays(const GraphOptions& options) {
+    // In-edges of this rank's GPU ops (edges were appended for this rank only so far).
+    std::unordered_map<uint32_t, std::vector<size_t>> in_edges;
+    for (size_t e = first_edge_; e < g_.edges.size(); ++e) {
+      if (g_.nodes[g_.edges[e].to].gpu()) in_edges[g_.edges[e].to].push_back(e);
+    }
+    auto ready = [&](const Edge& e) {
+      const Node& from = g_.nodes[e.from];
+      return e.from_start() ? from.start_ns : from.end_ns();
+    };
+    std::vector<int64_t> launch_latencies;
+    std::unordered_map<uint32_t, size_t> binding;
+    for (auto& [node, edges] : in_edges) {
+      size_t best = edges.front();
+      for (size_t e : edges) {
+        if (ready(g_.edges[e]) > ready(g_.edges[best])) best = e;
+      }
+      binding[node] = best;
+      if (g_.edges[best].kind == EdgeKind::kLaunch) {
+        launch_latencies.push_back(g_.nodes[node].start_ns - ready(g_.edges[best]));
+      }
+    }
+    const int64_t typical_launch = Median(launch_latencies, kDefaultLaunchLatencyNs);
+    for (auto& [node, edges] : in_edges) {
+      const int64_t start = g_.nodes[node].start_ns;
+      for (size_t e : edges) {
+        Edge& edge = g_.edges[e];
+        const int64_t slack = start - ready(edge);
+        if (slack < 0) {
+          ++g_.stats.negative_slack_edges;
+          g_.stats.max_negative_slack_ns = std::max(g_.stats.max_negative_slack_ns, -slack);
+          if (negative_reported_++ == 0) {
+            Diagnose(start, std::string(EdgeKindName(edge.kind)) + " edge into '" +
+                                std::string(g_.nodes[node].name) + "' has negative slack (" +
+                                std::to_string(-slack) +
+                                " ns: it started before its predecessor allows; clock skew "
+                                "between host and GPU?); further ones counted");
+          }
+        }
+        if (e == binding[node]) {
+          edge.delay_ns = slack;
+          if (edge.kind == EdgeKind::kStreamOrder && slack > options.unexplained_wait_ns) {
+            g_.stats.unexplained_gpu_wait_ns += slack;
+            ++g_.stats.unexplained_gpu_waits;
+          }
+        } else if (edge.kind == EdgeKind::kLaunch) {
+          edge.delay_ns = std::min(typical_launch, slack);
+        } else {
+          edge.delay_ns = std::min<int64_t>(0, slack);
+        }
+      }
+    }
+  }
+
+ public:
+  size_t first_edge_ = 0;
+
+ private:
+  const RankTrace& trace_;
+  uint32_t rank_index_;
+  int64_t offset_;
+  ExecutionGraph& g_;
+  std::map<uint64_t, uint32_t> threads_, streams_;  // Ordered: deterministic iteration.
+  std::unordered_map<uint64_t, uint32_t> api_by_correlation_;
+  std::unordered_map<uint64_t, uint32_t> gpu_by_correlation_;
+  // API nodes of this rank in node order, and node -> index into it.
+  std::vector<std::pair<uint32_t, const agent::ApiCallEvent*>> api_event_;
+  std::unordered_map<uint32_t, size_t> api_index_;
+  std::unordered_map<uint32_t, size_t> thread_position_;  // API node -> index on its thread.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> records_by_event_;
+  struct StreamIndex {
+    std::vector<int64_t> suffix_min, prefix_max;
+  };
+  std::unordered_map<uint32_t, StreamIndex> stream_index_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> launched_by_;
+  std::unordered_map<uint64_t, const agent::CollectiveEvent*> collective_correlations_;
+  int unlaunched_reported_ = 0;
+  int negative_reported_ = 0;
+};
+
+}  // namespace
+
+const char* EdgeKindName(EdgeKind kind) {
+  switch (kind) {
+    case EdgeKind::kThreadOrder:
+      return "thread-order";
+    case EdgeKind::kStreamOrder:
+      return "stream-order";
+    case EdgeKind::kLaunch:
+      return "launch";
+    case EdgeKind::kEventWait:
+      return "event-wait";
+  }
+  return "?";
+}
+
+ExecutionGraph BuildGraph(const Job& job, const std::vector<int64_t>& rank_offset_ns,
+                          const GraphOptions& options) {
+  ExecutionGraph g;
+  g.rank_offset_ns = rank_offset_ns;
+  g.rank_offset_ns.resize(job.ranks.size(), 0);
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint32_t, uint32_t>>> groups;
+  std::unordered_map<uint64_t, uint32_t> comm_sizes;
+  for (uint32_t r = 0; r < job.ranks.size(); ++r) {
+    g.ranks.push_back(job.ranks[r].rank);
+    RankBuilder builder(job.ranks[r], r, g.rank_offset_ns[r], &g);
+    builder.first_edge_ = g.edges.size();
+    builder.Build(options);
+    for (const auto& m : builder.members) {
+      groups[{m.comm_id, m.seq}].push_back({r, m.node});
+      if (m.event->comm_size != 0) comm_sizes[m.comm_id] = m.event->comm_size;
+    }
+    for (const CommunicatorInfo& c : job.ranks[r].communicators) {
+      if (c.comm_size != 0) comm_sizes.emplace(c.comm_id, c.comm_size);
+    }
+  }
+  // Collective groups: transfer = earliest end - latest start over the members.
+  for (auto& [key, members] : groups) {
+    CollectiveGroup group;
+    group.comm_id = key.first;
+    group.seq_number = key.second;
+    int64_t latest_start = INT64_MIN, earliest_end = INT64_MAX;
+    for (auto [rank, node] : members) {
+      group.nodes.push_back(node);
+      latest_start = std::max(latest_start, g.nodes[node].start_ns);
+      earliest_end = std::min(earliest_end, g.nodes[node].end_ns());
+    }
+    group.transfer_ns = earliest_end - latest_start;
+    if (group.transfer_ns < 0) {
+      // A member ended before another started: the clocks disagree (or the pairing is wrong).
+      ++g.stats.negative_slack_edges;
+      g.stats.max_negative_slack_ns = std::max(g.stats.max_negative_slack_ns, -group.transfer_ns);
+      group.transfer_ns = 0;
+      earliest_end = latest_start;
+    }
+    for (uint32_t node : group.nodes) {
+      group.tail_ns.push_back(std::max<int64_t>(0, g.nodes[node].end_ns() - earliest_end));
+    }
+    auto size = comm_sizes.find(group.comm_id);
+    group.complete = size == comm_sizes.end() || members.size() >= size->second;
+    if (!group.complete) ++g.stats.collectives_incomplete;
+    const uint32_t index = static_cast<uint32_t>(g.collectives.size());
+    for (uint32_t node : group.nodes) g.nodes[node].collective = index;
+    g.collectives.push_back(std::move(group));
+  }
+  g.origin_ns = INT64_MAX;
+  for (const Node& n : g.nodes) g.origin_ns = std::min(g.origin_ns, n.start_ns);
+  if (g.nodes.empty()) g.origin_ns = 0;
+  std::stable_sort(g.edges.begin(), g.edges.end(), [](const Edge& a, const Edge& b) {
+    return a.from != b.from ? a.from < b.from : a.to < b.to;
+  });
+  g.out_begin.assign(g.nodes.size() + 1, 0);
+  for (const Edge& e : g.edges) ++g.out_begin[e.from + 1];
+  for (size_t i = 1; i < g.out_begin.size(); ++i) g.out_begin[i] += g.out_begin[i - 1];
+  return g;
+}
+
+}  // namespace lumos::modeler

@@ -1,0 +1,82 @@
+// Design: a job is the set of trace files of one training run, one per rank, loaded into
+// memory as the writer's plain event structs (agent/writer/trace_events.h) so the graph builder
+// can index them. Names (kernel, API, range) are copied once into a job-wide NamePool: the
+// reader's views die with each frame, the pool's live as long as the Job.
+// Grouping: files are grouped by the header's job id; more than one job in the input is an
+// error that names them (replay one job at a time). A file without a rank takes the next free
+// one, with a warning; two files with the same rank are an error.
+// Clocks: every event keeps the time of its own file (agent traces: CLOCK_MONOTONIC of the
+// host; imported ones: the profiler's clock). Aligning hosts is clock_alignment.h's job.
+// Failure behaviour: an unreadable file is an error naming it; a damaged tail keeps what was
+// read and adds a warning naming file and offset (the rank is then "cut short").
+// Threading: single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "agent/writer/trace_events.h"
+#include "base/status.h"
+
+namespace lumos::modeler {
+
+// Owns strings; views into it stay valid for the pool's lifetime.
+class NamePool {
+ public:
+  std::string_view Intern(std::string_view text);
+  size_t size() const { return names_.size(); }
+
+ private:
+  std::unordered_set<std::string> names_;  // Node-based: elements never move.
+};
+
+struct CommunicatorInfo {
+  uint64_t comm_id = 0;
+  int32_t rank = 0;
+  uint32_t comm_size = 0;
+  std::string_view name;
+};
+
+struct RankTrace {
+  std::string path;
+  int32_t rank = 0;
+  int32_t world_size = 0;
+  std::string host;
+  bool cut_short = false;  // The file has a damaged tail (see warnings).
+  std::vector<agent::KernelEvent> kernels;
+  std::vector<agent::ApiCallEvent> api_calls;
+  std::vector<agent::MemcpyEvent> memcpys;
+  std::vector<agent::MemsetEvent> memsets;
+  std::vector<agent::SyncEvent> syncs;
+  std::vector<agent::CudaEventRecordEvent> cuda_events;
+  std::vector<agent::HostRangeEvent> host_ranges;
+  std::vector<agent::NvtxEvent> nvtx;
+  std::vector<agent::CollectiveEvent> collectives;
+  std::vector<CommunicatorInfo> communicators;
+
+  uint64_t events() const {
+    return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() +
+           cuda_events.size() + host_ranges.size() + nvtx.size() + collectives.size();
+  }
+};
+
+struct Job {
+  std::string job_id;
+  std::vector<RankTrace> ranks;  // Sorted by rank.
+  std::vector<std::string> warnings;
+  NamePool names;
+
+  uint64_t events() const {
+    uint64_t n = 0;
+    for (const RankTrace& r : ranks) n += r.events();
+    return n;
+  }
+};
+
+// Loads the trace files (already expanded, see trace_set.h) of one job.
+StatusOr<Job> LoadJob(const std::vector<std::string>& paths);
+
+}  // namespace lumos::modeler

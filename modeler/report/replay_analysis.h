@@ -1,0 +1,90 @@
+// Design: what `lumos-model replay` reports, computed from the graph, the measurement and one
+// simulation. Everything here is per iteration and rank, measured and replayed side by side:
+//   iterations  from host ranges (ProfilerStep#N, category STEP, by default) or NVTX/host
+//               ranges whose name matches --iteration REGEX; with none, the whole trace of
+//               each rank is one iteration (said in the report). A replayed boundary is the
+//               boundary's host node (first API call on the range's thread inside it, last one
+//               ending inside it) moved to its simulated time, plus the measured host time
+//               between the boundary and that node.
+//   breakdown   the paper's: exposed compute (GPU computes, no collective runs), overlapped
+//               (both), exposed communication (only collectives), other (no GPU work); copies
+//               and memsets count as compute. Sweep over the rank's GPU op intervals.
+//   GPU busy    fraction of each 1 ms bin with any GPU op of the rank running.
+//   critical    the chain of what decided the iteration's end, walked back from the last
+//   path        host node of the iteration: each node's own time (by kernel class, collective,
+//               host API) and each binding dependency's delay (host gap, launch latency, GPU
+//               queue gap, sync wake-up).
+//   top lists   kernels and collectives by total GPU time in the iteration.
+// Threading: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "modeler/graph/execution_graph.h"
+#include "modeler/graph/job.h"
+#include "modeler/sim/simulator.h"
+
+namespace lumos::modeler {
+
+struct Breakdown {
+  int64_t exposed_compute_ns = 0;
+  int64_t overlapped_ns = 0;
+  int64_t exposed_comm_ns = 0;
+  int64_t other_ns = 0;
+  int64_t total_ns() const {
+    return exposed_compute_ns + overlapped_ns + exposed_comm_ns + other_ns;
+  }
+};
+
+struct CriticalItem {
+  std::string what;  // "kernel gemm", "collective ALLREDUCE", "host gap", ...
+  int64_t ns = 0;
+};
+
+struct NamedTime {
+  std::string name;
+  int64_t measured_ns = 0;
+  int64_t replayed_ns = 0;
+  uint64_t count = 0;
+};
+
+struct IterationReport {
+  int32_t rank = 0;
+  std::string name;  // "ProfilerStep#10", or "whole trace".
+  int64_t measured_start_ns = 0, measured_end_ns = 0;
+  int64_t replayed_start_ns = 0, replayed_end_ns = 0;
+  Breakdown measured, replayed;
+  std::vector<double> measured_busy, replayed_busy;  // Per 1 ms bin, 0..1.
+  std::vector<CriticalItem> critical_by_class;       // Sorted by time, largest first.
+  std::vector<CriticalItem> critical_top;            // Largest single items (by name).
+  int64_t critical_length_ns = 0;
+  std::vector<NamedTime> top_kernels, top_collectives;
+
+  int64_t measured_ns() const { return measured_end_ns - measured_start_ns; }
+  int64_t replayed_ns() const { return replayed_end_ns - replayed_start_ns; }
+  double error_percent() const {
+    return measured_ns() > 0 ? 100.0 * static_cast<double>(replayed_ns() - measured_ns()) /
+                                   static_cast<double>(measured_ns())
+                             : 0.0;
+  }
+};
+
+struct AnalysisOptions {
+  std::optional<std::regex> iteration;  // Range names that mark iterations.
+  std::string iteration_pattern;        // Its text, for the report.
+  int64_t bin_ns = 1'000'000;
+  size_t top = 10;
+};
+
+std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGraph& graph,
+                                               const SimResult& sim,
+                                               const AnalysisOptions& options);
+
+// The kernel class used by the critical path ("gemm", "attention", "elementwise", ...).
+std::string KernelClass(std::string_view name);
+
+}  // namespace lumos::modeler

@@ -1,0 +1,197 @@
+#include "modeler/report/replay_cli.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "modeler/graph/clock_alignment.h"
+#include "modeler/graph/execution_graph.h"
+#include "modeler/graph/job.h"
+#include "modeler/report/replay_analysis.h"
+#include "modeler/report/replay_report.h"
+#include "modeler/report/replay_timeline.h"
+#include "modeler/sim/simulator.h"
+#include "modeler/sim/whatif.h"
+#include "modeler/trace/trace_set.h"
+
+namespace lumos::modeler {
+namespace {
+
+constexpr const char kHelp[] =
+    "usage: lumos-model replay FILE|DIR|GLOB... [options]\n"
+    "\n"
+    "Rebuilds the execution graph of every rank of one job (one trace file per rank), replays\n"
+    "it in a discrete-event simulation and compares it with the measurement: per iteration\n"
+    "and rank, measured and replayed time and the error; the breakdown (exposed compute,\n"
+    "overlapped, exposed communication, other), GPU busy per 1 ms, the critical path, top\n"
+    "kernels and collectives. Clocks of different hosts are aligned from matched collectives.\n"
+    "\n"
+    "  --iteration REGEX    iterations are the host/NVTX ranges whose name matches REGEX\n"
+    "                       (default: ProfilerStep#N ranges; none: the whole trace)\n"
+    "  --json               print the report as JSON instead of text\n"
+    "  --timeline OUT.json  write measured and replayed timelines as a Perfetto/Chrome trace\n"
+    "  --scale SPEC         what-if, repeatable: kernel:REGEX=F (kernels matching REGEX take F\n"
+    "                       times as long), comm=F (collective transfer), host=F (host calls\n"
+    "                       and gaps)\n"
+    "  --drop-gaps          what-if: no host time between API calls\n"
+    "\n"
+    "Exit status: 0 replayed; 1 unreadable input or nothing to replay; 2 bad arguments.\n";
+
+// Progress on stderr for steps that take over a second, only when stderr is a terminal.
+class Progress {
+ public:
+  explicit Progress(std::FILE* err) : err_(err), enabled_(isatty(fileno(err)) != 0) {}
+  void Step(const char* what) {
+    Clear();
+    what_ = what;
+    start_ = std::chrono::steady_clock::now();
+    shown_ = false;
+  }
+  void Tick() {
+    if (!enabled_ || shown_) return;
+    if (std::chrono::steady_clock::now() - start_ > std::chrono::seconds(1)) {
+      std::fprintf(err_, "\rlumos-model replay: %s...", what_);
+      std::fflush(err_);
+      shown_ = true;
+    }
+  }
+  void Clear() {
+    if (shown_) std::fprintf(err_, "\r\033[K");
+    shown_ = false;
+  }
+
+ private:
+  std::FILE* err_;
+  bool enabled_;
+  const char* what_ = "";
+  std::chrono::steady_clock::time_point start_;
+  bool shown_ = false;
+};
+
+}  // namespace
+
+int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
+  std::vector<std::string> inputs;
+  std::vector<WhatIf> scales;
+  std::vector<std::string> what_ifs;
+  AnalysisOptions analysis;
+  bool json = false, drop_gaps = false;
+  std::string timeline;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> const std::string* {
+      if (i + 1 >= args.size()) {
+        std::fprintf(err, "lumos-model replay: %s needs a value\n", flag);
+        return nullptr;
+      }
+      return &args[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kHelp, out);
+      return 0;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--drop-gaps") {
+      drop_gaps = true;
+      what_ifs.push_back("--drop-gaps");
+    } else if (a == "--iteration") {
+      const std::string* v = value("--iteration");
+      if (v == nullptr) return 2;
+      try {
+        analysis.iteration = std::regex(*v, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        std::fprintf(err, "lumos-model replay: --iteration '%s': %s\n", v->c_str(), e.what());
+        return 2;
+      }
+      analysis.iteration_pattern = *v;
+    } else if (a == "--timeline") {
+      const std::string* v = value("--timeline");
+      if (v == nullptr) return 2;
+      timeline = *v;
+    } else if (a == "--scale") {
+      const std::string* v = value("--scale");
+      if (v == nullptr) return 2;
+      StatusOr<WhatIf> scale = ParseScale(*v);
+      if (!scale.ok()) {
+        std::fprintf(err, "lumos-model replay: %s\n", scale.status().message().c_str());
+        return 2;
+      }
+      scales.push_back(std::move(scale).value());
+      what_ifs.push_back("--scale " + *v);
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(err, "lumos-model replay: unknown option '%s' (see --help)\n", a.c_str());
+      return 2;
+    } else {
+      inputs.push_back(a);
+    }
+  }
+  if (inputs.empty()) {
+    std::fprintf(err, "lumos-model replay: no trace files given (see --help)\n");
+    return 2;
+  }
+  StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs);
+  if (!paths.ok()) {
+    std::fprintf(err, "lumos-model replay: %s\n", paths.status().message().c_str());
+    return 1;
+  }
+  Progress progress(err);
+  progress.Step("loading traces");
+  StatusOr<Job> loaded = LoadJob(*paths);
+  if (!loaded.ok()) {
+    progress.Clear();
+    std::fprintf(err, "lumos-model replay: %s\n", loaded.status().message().c_str());
+    return 1;
+  }
+  const Job& job = *loaded;
+  progress.Tick();
+  progress.Step("building the graph");
+  ReplayReport report;
+  report.job_id = job.job_id;
+  for (const RankTrace& r : job.ranks) report.ranks.push_back(r.rank);
+  report.events = job.events();
+  report.warnings = job.warnings;
+  report.alignment = AlignClocks(job);
+  ExecutionGraph graph = BuildGraph(job, report.alignment.rank_offset_ns);
+  report.validation_issues = Validate(&graph);
+  report.graph = &graph;
+  progress.Tick();
+  if (graph.nodes.empty()) {
+    progress.Clear();
+    std::fprintf(err,
+                 "lumos-model replay: no API calls or GPU ops in the input: nothing to replay\n");
+    return 1;
+  }
+  progress.Step("replaying");
+  const Scenario scenario = ApplyWhatIfs(graph, MeasuredScenario(graph), scales, drop_gaps);
+  const SimResult sim = Simulate(graph, scenario);
+  report.what_ifs = what_ifs;
+  report.not_run = sim.not_run;
+  report.sim_diagnostics = sim.diagnostics;
+  progress.Tick();
+  progress.Step("analysing");
+  report.iterations = AnalyzeIterations(job, graph, sim, analysis);
+  report.iteration_rule = analysis.iteration
+                              ? "ranges matching '" + analysis.iteration_pattern + "'"
+                              : std::string("ProfilerStep#N ranges; else the whole trace");
+  progress.Clear();
+  if (!timeline.empty()) {
+    Status status = WriteReplayTimeline(graph, sim, timeline);
+    if (!status.ok()) {
+      std::fprintf(err, "lumos-model replay: %s\n", status.message().c_str());
+      return 1;
+    }
+  }
+  if (json) {
+    Status status = WriteJsonReport(report, out);
+    if (!status.ok()) {
+      std::fprintf(err, "lumos-model replay: %s\n", status.message().c_str());
+      return 1;
+    }
+  } else {
+    WriteTextReport(report, out);
+  }
+  return 0;
+}
+
+}  // namespace lumos::modeler

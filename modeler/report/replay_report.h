@@ -1,0 +1,42 @@
+// Design: everything `lumos-model replay` prints, as one ReplayReport, written as text (for
+// people: iterations, error, breakdown, GPU busy summary, critical path, top kernels and
+// collectives) or JSON (the same content, plus per-iteration detail and the full 1 ms busy
+// series). Both are pure functions of the report, so the output is deterministic.
+// Threading: pure functions.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/graph/clock_alignment.h"
+#include "modeler/graph/execution_graph.h"
+#include "modeler/report/replay_analysis.h"
+#include "modeler/sim/simulator.h"
+
+namespace lumos::modeler {
+
+struct ReplayReport {
+  std::string job_id;
+  std::vector<int32_t> ranks;
+  uint64_t events = 0;
+  std::vector<std::string> warnings;  // Loading (missing ranks, damaged tails, ...).
+  const ExecutionGraph* graph = nullptr;
+  uint64_t validation_issues = 0;
+  ClockAlignment alignment;
+  std::vector<std::string> what_ifs;  // As given.
+  uint64_t not_run = 0;
+  std::vector<GraphDiagnostic> sim_diagnostics;
+  std::string iteration_rule;  // How iterations were found.
+  std::vector<IterationReport> iterations;
+
+  // Mean and max |error| over iterations, percent.
+  double mean_abs_error() const;
+  double max_abs_error() const;
+};
+
+void WriteTextReport(const ReplayReport& report, std::FILE* out);
+Status WriteJsonReport(const ReplayReport& report, std::FILE* out);
+
+}  // namespace lumos::modeler

@@ -1,0 +1,20 @@
+// Design: `replay --timeline OUT.json`: the measured and the replayed timeline of every rank in
+// one Chrome/Perfetto trace, so a user sees where the model and reality part. Each rank is two
+// processes, "rank R measured" and "rank R replayed", with a track per host thread and GPU
+// stream; every node is one complete ("X") event named after its kernel or API call. Times are
+// µs from the earliest event of either timeline. Streams to the file (bounded memory).
+// Threading: pure function of its inputs.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "modeler/graph/execution_graph.h"
+#include "modeler/sim/simulator.h"
+
+namespace lumos::modeler {
+
+Status WriteReplayTimeline(const ExecutionGraph& graph, const SimResult& sim,
+                           const std::string& path);
+
+}  // namespace lumos::modeler

@@ -1,0 +1,239 @@
+#include "modeler/sim/simulator.h"
+
+#include <algorithm>
+#include <iterator>
+#include <queue>
+#include <unordered_map>
+
+namespace lumos::modeler {
+namespace {
+
+class Simulation {
+ public:
+  Simulation(const ExecutionGraph& g, const Scenario& s) : g_(g), s_(s) {}
+
+  SimResult Run() {
+    const size_t n = g_.nodes.size();
+    r_.start_ns.assign(n, SimResult::kNotRun);
+    r_.end_ns.assign(n, SimResult::kNotRun);
+    r_.start_cause_node.assign(n, kNoNode);
+    r_.start_cause_edge.assign(n, kNoNode);
+    r_.end_cause.assign(n, Cause::kOwnDuration);
+    r_.end_cause_node.assign(n, kNoNode);
+    earliest_.assign(n, INT64_MIN);
+    pending_.assign(n, 0);
+    waiting_targets_.assign(n, 0);
+    waiters_.resize(n);
+    position_.assign(n, 0);
+    launched_.resize(g_.nodes.size() == 0 ? 0 : n);
+    arrived_.assign(g_.collectives.size(), 0);
+    history_.resize(g_.processors.size());
+    streams_of_rank_.resize(g_.ranks.size());
+    for (uint32_t p = 0; p < g_.processors.size(); ++p) {
+      const Processor& processor = g_.processors[p];
+      for (size_t i = 0; i < processor.nodes.size(); ++i) position_[processor.nodes[i]] = i;
+      if (processor.gpu) streams_of_rank_[processor.rank_index].push_back(p);
+    }
+    for (uint32_t node = 0; node < n; ++node) {
+      if (g_.nodes[node].launch != kNoNode) launched_[g_.nodes[node].launch].push_back(node);
+    }
+    for (const Edge& e : g_.edges) ++pending_[e.to];
+    for (uint32_t node = 0; node < n; ++node) {
+      if (pending_[node] == 0) {
+        earliest_[node] = g_.nodes[node].start_ns;  // A root: its measured start.
+        Push(node);
+      }
+    }
+    while (!ready_.empty()) {
+      const auto [time, node] = ready_.top();
+      ready_.pop();
+      StartNode(node, time);
+    }
+    for (uint32_t node = 0; node < n; ++node) {
+      if (r_.ran(node)) continue;
+      ++r_.not_run;
+      if (r_.diagnostics.size() < 10) {
+        const Node& x = g_.nodes[node];
+        r_.diagnostics.push_back(
+            {static_cast<uint32_t>(g_.ranks[x.rank_index]), x.start_ns,
+             "'" + std::string(x.name) + "' never ran in the replay (" +
+                 (r_.start_ns[node] != SimResult::kNotRun
+                      ? "it started but waited forever for a sync target or collective peer"
+                      : "a dependency never finished") +
+                 ")"});
+      }
+    }
+    return std::move(r_);
+  }
+
+ private:
+  using Item = std::pair<int64_t, uint32_t>;  // (earliest start, node): min-heap.
+
+  void Push(uint32_t node) { ready_.push({earliest_[node], node}); }
+
+  void Release(uint32_t edge, int64_t at) {
+    const Edge& e = g_.edges[edge];
+    const int64_t candidate = at + s_.delay_ns[edge];
+    if (r_.start_cause_edge[e.to] == kNoNode || candidate > earliest_[e.to]) {
+      earliest_[e.to] = candidate;
+      r_.start_cause_node[e.to] = e.from;
+      r_.start_cause_edge[e.to] = edge;
+    }
+    if (--pending_[e.to] == 0) Push(e.to);
+  }
+
+  // The last op on a stream whose launch had started at or before `time` (kNoNode: none).
+  uint32_t LastLaunched(uint32_t stream, int64_t time) const {
+    const auto& history = history_[stream];
+    auto it = std::upper_bound(history.begin(), history.end(), std::make_pair(time, UINT32_MAX));
+    // The history holds the FIFO frontier only, so the last entry by then is the furthest op.
+    return it == history.begin() ? kNoNode : std::prev(it)->second;
+  }
+
+  void NoteLaunch(uint32_t op, int64_t time) {
+    auto& history = history_[g_.nodes[op].processor];
+    // Pops come in time order, so the history stays sorted; keep only the FIFO frontier.
+    if (!history.empty() && position_[history.back().second] > position_[op]) return;
+    history.push_back({time, op});
+  }
+
+  void StartNode(uint32_t node, int64_t time) {
+    const Node& x = g_.nodes[node];
+    r_.start_ns[node] = time;
+    // Launches: released now, the API call's start.
+    for (uint32_t op : launched_[node]) NoteLaunch(op, time);
+    if (x.gpu() && x.launch == kNoNode) NoteLaunch(node, time);
+    for (uint32_t e = g_.out_begin[node]; e < g_.out_begin[node + 1]; ++e) {
+      if (g_.edges[e].from_start()) Release(e, time);
+    }
+    if (x.sync != kNoNode) return StartSync(node, time);
+    if (x.gpu() && x.collective != kNoNode) return ArriveCollective(node);
+    Finish(node, time + s_.duration_ns[node], Cause::kOwnDuration, kNoNode);
+  }
+
+  void StartSync(uint32_t node, int64_t time) {
+    const uint32_t index = g_.nodes[node].sync;
+    const SyncSpec& spec = g_.syncs[index];
+    std::vector<uint32_t> targets;
+    auto add = [&](uint32_t stream, int64_t at) {
+      const uint32_t op = LastLaunched(stream, at);
+      if (op != kNoNode) targets.push_back(op);
+    };
+    switch (spec.target) {
+      case SyncSpec::Target::kStream:
+        add(spec.stream_processor, time);
+        break;
+      case SyncSpec::Target::kDevice:
+        for (uint32_t stream : streams_of_rank_[g_.nodes[node].rank_index]) add(stream, time);
+        break;
+      case SyncSpec::Target::kEvent:
+        if (r_.start_ns[spec.record_node] != SimResult::kNotRun) {
+          add(spec.record_stream, r_.start_ns[spec.record_node]);
+        }
+        break;
+    }
+    uint32_t unfinished = 0;
+    for (uint32_t op : targets) {
+      if (!r_.ran(op)) {
+        waiters_[op].push_back(node);
+        ++unfinished;
+      }
+    }
+    sync_targets_[node] = std::move(targets);
+    waiting_targets_[node] = unfinished;
+    if (unfinished == 0) FinishSync(node);
+  }
+
+  void FinishSync(uint32_t node) {
+    const SyncSpec& spec = g_.syncs[g_.nodes[node].sync];
+    const int64_t start = r_.start_ns[node];
+    int64_t end = start + s_.sync_min_ns[g_.nodes[node].sync];
+    Cause cause = Cause::kOwnDuration;
+    uint32_t cause_node = kNoNode;
+    auto it = sync_targets_.find(node);
+    if (it != sync_targets_.end()) {
+      for (uint32_t op : it->second) {
+        const int64_t candidate = r_.end_ns[op] + s_.sync_wake_ns[g_.nodes[node].sync];
+        if (candidate > end) {
+          end = candidate;
+          cause = Cause::kSyncTarget;
+          cause_node = op;
+        }
+      }
+      sync_targets_.erase(it);
+    }
+    (void)spec;
+    Finish(node, end, cause, cause_node);
+  }
+
+  void ArriveCollective(uint32_t node) {
+    const uint32_t index = g_.nodes[node].collective;
+    const CollectiveGroup& group = g_.collectives[index];
+    if (++arrived_[index] < group.nodes.size()) return;
+    int64_t latest = INT64_MIN;
+    uint32_t last = kNoNode;
+    for (uint32_t member : group.nodes) {
+      if (r_.start_ns[member] > latest) {
+        latest = r_.start_ns[member];
+        last = member;
+      }
+    }
+    const int64_t end = latest + s_.transfer_ns[index];
+    for (size_t i = 0; i < group.nodes.size(); ++i) {
+      Finish(group.nodes[i], end + group.tail_ns[i],
+             group.nodes.size() > 1 ? Cause::kCollective : Cause::kOwnDuration,
+             group.nodes.size() > 1 ? last : kNoNode);
+    }
+  }
+
+  void Finish(uint32_t node, int64_t end, Cause cause, uint32_t cause_node) {
+    r_.end_ns[node] = std::max(end, r_.start_ns[node]);
+    r_.end_cause[node] = cause;
+    r_.end_cause_node[node] = cause_node;
+    for (uint32_t e = g_.out_begin[node]; e < g_.out_begin[node + 1]; ++e) {
+      if (!g_.edges[e].from_start()) Release(e, r_.end_ns[node]);
+    }
+    for (uint32_t waiter : waiters_[node]) {
+      if (--waiting_targets_[waiter] == 0) FinishSync(waiter);
+    }
+    waiters_[node].clear();
+  }
+
+  const ExecutionGraph& g_;
+  const Scenario& s_;
+  SimResult r_;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready_;
+  std::vector<int64_t> earliest_;
+  std::vector<uint32_t> pending_;
+  std::vector<uint32_t> waiting_targets_;
+  std::vector<std::vector<uint32_t>> waiters_;
+  std::vector<size_t> position_;                 // Index of a node on its processor.
+  std::vector<std::vector<uint32_t>> launched_;  // API node -> GPU ops it launched.
+  std::vector<uint32_t> arrived_;                // Per collective group.
+  // Per stream: (launch time, op) in time order, FIFO frontier only.
+  std::vector<std::vector<std::pair<int64_t, uint32_t>>> history_;
+  std::vector<std::vector<uint32_t>> streams_of_rank_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> sync_targets_;
+};
+
+}  // namespace
+
+Scenario MeasuredScenario(const ExecutionGraph& g) {
+  Scenario s;
+  s.duration_ns.reserve(g.nodes.size());
+  for (const Node& n : g.nodes) s.duration_ns.push_back(n.duration_ns);
+  s.delay_ns.reserve(g.edges.size());
+  for (const Edge& e : g.edges) s.delay_ns.push_back(e.delay_ns);
+  for (const CollectiveGroup& c : g.collectives) s.transfer_ns.push_back(c.transfer_ns);
+  for (const SyncSpec& sync : g.syncs) {
+    s.sync_min_ns.push_back(sync.min_duration_ns);
+    s.sync_wake_ns.push_back(sync.wake_ns);
+  }
+  return s;
+}
+
+SimResult Simulate(const ExecutionGraph& graph, const Scenario& scenario) {
+  return Simulation(graph, scenario).Run();
+}
+
+}  // namespace lumos::modeler

@@ -1,0 +1,62 @@
+// Design: the discrete-event replay of an ExecutionGraph (DESIGN.md, "The execution graph").
+// Processors are host threads and GPU streams; their order is the graph's thread- and
+// stream-order edges. A node is ready when its fixed in-edges are done; ready nodes run in
+// order of earliest start, ties broken by node index, so the same input gives the same output
+// bit for bit. Runtime dependencies are resolved as the simulation runs:
+//   * a host sync waits for the GPU work on its stream (device, event) *at the moment it is
+//     issued*: the last op whose launch had started by then (each stream keeps its launch
+//     history in simulated time);
+//   * a collective's instances on all ranks end together, at the latest member's start plus
+//     the transfer time (plus each member's measured tail), so waiting for peers emerges.
+// Launch edges are released when their API call starts (a call may wait for what it launched,
+// like a blocking cudaMemcpy); other edges when their source ends.
+// A Scenario holds every duration and delay; MeasuredScenario() takes them from the graph and
+// what-ifs (whatif.h) change them. Nodes that can never run (a dependency cycle through a
+// sync or collective, a collective member that never starts) are reported, never waited for.
+// Threading: single-threaded; Simulate is reentrant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "modeler/graph/execution_graph.h"
+
+namespace lumos::modeler {
+
+struct Scenario {
+  std::vector<int64_t> duration_ns;  // Per node.
+  std::vector<int64_t> delay_ns;     // Per edge.
+  std::vector<int64_t> transfer_ns;  // Per collective group.
+  std::vector<int64_t> sync_min_ns;  // Per sync.
+  std::vector<int64_t> sync_wake_ns;
+};
+
+Scenario MeasuredScenario(const ExecutionGraph& graph);
+
+// What decided when a node started or ended (for the critical path).
+enum class Cause : uint8_t {
+  kRoot,         // A processor's first node: its measured start.
+  kEdge,         // An in-edge (cause_node is its source).
+  kOwnDuration,  // End: start + duration.
+  kSyncTarget,   // End: the GPU op a sync waited for (cause_node).
+  kCollective,   // End: the last member of the collective to start (cause_node).
+};
+
+struct SimResult {
+  std::vector<int64_t> start_ns;  // Per node; kNotRun when it never ran.
+  std::vector<int64_t> end_ns;
+  std::vector<uint32_t> start_cause_node;  // Edge source, or kNoNode.
+  std::vector<uint32_t> start_cause_edge;  // Index of the binding edge, or kNoNode.
+  std::vector<Cause> end_cause;
+  std::vector<uint32_t> end_cause_node;
+  uint64_t not_run = 0;
+  std::vector<GraphDiagnostic> diagnostics;
+
+  static constexpr int64_t kNotRun = INT64_MIN;
+  bool ran(uint32_t node) const { return end_ns[node] != kNotRun; }
+};
+
+SimResult Simulate(const ExecutionGraph& graph, const Scenario& scenario);
+
+}  // namespace lumos::modeler

@@ -1,0 +1,12 @@
+// `lumos-model replay`: the command itself lives in modeler/report/replay_cli.cc so that its
+// tests can run it in-process.
+#include <cstdio>
+
+#include "modeler/report/replay_cli.h"
+#include "modeler/tools/commands.h"
+
+namespace lumos::modeler {
+
+int RunReplay(const Args& args) { return RunReplayCommand(args, stdout, stderr); }
+
+}  // namespace lumos::modeler

@@ -1,0 +1,99 @@
+#include "tests/modeler/replay/replay_test_util.h"
+
+#include <stdexcept>
+
+namespace lumos::modeler::testing {
+
+RankBuilder::RankBuilder(Job* job, int32_t rank, int32_t world_size) : job_(job) {
+  RankTrace trace;
+  trace.rank = rank;
+  trace.world_size = world_size;
+  trace.host = "host";
+  trace.path = "rank" + std::to_string(rank);
+  job_->ranks.push_back(std::move(trace));
+  index_ = job_->ranks.size() - 1;
+}
+
+RankTrace& RankBuilder::trace() { return job_->ranks[index_]; }
+
+RankBuilder& RankBuilder::Api(schema::ApiKind kind, std::string_view name, int64_t start_us,
+                              int64_t duration_us, uint64_t correlation, uint64_t stream,
+                              uint64_t event, uint32_t thread) {
+  agent::ApiCallEvent e;
+  e.start_ns = start_us * kUs;
+  e.duration_ns = static_cast<uint64_t>(duration_us * kUs);
+  e.thread_id = thread;
+  e.correlation_id = correlation;
+  e.kind = kind;
+  e.name = job_->names.Intern(name);
+  e.stream_id = stream;
+  e.event_id = event;
+  trace().api_calls.push_back(e);
+  return *this;
+}
+
+RankBuilder& RankBuilder::Kernel(std::string_view name, uint64_t stream, int64_t start_us,
+                                 int64_t duration_us, uint64_t correlation) {
+  agent::KernelEvent k;
+  k.start_ns = start_us * kUs;
+  k.duration_ns = static_cast<uint64_t>(duration_us * kUs);
+  k.correlation_id = correlation;
+  k.stream_id = stream;
+  k.name = job_->names.Intern(name);
+  trace().kernels.push_back(k);
+  return *this;
+}
+
+RankBuilder& RankBuilder::Collective(uint64_t comm, uint64_t seq, uint64_t correlation,
+                                     uint64_t stream, int64_t start_us, int64_t duration_us,
+                                     uint32_t comm_size) {
+  agent::CollectiveEvent c;
+  c.start_ns = start_us * kUs;
+  c.duration_ns = static_cast<uint64_t>(duration_us * kUs);
+  c.comm_id = comm;
+  c.seq_number = seq;
+  c.correlation_id = correlation;
+  c.stream_id = stream;
+  c.comm_size = comm_size;
+  c.op = schema::CollectiveOp::kAllReduce;
+  trace().collectives.push_back(c);
+  return *this;
+}
+
+RankBuilder& RankBuilder::Step(std::string_view name, int64_t start_us, int64_t duration_us,
+                               uint32_t thread) {
+  agent::HostRangeEvent h;
+  h.start_ns = start_us * kUs;
+  h.duration_ns = static_cast<uint64_t>(duration_us * kUs);
+  h.thread_id = thread;
+  h.name = job_->names.Intern(name);
+  h.category = schema::HostRangeCategory::kStep;
+  trace().host_ranges.push_back(h);
+  return *this;
+}
+
+Replayed Replay(const Job& job, const std::vector<std::string>& scales, bool drop_gaps,
+                bool align) {
+  Replayed out;
+  std::vector<int64_t> offsets(job.ranks.size(), 0);
+  if (align) offsets = AlignClocks(job).rank_offset_ns;
+  out.graph = BuildGraph(job, offsets);
+  std::vector<WhatIf> whatifs;
+  for (const std::string& spec : scales) {
+    StatusOr<WhatIf> w = ParseScale(spec);
+    if (!w.ok()) throw std::runtime_error(w.status().message());
+    whatifs.push_back(std::move(w).value());
+  }
+  out.sim =
+      Simulate(out.graph, ApplyWhatIfs(out.graph, MeasuredScenario(out.graph), whatifs, drop_gaps));
+  return out;
+}
+
+uint32_t NodeNamed(const ExecutionGraph& graph, uint32_t rank_index, std::string_view name) {
+  for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
+    if (graph.nodes[n].rank_index == rank_index && graph.nodes[n].name == name) return n;
+  }
+  throw std::runtime_error("no node named " + std::string(name));
+}
+
+}  // namespace lumos::modeler::testing

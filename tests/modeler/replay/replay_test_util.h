@@ -1,0 +1,52 @@
+// Design: builds small jobs in memory (RankTrace structs, as a loaded trace holds them) whose
+// replay answers can be worked out by hand, and runs the whole replay pipeline on them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "modeler/graph/clock_alignment.h"
+#include "modeler/graph/execution_graph.h"
+#include "modeler/graph/job.h"
+#include "modeler/sim/simulator.h"
+#include "modeler/sim/whatif.h"
+
+namespace lumos::modeler::testing {
+
+constexpr int64_t kUs = 1000;
+
+// Appends events to one rank; times in µs for readability.
+class RankBuilder {
+ public:
+  RankBuilder(Job* job, int32_t rank, int32_t world_size);
+
+  RankBuilder& Api(schema::ApiKind kind, std::string_view name, int64_t start_us,
+                   int64_t duration_us, uint64_t correlation, uint64_t stream = 0,
+                   uint64_t event = 0, uint32_t thread = 1);
+  RankBuilder& Kernel(std::string_view name, uint64_t stream, int64_t start_us, int64_t duration_us,
+                      uint64_t correlation);
+  RankBuilder& Collective(uint64_t comm, uint64_t seq, uint64_t correlation, uint64_t stream,
+                          int64_t start_us, int64_t duration_us, uint32_t comm_size);
+  RankBuilder& Step(std::string_view name, int64_t start_us, int64_t duration_us,
+                    uint32_t thread = 1);
+
+ private:
+  RankTrace& trace();
+  Job* job_;
+  size_t index_;
+};
+
+struct Replayed {
+  ExecutionGraph graph;
+  SimResult sim;
+};
+
+// Graph (no clock alignment unless asked) + what-ifs + simulation. `job` must outlive the
+// result (node names view its NamePool).
+Replayed Replay(const Job& job, const std::vector<std::string>& scales = {}, bool drop_gaps = false,
+                bool align = false);
+
+// The node of the GPU op or API call with this name on rank index r (first match).
+uint32_t NodeNamed(const ExecutionGraph& graph, uint32_t rank_index, std::string_view name);
+
+}  // namespace lumos::modeler::testing
