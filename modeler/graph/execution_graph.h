@@ -79,6 +79,7 @@ struct Edge {
   int64_t delay_ns = 0;
   EdgeKind kind = EdgeKind::kThreadOrder;
   bool inferred = false;  // Not from a recorded identity (see BuildGraph's fallback rules).
+  bool binding = false;   // Into a GPU op: the latest-ready in-edge, carrying the residual.
   bool from_start() const { return kind == EdgeKind::kLaunch; }
 };
 
@@ -136,9 +137,10 @@ struct ExecutionGraph {
       out_begin;  // CSR over edges: out-edges of n are [out_begin[n], out_begin[n+1]).
   std::vector<SyncSpec> syncs;
   std::vector<CollectiveGroup> collectives;
-  std::vector<int64_t> rank_offset_ns;  // Added to each rank's times (clock alignment).
-  std::vector<int32_t> ranks;           // Global rank of each rank index.
-  int64_t origin_ns = 0;                // Earliest measured node start: reports count from it.
+  std::vector<int64_t> rank_offset_ns;     // Added to each rank's times (clock alignment).
+  std::vector<int32_t> ranks;              // Global rank of each rank index.
+  std::vector<int64_t> typical_launch_ns;  // Per rank: median launch latency where it binds.
+  int64_t origin_ns = 0;                   // Earliest measured node start: reports count from it.
   GraphStats stats;
   std::vector<GraphDiagnostic> diagnostics;  // Bounded; see kMaxDiagnostics.
 };

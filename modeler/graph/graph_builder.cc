@@ -556,6 +556,7 @@ class RankBuilder {
       }
     }
     const int64_t typical_launch = Median(launch_latencies, kDefaultLaunchLatencyNs);
+    g_.typical_launch_ns[rank_index_] = typical_launch;
     for (auto& [node, edges] : in_edges) {
       const int64_t start = g_.nodes[node].start_ns;
       for (size_t e : edges) {
@@ -574,6 +575,7 @@ class RankBuilder {
         }
         if (e == binding[node]) {
           edge.delay_ns = slack;
+          edge.binding = true;
           if (edge.kind == EdgeKind::kStreamOrder && slack > options.unexplained_wait_ns) {
             g_.stats.unexplained_gpu_wait_ns += slack;
             ++g_.stats.unexplained_gpu_waits;
@@ -634,6 +636,7 @@ ExecutionGraph BuildGraph(const Job& job, const std::vector<int64_t>& rank_offse
   ExecutionGraph g;
   g.rank_offset_ns = rank_offset_ns;
   g.rank_offset_ns.resize(job.ranks.size(), 0);
+  g.typical_launch_ns.assign(job.ranks.size(), kDefaultLaunchLatencyNs);
   std::map<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint32_t, uint32_t>>> groups;
   std::unordered_map<uint64_t, uint32_t> comm_sizes;
   for (uint32_t r = 0; r < job.ranks.size(); ++r) {

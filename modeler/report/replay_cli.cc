@@ -35,6 +35,9 @@ constexpr const char kHelp[] =
     "                       times as long), comm=F (collective transfer), host=F (host calls\n"
     "                       and gaps)\n"
     "  --drop-gaps          what-if: no host time between API calls\n"
+    "  --dependencies-only  replay from the recorded dependencies alone: drop the measured GPU\n"
+    "                       queueing the graph does not explain (its error shows how much the\n"
+    "                       graph explains)\n"
     "\n"
     "Exit status: 0 replayed; 1 unreadable input or nothing to replay; 2 bad arguments.\n";
 
@@ -76,7 +79,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::vector<WhatIf> scales;
   std::vector<std::string> what_ifs;
   AnalysisOptions analysis;
-  bool json = false, drop_gaps = false;
+  bool json = false, drop_gaps = false, dependencies_only = false;
   std::string timeline;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -92,6 +95,8 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
       return 0;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--dependencies-only") {
+      dependencies_only = true;
     } else if (a == "--drop-gaps") {
       drop_gaps = true;
       what_ifs.push_back("--drop-gaps");
@@ -163,9 +168,12 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
     return 1;
   }
   progress.Step("replaying");
-  const Scenario scenario = ApplyWhatIfs(graph, MeasuredScenario(graph), scales, drop_gaps);
+  const Scenario scenario = ApplyWhatIfs(
+      graph, dependencies_only ? DependenciesOnlyScenario(graph) : MeasuredScenario(graph), scales,
+      drop_gaps);
   const SimResult sim = Simulate(graph, scenario);
   report.what_ifs = what_ifs;
+  report.dependencies_only = dependencies_only;
   report.not_run = sim.not_run;
   report.sim_diagnostics = sim.diagnostics;
   progress.Tick();

@@ -102,6 +102,9 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
                  h.host.empty() ? "?" : h.host.c_str(), ranks.c_str(), Ms(h.offset_ns),
                  Ms(h.residual_ns), h.collectives);
   }
+  if (r.dependencies_only) {
+    std::fprintf(out, "replay: recorded dependencies only (measured GPU queueing dropped)\n");
+  }
   if (!r.what_ifs.empty()) {
     std::fprintf(out, "what-if:");
     for (const std::string& w : r.what_ifs) std::fprintf(out, " %s", w.c_str());
@@ -269,6 +272,7 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   w.BeginArray();
   for (const std::string& x : r.what_ifs) w.String(x);
   w.EndArray();
+  w.KeyBool("dependencies_only", r.dependencies_only);
   w.KeyUint("nodes_not_run", r.not_run);
   w.KeyString("iteration_rule", r.iteration_rule);
   w.Key("summary");

@@ -26,6 +26,7 @@ struct ReplayReport {
   uint64_t validation_issues = 0;
   ClockAlignment alignment;
   std::vector<std::string> what_ifs;  // As given.
+  bool dependencies_only = false;     // Replayed from recorded dependencies alone.
   uint64_t not_run = 0;
   std::vector<GraphDiagnostic> sim_diagnostics;
   std::string iteration_rule;  // How iterations were found.

@@ -232,6 +232,21 @@ Scenario MeasuredScenario(const ExecutionGraph& g) {
   return s;
 }
 
+Scenario DependenciesOnlyScenario(const ExecutionGraph& g) {
+  Scenario s = MeasuredScenario(g);
+  for (size_t e = 0; e < g.edges.size(); ++e) {
+    const Edge& edge = g.edges[e];
+    if (!edge.binding) continue;
+    if (edge.kind == EdgeKind::kLaunch) {
+      const int64_t typical = g.typical_launch_ns[g.nodes[edge.to].rank_index];
+      s.delay_ns[e] = std::min(s.delay_ns[e], typical);
+    } else {
+      s.delay_ns[e] = std::min<int64_t>(s.delay_ns[e], 0);
+    }
+  }
+  return s;
+}
+
 SimResult Simulate(const ExecutionGraph& graph, const Scenario& scenario) {
   return Simulation(graph, scenario).Run();
 }

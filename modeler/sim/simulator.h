@@ -33,6 +33,10 @@ struct Scenario {
 };
 
 Scenario MeasuredScenario(const ExecutionGraph& graph);
+// Recorded dependencies only: every GPU op starts as soon as its dependencies allow, after at
+// most the rank's typical launch latency; the measured residuals (queueing the trace does not
+// explain) are dropped. Its error against the measurement is how much the graph explains.
+Scenario DependenciesOnlyScenario(const ExecutionGraph& graph);
 
 // What decided when a node started or ended (for the critical path).
 enum class Cause : uint8_t {

@@ -105,6 +105,26 @@ TEST(ReplayGraphTest, IterationAndBreakdownFollowTheReplay) {
   EXPECT_TRUE(has_sync_wake);
 }
 
+TEST(ReplayGraphTest, DependenciesOnlyDropsUnexplainedQueueing) {
+  Job job = LaunchSyncJob();
+  // k2 (launched at 20, after k1 which ends at 115) starts only at 300: nothing recorded
+  // explains the wait, so it is reported and dropped by the dependencies-only replay.
+  job.ranks[0].kernels[1].start_ns = 300 * kUs;
+  job.ranks[0].api_calls[2].duration_ns = 400 * kUs;  // The sync now ends at 440 ...
+  job.ranks[0].api_calls[3].start_ns = 450 * kUs;     // ... and launch3 follows.
+  job.ranks[0].kernels[2].start_ns = 470 * kUs;
+  ExecutionGraph graph = BuildGraph(job, {0});
+  EXPECT_EQ(graph.stats.unexplained_gpu_waits, 1u);
+  EXPECT_EQ(graph.stats.unexplained_gpu_wait_ns, 185 * kUs);
+  const SimResult measured = Simulate(graph, MeasuredScenario(graph));
+  const uint32_t k2 = NodeNamed(graph, 0, "k2");
+  EXPECT_EQ(measured.start_ns[k2], 300 * kUs);
+  const SimResult explained = Simulate(graph, DependenciesOnlyScenario(graph));
+  EXPECT_EQ(explained.start_ns[k2], 115 * kUs);
+  // The sync returns its measured 40 µs (440 - 400) after k2's earlier end (215).
+  EXPECT_EQ(explained.end_ns[NodeNamed(graph, 0, "cudaStreamSynchronize")], 255 * kUs);
+}
+
 // Thread 1 launches k1 on stream 1, records event 99 on stream 1, makes stream 2 wait for it
 // and launches k2 on stream 2. The agent records the handles, so the edge is exact.
 Job EventWaitJob() {

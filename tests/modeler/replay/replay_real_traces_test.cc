@@ -62,6 +62,17 @@ TEST_P(RealTraceReplayTest, ReplayIsWithinTheBounds) {
   EXPECT_LE(sum / static_cast<double>(iterations.size()), 2.0);
   EXPECT_LE(max, 5.0);
 
+  // The recorded dependencies alone (no measured GPU queueing) explain the iterations too.
+  const SimResult explained = Simulate(graph, DependenciesOnlyScenario(graph));
+  double explained_sum = 0, explained_max = 0;
+  const auto explained_iterations = AnalyzeIterations(*job, graph, explained, {});
+  for (const IterationReport& it : explained_iterations) {
+    explained_sum += std::fabs(it.error_percent());
+    explained_max = std::max(explained_max, std::fabs(it.error_percent()));
+  }
+  EXPECT_LE(explained_sum / static_cast<double>(explained_iterations.size()), 2.0);
+  EXPECT_LE(explained_max, 5.0);
+
   // Deterministic: a second simulation gives the same times.
   const SimResult again = Simulate(graph, MeasuredScenario(graph));
   EXPECT_EQ(again.start_ns, sim.start_ns);
