@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <queue>
 
 namespace lumos::modeler {
 namespace {
@@ -16,13 +17,10 @@ int64_t MedianOf(std::vector<int64_t> v) {
 
 using Key = std::pair<uint64_t, uint64_t>;  // (comm id, seq)
 
-std::map<Key, int64_t> CollectiveEnds(const RankTrace& rank) {
-  std::map<Key, int64_t> ends;
-  for (const agent::CollectiveEvent& c : rank.collectives) {
-    ends[{c.comm_id, c.seq_number}] = c.start_ns + static_cast<int64_t>(c.duration_ns);
-  }
-  return ends;
-}
+struct Member {
+  size_t host;
+  int64_t end_ns;
+};
 
 }  // namespace
 
@@ -31,41 +29,83 @@ ClockAlignment AlignClocks(const Job& job) {
   const size_t n = job.ranks.size();
   out.rank_offset_ns.assign(n, 0);
   if (n == 0) return out;
-  std::vector<std::map<Key, int64_t>> ends(n);
-  for (size_t r = 0; r < n; ++r) ends[r] = CollectiveEnds(job.ranks[r]);
-  std::vector<std::vector<int64_t>> differences(n);  // Per rank: end - reference end.
-  for (size_t r = 1; r < n; ++r) {
-    for (const auto& [key, end] : ends[r]) {
-      auto it = ends[0].find(key);
-      if (it != ends[0].end()) differences[r].push_back(end - it->second);
-    }
-  }
-  // Group ranks by host; an unnamed host is a host of its own per rank.
-  std::map<std::string, std::vector<size_t>> hosts;
+  // Hosts: ranks with the same non-empty host name share a clock; an unnamed rank is alone.
+  std::map<std::string, size_t> host_index;
+  std::vector<size_t> host_of(n);
   for (size_t r = 0; r < n; ++r) {
-    const std::string& host = job.ranks[r].host;
-    hosts[host.empty() ? "\x01rank" + std::to_string(job.ranks[r].rank) : host].push_back(r);
-  }
-  for (const auto& [key, members] : hosts) {
-    HostAlignment host;
-    host.host = key[0] == '\x01' ? "" : key;
-    std::vector<int64_t> offsets;
-    bool has_reference = false;
-    for (size_t r : members) {
-      host.ranks.push_back(job.ranks[r].rank);
-      if (r == 0) has_reference = true;
-      if (!differences[r].empty()) offsets.push_back(-MedianOf(differences[r]));
-      host.collectives += differences[r].size();
+    const std::string& name = job.ranks[r].host;
+    const std::string key = name.empty() ? "\x01" + std::to_string(job.ranks[r].rank) : name;
+    auto [it, added] = host_index.emplace(key, out.hosts.size());
+    if (added) {
+      HostAlignment h;
+      h.host = name;
+      out.hosts.push_back(std::move(h));
     }
-    host.offset_ns = has_reference ? 0 : MedianOf(offsets);
-    std::vector<int64_t> residuals;
-    for (size_t r : members) {
-      out.rank_offset_ns[r] = host.offset_ns;
-      for (int64_t d : differences[r]) residuals.push_back(std::llabs(d + host.offset_ns));
-    }
-    host.residual_ns = MedianOf(residuals);
-    out.hosts.push_back(std::move(host));
+    host_of[r] = it->second;
+    out.hosts[it->second].ranks.push_back(job.ranks[r].rank);
   }
+  const size_t hosts = out.hosts.size();
+  // The members of every collective, by host.
+  std::map<Key, std::vector<Member>> collectives;
+  for (size_t r = 0; r < n; ++r) {
+    for (const agent::CollectiveEvent& c : job.ranks[r].collectives) {
+      collectives[{c.comm_id, c.seq_number}].push_back(
+          {host_of[r], c.start_ns + static_cast<int64_t>(c.duration_ns)});
+    }
+  }
+  // Samples of (end on host b - end on host a) for host pairs a < b that share a collective,
+  // against the collective's member on its lowest host (a star: linear in the members).
+  std::map<std::pair<size_t, size_t>, std::vector<int64_t>> samples;
+  for (const auto& [key, members] : collectives) {
+    const Member* base = &members.front();
+    for (const Member& m : members) {
+      if (m.host < base->host) base = &m;
+    }
+    for (const Member& m : members) {
+      if (m.host != base->host) samples[{base->host, m.host}].push_back(m.end_ns - base->end_ns);
+    }
+  }
+  std::vector<std::vector<std::pair<size_t, int64_t>>> neighbours(hosts);
+  for (const auto& [pair, diffs] : samples) {
+    const int64_t median = MedianOf(diffs);  // Host b's clock runs `median` ahead of a's.
+    neighbours[pair.first].push_back({pair.second, median});
+    neighbours[pair.second].push_back({pair.first, -median});
+    out.hosts[pair.first].collectives += diffs.size();
+    out.hosts[pair.second].collectives += diffs.size();
+  }
+  // Breadth-first from the lowest host of each connected part: offsets along the tree.
+  std::vector<bool> seen(hosts, false);
+  for (size_t root = 0; root < hosts; ++root) {
+    if (seen[root]) continue;
+    seen[root] = true;
+    std::queue<size_t> queue;
+    queue.push(root);
+    while (!queue.empty()) {
+      const size_t h = queue.front();
+      queue.pop();
+      for (const auto& [next, ahead] : neighbours[h]) {
+        if (seen[next]) continue;
+        seen[next] = true;
+        out.hosts[next].offset_ns = out.hosts[h].offset_ns - ahead;
+        queue.push(next);
+      }
+    }
+  }
+  for (size_t r = 0; r < n; ++r) out.rank_offset_ns[r] = out.hosts[host_of[r]].offset_ns;
+  // Residual skew: |aligned end - aligned end of the collective's base member|, per host.
+  std::vector<std::vector<int64_t>> residuals(hosts);
+  for (const auto& [key, members] : collectives) {
+    const Member* base = &members.front();
+    for (const Member& m : members) {
+      if (m.host < base->host) base = &m;
+    }
+    const int64_t base_end = base->end_ns + out.hosts[base->host].offset_ns;
+    for (const Member& m : members) {
+      if (m.host == base->host) continue;
+      residuals[m.host].push_back(std::llabs(m.end_ns + out.hosts[m.host].offset_ns - base_end));
+    }
+  }
+  for (size_t h = 0; h < hosts; ++h) out.hosts[h].residual_ns = MedianOf(residuals[h]);
   return out;
 }
 

@@ -1,11 +1,14 @@
-// Design: aligns the clocks of a job's ranks from matched collectives. The instances of one
+// Design: aligns the clocks of a job's hosts from matched collectives. The instances of one
 // collective (same comm id and seq number) end together on all ranks (NCCL's last step
-// completes everywhere within a few µs), so for each rank the median, over the collectives it
-// shares with the reference rank (the lowest), of (its end - the reference's end) is its clock
-// offset; the median ignores the odd collective that ends late on one rank. Ranks on the same
-// host (same non-empty host name) share a clock, so they get one offset: the median of theirs.
-// The residual skew of a host is the median |aligned end - reference end| over its collectives.
-// A rank with no collective in common with the reference keeps offset 0 (reported).
+// completes everywhere within a few µs), so for two hosts that share collectives, the median
+// over those collectives of (end on one - end on the other) is how far one clock runs ahead;
+// the median ignores the odd collective that ends late on one rank. Ranks on the same host
+// (same non-empty host name) share one clock; an unnamed rank is a host of its own. Hosts are
+// linked by the collectives they share; each connected part is aligned breadth-first to its
+// lowest host (offset 0), so hosts that never meet directly are aligned through others. Parts
+// that share no collective cannot be related and need not be (nothing couples them).
+// Residual skew of a host: the median |aligned end - aligned end on the collective's lowest
+// host| over its collectives.
 // Threading: pure function.
 #pragma once
 

@@ -14,5 +14,6 @@ int RunInspect(const Args& args);
 int RunExport(const Args& args);
 int RunImport(const Args& args);
 int RunReplay(const Args& args);
+int RunSynth(const Args& args);
 
 }  // namespace lumos::modeler

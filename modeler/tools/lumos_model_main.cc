@@ -16,6 +16,7 @@ constexpr const char kUsage[] =
     "commands:\n"
     "  replay FILE|DIR|GLOB...       replay a job: measured vs replayed iterations, breakdown,\n"
     "                                critical path, what-ifs (--scale, --drop-gaps)\n"
+    "  synth FILE... -o DIR --ranks N  a large consistent job from a real one (benchmarks)\n"
     "  inspect FILE...               ranks, devices, versions, time span, counts, loss\n"
     "  export FILE... -o OUT.json    Chrome/Perfetto trace JSON (opens in ui.perfetto.dev)\n"
     "  import kineto IN... -o OUT    convert PyTorch profiler (Kineto) traces: .json,\n"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   if (command == "export") return lumos::modeler::RunExport(args);
   if (command == "import") return lumos::modeler::RunImport(args);
   if (command == "replay") return lumos::modeler::RunReplay(args);
+  if (command == "synth") return lumos::modeler::RunSynth(args);
   if (command == "--version") {
     std::printf("lumos-model 0.1.0\n");
     return 0;

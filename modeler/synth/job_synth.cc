@@ -1,0 +1,210 @@
+#include "modeler/synth/job_synth.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+
+#include "agent/writer/trace_file_writer.h"
+
+namespace lumos::modeler {
+namespace {
+
+// SplitMix64: a deterministic stream from (seed, rank, repetition, index).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+class RankSynth {
+ public:
+  RankSynth(const RankTrace& base, const SynthOptions& o, int32_t rank, uint64_t group,
+            int64_t period_ns)
+      : base_(base), o_(o), rank_(rank), period_(period_ns), group_(group) {
+    auto max_of = [](uint64_t& m, uint64_t v) { m = std::max(m, v); };
+    for (const auto& e : base.api_calls) max_of(max_id_, std::max(e.correlation_id, e.external_id));
+    for (const auto& e : base.kernels) max_of(max_id_, std::max(e.correlation_id, e.external_id));
+    for (const auto& e : base.memcpys) max_of(max_id_, e.correlation_id);
+    for (const auto& e : base.memsets) max_of(max_id_, e.correlation_id);
+    for (const auto& e : base.syncs) {
+      max_of(max_id_,
+             std::max({e.correlation_id, e.event_record_correlation_id, e.cuda_event_sync_id}));
+    }
+    for (const auto& e : base.cuda_events)
+      max_of(max_id_, std::max(e.correlation_id, e.cuda_event_sync_id));
+    for (const auto& e : base.collectives) {
+      max_of(max_id_, e.correlation_id);
+      max_of(max_seq_, e.seq_number);
+    }
+    for (const auto& e : base.host_ranges) max_of(max_id_, e.external_id);
+    ++max_id_;
+    ++max_seq_;
+  }
+
+  uint64_t Write(agent::TraceFileWriter* w) {
+    uint64_t events = 0;
+    const int64_t skew = (rank_ / std::max(1, o_.ranks_per_host)) * o_.host_skew_ns;
+    for (int32_t k = 0; k < o_.iterations; ++k) {
+      const int64_t shift = k * period_ + skew;
+      const uint64_t ids = static_cast<uint64_t>(k) * max_id_;
+      uint64_t index = 0;
+      auto jitter = [&](uint64_t duration) {
+        const uint64_t r = Mix(o_.seed ^ Mix(static_cast<uint64_t>(rank_) << 32 ^
+                                             static_cast<uint64_t>(k) << 48 ^ index++));
+        const double u = static_cast<double>(r >> 11) / static_cast<double>(1ull << 53);
+        return static_cast<uint64_t>(static_cast<double>(duration) * (1.0 - o_.jitter * u));
+      };
+      auto id = [&](uint64_t v) { return v == 0 ? 0 : v + ids; };
+      for (agent::ApiCallEvent e : base_.api_calls) {
+        e.start_ns += shift;
+        e.correlation_id = id(e.correlation_id);
+        e.external_id = id(e.external_id);
+        w->Add(e);
+      }
+      for (agent::KernelEvent e : base_.kernels) {
+        e.start_ns += shift;
+        e.duration_ns = jitter(e.duration_ns);
+        e.correlation_id = id(e.correlation_id);
+        e.external_id = id(e.external_id);
+        w->Add(e);
+      }
+      for (agent::MemcpyEvent e : base_.memcpys) {
+        e.start_ns += shift;
+        e.duration_ns = jitter(e.duration_ns);
+        e.correlation_id = id(e.correlation_id);
+        w->Add(e);
+      }
+      for (agent::MemsetEvent e : base_.memsets) {
+        e.start_ns += shift;
+        e.duration_ns = jitter(e.duration_ns);
+        e.correlation_id = id(e.correlation_id);
+        w->Add(e);
+      }
+      for (agent::SyncEvent e : base_.syncs) {
+        e.start_ns += shift;
+        e.correlation_id = id(e.correlation_id);
+        e.event_record_correlation_id = id(e.event_record_correlation_id);
+        e.cuda_event_sync_id = id(e.cuda_event_sync_id);
+        w->Add(e);
+      }
+      for (agent::CudaEventRecordEvent e : base_.cuda_events) {
+        e.start_ns += shift;
+        e.correlation_id = id(e.correlation_id);
+        e.cuda_event_sync_id = id(e.cuda_event_sync_id);
+        w->Add(e);
+      }
+      for (agent::HostRangeEvent e : base_.host_ranges) {
+        e.start_ns += shift;
+        e.external_id = id(e.external_id);
+        if (e.has_step_number) e.step_number += static_cast<int64_t>(k) * 1000;
+        w->Add(e);
+      }
+      for (agent::NvtxEvent e : base_.nvtx) {
+        e.start_ns += shift;
+        w->Add(e);
+      }
+      for (agent::CollectiveEvent e : base_.collectives) {
+        e.start_ns += shift;
+        e.comm_id = Comm(e.comm_id);
+        e.seq_number += static_cast<uint64_t>(k) * max_seq_;
+        e.correlation_id = id(e.correlation_id);
+        w->Add(e);
+      }
+      events += base_.events();
+    }
+    for (const CommunicatorInfo& c : base_.communicators) {
+      agent::CommunicatorEvent e;
+      e.start_ns = skew;
+      e.comm_id = Comm(c.comm_id);
+      e.rank = c.rank;
+      e.comm_size = c.comm_size;
+      e.name = c.name;
+      w->Add(e);
+    }
+    return events;
+  }
+
+ private:
+  uint64_t Comm(uint64_t id) const { return id == 0 ? 0 : (Mix(id ^ Mix(group_)) | 1); }
+
+  const RankTrace& base_;
+  const SynthOptions& o_;
+  int32_t rank_;
+  int64_t period_;
+  uint64_t group_;
+  uint64_t max_id_ = 0;
+  uint64_t max_seq_ = 0;
+};
+
+int64_t Span(const Job& job, int64_t* begin) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  auto see = [&](int64_t start, uint64_t duration) {
+    lo = std::min(lo, start);
+    hi = std::max(hi, start + static_cast<int64_t>(duration));
+  };
+  for (const RankTrace& r : job.ranks) {
+    for (const auto& e : r.api_calls) see(e.start_ns, e.duration_ns);
+    for (const auto& e : r.kernels) see(e.start_ns, e.duration_ns);
+    for (const auto& e : r.host_ranges) see(e.start_ns, e.duration_ns);
+  }
+  *begin = lo;
+  return hi > lo ? hi - lo : 0;
+}
+
+}  // namespace
+
+StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
+                                    const std::string& out_dir) {
+  if (base.ranks.empty()) return Status::Error("synth: the input has no ranks");
+  if (o.ranks < 1 || o.iterations < 1 || o.jitter < 0 || o.jitter >= 1) {
+    return Status::Error("synth: ranks and iterations must be >= 1 and jitter in [0, 1)");
+  }
+  if (static_cast<size_t>(o.ranks) % base.ranks.size() != 0) {
+    return Status::Error("synth: --ranks must be a multiple of the input's " +
+                         std::to_string(base.ranks.size()) + " ranks");
+  }
+  if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Status::Error("synth: cannot create " + out_dir);
+  }
+  int64_t begin = 0;
+  const int64_t period = Span(base, &begin) + 1'000'000;
+  SynthResult result;
+  const std::string job_id =
+      "synth-" + std::to_string(o.ranks) + "x" + std::to_string(o.iterations);
+  for (int32_t r = 0; r < o.ranks; ++r) {
+    // Group g = R mod G holds ranks g, g + G, ...: consecutive ranks (one host) belong to
+    // different groups, so communicators span hosts like data-parallel groups do.
+    const size_t groups = static_cast<size_t>(o.ranks) / base.ranks.size();
+    const RankTrace& t = base.ranks[static_cast<size_t>(r) / groups];
+    agent::HeaderInfo header;
+    header.agent_version = "synth";
+    header.producer = schema::Producer::kSynthetic;
+    header.host_name = "synth-host-" + std::to_string(r / std::max(1, o.ranks_per_host));
+    header.pid = static_cast<uint32_t>(1000 + r);
+    header.job_id = job_id;
+    header.has_rank = header.has_world_size = true;
+    header.rank = r;
+    header.world_size = o.ranks;
+    header.source_path = t.path;
+    header.start_time_ns = static_cast<uint64_t>(std::max<int64_t>(begin, 0));
+    const std::string path = out_dir + "/" + job_id + ".rank" + std::to_string(r) + ".pb.zst";
+    agent::WriterOptions options;
+    options.zstd_level = o.zstd_level;
+    options.header_in_own_frame = false;
+    LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<agent::TraceFileWriter> writer,
+                           agent::TraceFileWriter::Create(path, header, options));
+    RankSynth synth(t, o, r, static_cast<uint64_t>(r) % groups, period);
+    result.events += synth.Write(writer.get());
+    LUMOS_RETURN_IF_ERROR(
+        writer->Close(static_cast<uint64_t>(std::max<int64_t>(0, begin + period * o.iterations))));
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) result.bytes += static_cast<uint64_t>(st.st_size);
+    ++result.files;
+  }
+  return result;
+}
+
+}  // namespace lumos::modeler
