@@ -243,6 +243,14 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env) {
   config.cupti_buffer_count = static_cast<uint32_t>(
       reader.Int("LUMOS_CUPTI_BUFFERS", AgentConfig::kDefaultCuptiBuffers,
                  AgentConfig::kMinCuptiBuffers, AgentConfig::kMaxCuptiBuffers));
+  if (std::optional<std::string> text = reader.Get("LUMOS_CUPTI_LIBRARY")) {
+    if (text->size() > AgentConfig::kMaxOutputDirBytes || HasControlCharacters(*text)) {
+      reader.Warn("LUMOS_CUPTI_LIBRARY", *text,
+                  "longer than 4095 bytes or contains control characters", "the toolkit's paths");
+    } else {
+      config.cupti_library = *text;
+    }
+  }
   config.flush_interval_ms = static_cast<uint64_t>(
       reader.Int("LUMOS_FLUSH_INTERVAL_MS", AgentConfig::kDefaultFlushIntervalMs,
                  AgentConfig::kMinFlushIntervalMs, AgentConfig::kMaxFlushIntervalMs));

@@ -14,6 +14,9 @@
 //   LUMOS_ARENA_BYTES         max(64M, 4 rings)  1M..64G, and at least 2 rings
 //   LUMOS_CUPTI_BUFFER_BYTES  8M           64K..1G, rounded down to a multiple of 8
 //   LUMOS_CUPTI_BUFFERS       16           2..1024
+//   LUMOS_CUPTI_LIBRARY       ""           libcupti.so.13 to load when none is in the process and
+//                                          the loader finds none ("" = the CUDA toolkit's paths);
+//                                          at most 4095 bytes, no control characters
 //   LUMOS_FLUSH_INTERVAL_MS   1000         10..60000
 //   LUMOS_MAX_FILE_BYTES      0 (no limit) 0 or 1M..1P
 //   LUMOS_ZSTD_LEVEL          3            1..19
@@ -92,6 +95,7 @@ struct AgentConfig {
   uint64_t arena_bytes = kDefaultArenaBytes;
   uint64_t cupti_buffer_bytes = kDefaultCuptiBufferBytes;
   uint32_t cupti_buffer_count = kDefaultCuptiBuffers;
+  std::string cupti_library;  // LUMOS_CUPTI_LIBRARY; "" = agent/cupti/cupti_api.h's paths.
   uint64_t flush_interval_ms = kDefaultFlushIntervalMs;
   uint64_t max_file_bytes = 0;  // 0 = unlimited.
   int32_t zstd_level = kDefaultZstdLevel;

@@ -1,4 +1,5 @@
 // The entry points of liblumos_agent.so. Only these symbols are exported (lumos_agent.map).
+#include "agent/cupti/cupti_channel.h"
 #include "agent/nvtx/nvtx_injection.h"
 #include "agent/runtime/agent_runtime.h"
 
@@ -14,4 +15,10 @@ __attribute__((constructor)) void LumosAgentOnLoad() { lumos::agent::Agent::Get(
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     NvtxGetExportTableFunc_t get_export_table) noexcept {
   return lumos::agent::InitializeNvtxInjection(get_export_table);
+}
+
+// Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names this library: starts the
+// agent (if no other entry point has) and the CUPTI channel. Always 1: the job runs either way.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() noexcept {
+  return lumos::agent::cupti::InitializeCuptiInjection();
 }

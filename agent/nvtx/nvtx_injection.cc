@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 
 #include "agent/core/counted_loss.h"
 #include "agent/core/record.h"
@@ -12,14 +13,24 @@
 namespace lumos::agent {
 namespace {
 
-// The thread's push stack. Constant-initialised and trivially destructible: no TLS hooks.
+// The thread's push stack (see t_push_stack for where it lives).
 struct PushStack {
   int size = 0;      // Entries in `open` (<= kMaxPushDepth).
   int overflow = 0;  // Pushes beyond kMaxPushDepth, not recorded; their pops only count down.
   // The open ranges as they will be written (name, domain, color, depth, start); 2 KiB.
   Record open[kMaxPushDepth];
 };
-thread_local PushStack t_push_stack;
+// On the heap behind a TLS pointer, allocated at the thread's first push/pop and freed at its
+// exit: the agent's TLS must fit glibc's static TLS surplus (~1.6 KiB) when the agent is
+// dlopen'd (CUDA_INJECTION64_PATH, or NVTX_INJECTION64_PATH without LD_PRELOAD), because
+// t_ring_cache's initial-exec model makes the module's whole TLS block static. With this 2 KiB
+// stack inline, that dlopen failed ("cannot allocate memory in static TLS block").
+thread_local std::unique_ptr<PushStack> t_push_stack;
+
+PushStack& ThreadPushStack() {
+  if (!t_push_stack) t_push_stack = std::make_unique<PushStack>();  // Once per thread.
+  return *t_push_stack;
+}
 
 // A start/end range waiting for its end. state: 0 free, kClaimed while the starter writes the
 // record or the ender reads it, else the range id (published with release after the record is
@@ -83,7 +94,7 @@ inline void ApplyAttributes(Record* record, const nvtxEventAttributes_t* attribu
 // ---- push / pop ----
 
 int PushRange(uint32_t domain_id, const char* message, const nvtxEventAttributes_t* attributes) {
-  PushStack& stack = t_push_stack;
+  PushStack& stack = ThreadPushStack();
   int depth = 0;  // Open ranges of the same domain below this one.
   for (int i = 0; i < stack.size; ++i)
     depth += stack.open[i].payload.nvtx.domain_id == domain_id ? 1 : 0;
@@ -104,7 +115,7 @@ int PushRange(uint32_t domain_id, const char* message, const nvtxEventAttributes
 }
 
 int PopRange(uint32_t domain_id) {
-  PushStack& stack = t_push_stack;
+  PushStack& stack = ThreadPushStack();
   if (stack.overflow > 0) {
     --stack.overflow;
     return stack.size + stack.overflow;

@@ -6,8 +6,8 @@
 // reads the clock (clock_gettime(CLOCK_MONOTONIC): vDSO, no syscall; rdtsc is a later step),
 // copies the message inline into a 64-byte Record and pushes it into the thread's own ring.
 // No allocation, lock, syscall or log per range. Once per thread: ring registration, and the
-// thread-local push stack (in a dlopen'd agent glibc may allocate that TLS block on the thread's
-// first access).
+// push stack's heap block (2 KiB, freed at thread exit; kept out of TLS so that a dlopen'd agent
+// fits glibc's static TLS surplus).
 //   push/pop: the open ranges live on a thread-local stack (kMaxPushDepth); pop emits one
 //     NVTX_KIND_PUSH_POP record with its depth (per domain, 0 = outermost). A pop with no open
 //     range in its domain is ignored (returns -1). Ranges deeper than kMaxPushDepth keep the

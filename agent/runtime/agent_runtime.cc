@@ -78,6 +78,24 @@ std::string CommandLine() {
 }
 
 void AtExitStop() { Agent::Get().Stop(); }
+
+// A source's records go through the same encoder as the rings'; its losses straight to the file.
+class WriterRecordSink : public RecordSink {
+ public:
+  WriterRecordSink(RecordEncoder* encoder, TraceFileWriter* writer, StringTable* strings)
+      : encoder_(encoder), writer_(writer), strings_(strings) {}
+  void Add(const Record& head, const Record* extension) override { encoder_->Add(head, extension); }
+  void AddLoss(schema::LossSource source, uint64_t count, int64_t time_ns,
+               std::string_view detail) override {
+    writer_->Add(LossEvent{time_ns, 0, source, count, 0, detail});
+  }
+  StringTable& strings() override { return *strings_; }
+
+ private:
+  RecordEncoder* encoder_;
+  TraceFileWriter* writer_;
+  StringTable* strings_;
+};
 void AtForkChild() { Agent::Get().DisableInForkChild(); }
 
 }  // namespace
@@ -248,9 +266,9 @@ void Agent::DescribeNewThreads() {
   });
 }
 
-void Agent::ReportChannelFailure(schema::Channel channel, std::string_view why) {
+void Agent::ReportChannelFailure(schema::Channel channel, std::string_view why, bool log_warning) {
   std::string detail = std::string(ChannelName(channel)) + ": " + std::string(why);
-  LUMOS_LOG(Warn, "channel %s", detail.c_str());
+  if (log_warning) LUMOS_LOG(Warn, "channel %s", detail.c_str());
   if (!started_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(failures_mutex_);
   pending_failures_.push_back(std::move(detail));
@@ -260,6 +278,17 @@ void Agent::SetSnapshotClock(schema::ClockId id, int64_t (*read_ns)()) {
   // The id first: a snapshot that sees the new reader also sees its id.
   snapshot_clock_id_.store(id, std::memory_order_release);
   snapshot_clock_.store(read_ns, std::memory_order_release);
+}
+
+bool Agent::AddRecordSource(RecordSource* source) {
+  for (std::atomic<RecordSource*>& slot : sources_) {
+    RecordSource* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, source, std::memory_order_release,
+                                     std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void Agent::DrainOnce() {
@@ -280,6 +309,10 @@ void Agent::DrainOnce() {
                       const Record* extension) { encoder.Add(head, extension); },
                   kMaxDrainPerRing);
   encoder.AddDrops(rings->CollectDrops());
+  WriterRecordSink sink(&encoder, writer_.get(), &strings_);
+  for (std::atomic<RecordSource*>& slot : sources_) {
+    if (RecordSource* source = slot.load(std::memory_order_acquire)) source->Drain(sink);
+  }
   for (int i = 0; i < static_cast<int>(CountedLoss::kCount); ++i) {
     const uint64_t lost = TakeLoss(static_cast<CountedLoss>(i));
     if (lost == 0) continue;
@@ -319,6 +352,12 @@ void Agent::Stop() {
 
 void Agent::FinishTrace() {
   if (stopped_.exchange(true)) return;
+  // Sources flush first, while callbacks still record: CUPTI hands over its last buffers here.
+  for (std::atomic<RecordSource*>& slot : sources_) {
+    if (RecordSource* source = slot.load(std::memory_order_acquire)) {
+      source->FlushBeforeFinalDrain();
+    }
+  }
   enabled_.Set(false);
   // Records pushed by callbacks that passed the flag check just before it turned off may still
   // land after this drain; they are lost with the process, as the design accepts at the edges.

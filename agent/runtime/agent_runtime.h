@@ -20,7 +20,9 @@
 //     thread, so it never writes (its atexit Stop() is a no-op: the pid differs).
 //   Channels: the agent starts when any channel is enabled, at the first channel's entry point
 //     (the LD_PRELOAD constructor only reads the configuration). A channel that fails reports
-//     it through ReportChannelFailure; the others carry on.
+//     it through ReportChannelFailure; the others carry on. A channel whose records the writer
+//     pulls (CUPTI activity buffers) registers a RecordSource: drained after the rings on every
+//     pass, flushed before the final drain.
 // Hot path: capture callbacks use only EnabledFlag() (one relaxed load) and Rings().
 #pragma once
 
@@ -41,6 +43,7 @@
 #include "agent/core/rank_detection.h"
 #include "agent/core/string_table.h"
 #include "agent/core/thread_rings.h"
+#include "agent/runtime/record_source.h"
 #include "agent/writer/trace_file_writer.h"
 
 namespace lumos::agent {
@@ -89,11 +92,15 @@ class Agent {
   // (LOSS_SOURCE_CHANNEL_FAILED, count 1, detail "<channel>: <why>") in the trace at the next
   // drain. The header lists every enabled channel as started; readers subtract these. Any
   // thread, never the hot path (takes a lock). Before Start() succeeded: the warning only.
-  void ReportChannelFailure(schema::Channel channel, std::string_view why);
+  // log_warning = false: the caller already logged one line for several channels at once.
+  void ReportChannelFailure(schema::Channel channel, std::string_view why, bool log_warning = true);
   // A further clock read at every clock snapshot beside CLOCK_MONOTONIC and CLOCK_REALTIME
   // (a channel's own time base, e.g. cuptiGetTimestamp), so readers can relate its domain.
   // One extra clock at most; a later call replaces it. Any thread.
   void SetSnapshotClock(schema::ClockId id, int64_t (*read_ns)());
+  // A source the writer drains after the rings on every pass (see record_source.h). At most
+  // kMaxRecordSources; false when full. Any thread, once per source; it must live forever.
+  bool AddRecordSource(RecordSource* source);
 
   // The fork child handler: turns this process's agent off for good.
   void DisableInForkChild();
@@ -146,6 +153,9 @@ class Agent {
   std::atomic<int64_t (*)()> snapshot_clock_{nullptr};
   std::atomic<schema::ClockId> snapshot_clock_id_{schema::ClockId::kUnspecified};
   std::unordered_set<uint32_t> described_threads_;  // Writer thread only.
+  // Registered sources: a slot is claimed by CAS, then read by the writer (acquire pairs with
+  // the release CAS, so the writer sees a fully constructed source).
+  std::atomic<RecordSource*> sources_[kMaxRecordSources] = {};
 };
 
 }  // namespace lumos::agent

@@ -45,6 +45,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
       {"LUMOS_ARENA_BYTES", "16M"},
       {"LUMOS_CUPTI_BUFFER_BYTES", "4m"},
       {"LUMOS_CUPTI_BUFFERS", "32"},
+      {"LUMOS_CUPTI_LIBRARY", "/opt/cuda/lib64/libcupti.so.13"},
       {"LUMOS_FLUSH_INTERVAL_MS", "250"},
       {"LUMOS_MAX_FILE_BYTES", "10G"},
       {"LUMOS_ZSTD_LEVEL", "19"},
@@ -65,6 +66,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c.arena_bytes, 16u << 20);
   EXPECT_EQ(c.cupti_buffer_bytes, 4u << 20);
   EXPECT_EQ(c.cupti_buffer_count, 32u);
+  EXPECT_EQ(c.cupti_library, "/opt/cuda/lib64/libcupti.so.13");
   EXPECT_EQ(c.flush_interval_ms, 250u);
   EXPECT_EQ(c.max_file_bytes, uint64_t{10} << 30);
   EXPECT_EQ(c.zstd_level, 19);
@@ -142,6 +144,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"LUMOS_ENABLE", "maybe", "the default 1"},
         BadValue{"LUMOS_LOG_LEVEL", "loud", "the default info"},
         BadValue{"LUMOS_OUTPUT_DIR", "a\nb", "the default '.'"},
+        BadValue{"LUMOS_CUPTI_LIBRARY", "lib\ncupti", "the toolkit's paths"},
         BadValue{"LUMOS_OUTPUT_DIR", std::string(5000, 'd'), "the default '.'"},
         BadValue{"LUMOS_CHANNELS", "nvtx,bogus", "the default all"},
         BadValue{"LUMOS_CHANNELS", "nvtx,,cupti_activity", "the default all"},

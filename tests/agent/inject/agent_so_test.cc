@@ -30,6 +30,15 @@ TEST(AgentSoTest, NeedsOnlyTheCLibrary) {
   EXPECT_TRUE(needed.count("libc.so.6"));
 }
 
+// libcupti is dlopen'd (the framework's copy when there is one), never a NEEDED entry.
+TEST(AgentSoTest, DoesNotNeedCupti) {
+  auto r = RunCommand(std::string("readelf -d ") + LUMOS_AGENT_SO_PATH);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.out.find("(NEEDED)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("libcupti"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("libcuda"), std::string::npos) << r.out;
+}
+
 TEST(AgentSoTest, ExportsOnlyEntryPoints) {
   // Defined dynamic symbols (undefined ones are what we import from libc).
   auto r = RunCommand(std::string("nm -D --defined-only ") + LUMOS_AGENT_SO_PATH);
@@ -43,7 +52,7 @@ TEST(AgentSoTest, ExportsOnlyEntryPoints) {
     if (name.empty() || type == "A") continue;  // Version nodes.
     exported.insert(name);
   }
-  EXPECT_EQ(exported, std::set<std::string>{"InitializeInjectionNvtx2"});
+  EXPECT_EQ(exported, (std::set<std::string>{"InitializeInjection", "InitializeInjectionNvtx2"}));
 }
 
 }  // namespace

@@ -1,0 +1,288 @@
+#include "agent/cupti/api_callbacks.h"
+
+// cupti.h (via api_callbacks.h) brings the params structs of every runtime/driver API.
+#include <iterator>
+#include <string>
+#include <type_traits>
+
+#include "agent/core/string_table.h"
+#include "agent/runtime/agent_runtime.h"
+
+namespace lumos::agent::cupti {
+namespace {
+
+template <typename T>
+uint64_t Handle(T value) {
+  if constexpr (std::is_pointer_v<T>) {
+    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(value));
+  } else {
+    return static_cast<uint64_t>(value);
+  }
+}
+
+// Reads whichever handle members the params struct P has (names as in CUDA's prototypes).
+template <typename P>
+void FillHandles(const void* raw, ApiCallPayload* out) {
+  const P& p = *static_cast<const P*>(raw);
+  if constexpr (requires { p.stream; }) out->stream_id = Handle(p.stream);
+  if constexpr (requires { p.hStream; }) out->stream_id = Handle(p.hStream);
+  if constexpr (requires { p.event; }) out->event_id = Handle(p.event);
+  if constexpr (requires { p.hEvent; }) out->event_id = Handle(p.hEvent);
+  if constexpr (requires { p.graphExec; }) out->graph_id = Handle(p.graphExec);
+  if constexpr (requires { p.hGraph; }) out->graph_id = Handle(p.hGraph);  // cuGraphLaunch.
+  // cudaLaunchKernelExC / cuLaunchKernelEx: the stream sits in the launch config.
+  if constexpr (requires { p.config->stream; }) {
+    if (p.config != nullptr) out->stream_id = Handle(p.config->stream);
+  }
+  if constexpr (requires { p.config->hStream; }) {
+    if (p.config != nullptr) out->stream_id = Handle(p.config->hStream);
+  }
+}
+
+using schema::ApiKind;
+#define LUMOS_RT(id, kind)                                                          \
+  ApiSpec {                                                                         \
+    CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, #id, ApiKind::kind, \
+        &FillHandles<id##_params>                                                   \
+  }
+#define LUMOS_RT0(id, kind)                                                                 \
+  ApiSpec {                                                                                 \
+    CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, #id, ApiKind::kind, nullptr \
+  }
+#define LUMOS_DRV(id, kind)                                                       \
+  ApiSpec {                                                                       \
+    CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##id, #id, ApiKind::kind, \
+        &FillHandles<id##_params>                                                 \
+  }
+#define LUMOS_DRV0(id, kind) \
+  ApiSpec { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##id, #id, ApiKind::kind, nullptr }
+
+// clang-format off
+constexpr ApiSpec kTracedApis[] = {
+    // Runtime: kernel launches.
+    LUMOS_RT(cudaLaunchKernel_v7000, kLaunchKernel),
+    LUMOS_RT(cudaLaunchKernel_ptsz_v7000, kLaunchKernel),
+    LUMOS_RT(cudaLaunchKernelExC_v11060, kLaunchKernel),
+    LUMOS_RT(cudaLaunchKernelExC_ptsz_v11060, kLaunchKernel),
+    LUMOS_RT(cudaLaunchCooperativeKernel_v9000, kLaunchKernel),
+    LUMOS_RT(cudaLaunchCooperativeKernel_ptsz_v9000, kLaunchKernel),
+    LUMOS_RT0(cudaLaunchCooperativeKernelMultiDevice_v9000, kLaunchKernel),
+    LUMOS_RT(cudaGraphLaunch_v10000, kLaunchGraph),
+    LUMOS_RT(cudaGraphLaunch_ptsz_v10000, kLaunchGraph),
+    // Runtime: events, waits, syncs.
+    LUMOS_RT(cudaEventRecord_v3020, kEventRecord),
+    LUMOS_RT(cudaEventRecord_ptsz_v7000, kEventRecord),
+    LUMOS_RT(cudaEventRecordWithFlags_v11010, kEventRecord),
+    LUMOS_RT(cudaEventRecordWithFlags_ptsz_v11010, kEventRecord),
+    LUMOS_RT(cudaStreamWaitEvent_v3020, kStreamWaitEvent),
+    LUMOS_RT(cudaStreamWaitEvent_ptsz_v7000, kStreamWaitEvent),
+    LUMOS_RT(cudaStreamSynchronize_v3020, kStreamSynchronize),
+    LUMOS_RT(cudaStreamSynchronize_ptsz_v7000, kStreamSynchronize),
+    LUMOS_RT(cudaEventSynchronize_v3020, kEventSynchronize),
+    LUMOS_RT0(cudaDeviceSynchronize_v3020, kDeviceSynchronize),
+    LUMOS_RT0(cudaThreadSynchronize_v3020, kDeviceSynchronize),
+    // Runtime: blocking copies and sets.
+    LUMOS_RT(cudaMemcpy_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpy_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpy2D_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpy2D_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpy3D_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpy3D_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpyPeer_v4000, kMemcpy),
+    LUMOS_RT(cudaMemcpy3DPeer_v4000, kMemcpy),
+    LUMOS_RT(cudaMemcpyToSymbol_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpyToSymbol_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpyFromSymbol_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpyFromSymbol_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemset_v3020, kMemset),
+    LUMOS_RT(cudaMemset_ptds_v7000, kMemset),
+    LUMOS_RT(cudaMemset2D_v3020, kMemset),
+    LUMOS_RT(cudaMemset2D_ptds_v7000, kMemset),
+    LUMOS_RT(cudaMemset3D_v3020, kMemset),
+    LUMOS_RT(cudaMemset3D_ptds_v7000, kMemset),
+    // Runtime: async copies and sets.
+    LUMOS_RT(cudaMemcpyAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy2DAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy2DAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy3DAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy3DAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyPeerAsync_v4000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy3DPeerAsync_v4000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyToSymbolAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyToSymbolAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyFromSymbolAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyFromSymbolAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyBatchAsync_v13000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyBatchAsync_ptsz_v13000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy3DBatchAsync_v13000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy3DBatchAsync_ptsz_v13000, kMemcpyAsync),
+    LUMOS_RT(cudaMemsetAsync_v3020, kMemsetAsync),
+    LUMOS_RT(cudaMemsetAsync_ptsz_v7000, kMemsetAsync),
+    LUMOS_RT(cudaMemset2DAsync_v3020, kMemsetAsync),
+    LUMOS_RT(cudaMemset2DAsync_ptsz_v7000, kMemsetAsync),
+    LUMOS_RT(cudaMemset3DAsync_v3020, kMemsetAsync),
+    LUMOS_RT(cudaMemset3DAsync_ptsz_v7000, kMemsetAsync),
+    // Driver: kernel launches.
+    LUMOS_DRV(cuLaunchKernel, kLaunchKernel),
+    LUMOS_DRV(cuLaunchKernel_ptsz, kLaunchKernel),
+    LUMOS_DRV(cuLaunchKernelEx, kLaunchKernel),
+    LUMOS_DRV(cuLaunchKernelEx_ptsz, kLaunchKernel),
+    LUMOS_DRV(cuLaunchCooperativeKernel, kLaunchKernel),
+    LUMOS_DRV(cuLaunchCooperativeKernel_ptsz, kLaunchKernel),
+    LUMOS_DRV(cuLaunchCooperativeKernelMultiDevice, kLaunchKernel),
+    LUMOS_DRV(cuLaunch, kLaunchKernel),
+    LUMOS_DRV(cuLaunchGrid, kLaunchKernel),
+    LUMOS_DRV(cuLaunchGridAsync, kLaunchKernel),
+    LUMOS_DRV(cuGraphLaunch, kLaunchGraph),
+    LUMOS_DRV(cuGraphLaunch_ptsz, kLaunchGraph),
+    // Driver: events, waits, syncs.
+    LUMOS_DRV(cuEventRecord, kEventRecord),
+    LUMOS_DRV(cuEventRecord_ptsz, kEventRecord),
+    LUMOS_DRV(cuEventRecordWithFlags, kEventRecord),
+    LUMOS_DRV(cuEventRecordWithFlags_ptsz, kEventRecord),
+    LUMOS_DRV(cuStreamWaitEvent, kStreamWaitEvent),
+    LUMOS_DRV(cuStreamWaitEvent_ptsz, kStreamWaitEvent),
+    LUMOS_DRV(cuStreamSynchronize, kStreamSynchronize),
+    LUMOS_DRV(cuStreamSynchronize_ptsz, kStreamSynchronize),
+    LUMOS_DRV(cuEventSynchronize, kEventSynchronize),
+    LUMOS_DRV0(cuCtxSynchronize, kDeviceSynchronize),
+    LUMOS_DRV(cuCtxSynchronize_v2, kDeviceSynchronize),
+    // Driver: blocking copies and sets.
+    LUMOS_DRV(cuMemcpy, kMemcpy),
+    LUMOS_DRV(cuMemcpy_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyHtoD_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpyHtoD_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyDtoH_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpyDtoH_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyDtoD_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpyDtoD_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyPeer, kMemcpy),
+    LUMOS_DRV(cuMemcpyPeer_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpy2D_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpy2D_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpy3D_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpy3D_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemsetD8_v2, kMemset),
+    LUMOS_DRV(cuMemsetD8_v2_ptds, kMemset),
+    LUMOS_DRV(cuMemsetD16_v2, kMemset),
+    LUMOS_DRV(cuMemsetD16_v2_ptds, kMemset),
+    LUMOS_DRV(cuMemsetD32_v2, kMemset),
+    LUMOS_DRV(cuMemsetD32_v2_ptds, kMemset),
+    LUMOS_DRV(cuMemsetD2D8_v2, kMemset),
+    LUMOS_DRV(cuMemsetD2D8_v2_ptds, kMemset),
+    LUMOS_DRV(cuMemsetD2D16_v2, kMemset),
+    LUMOS_DRV(cuMemsetD2D16_v2_ptds, kMemset),
+    LUMOS_DRV(cuMemsetD2D32_v2, kMemset),
+    LUMOS_DRV(cuMemsetD2D32_v2_ptds, kMemset),
+    // Driver: async copies and sets.
+    LUMOS_DRV(cuMemcpyAsync, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyAsync_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyHtoDAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyHtoDAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyDtoHAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyDtoHAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyDtoDAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyDtoDAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyPeerAsync, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyPeerAsync_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy2DAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy2DAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy3DAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy3DAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyBatchAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyBatchAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy3DBatchAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy3DBatchAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemsetD8Async, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD8Async_ptsz, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD16Async, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD16Async_ptsz, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD32Async, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD32Async_ptsz, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD2D8Async, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD2D8Async_ptsz, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD2D16Async, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD2D16Async_ptsz, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD2D32Async, kMemsetAsync),
+    LUMOS_DRV(cuMemsetD2D32Async_ptsz, kMemsetAsync),
+};
+// clang-format on
+#undef LUMOS_RT
+#undef LUMOS_RT0
+#undef LUMOS_DRV
+#undef LUMOS_DRV0
+
+// "cudaLaunchKernel_ptsz_v7000" -> "cudaLaunchKernel_ptsz" (runtime cbid names carry the API
+// version; driver names such as cuMemcpyHtoD_v2 are the real symbol names and stay).
+std::string ApiName(const ApiSpec& spec) {
+  std::string name = spec.name;
+  if (spec.domain != CUPTI_CB_DOMAIN_RUNTIME_API) return name;
+  const size_t cut = name.rfind("_v");
+  if (cut != std::string::npos && cut + 2 < name.size() &&
+      name.find_first_not_of("0123456789", cut + 2) == std::string::npos) {
+    name.resize(cut);
+  }
+  return name;
+}
+
+}  // namespace
+
+std::span<const ApiSpec> TracedApis() { return kTracedApis; }
+
+void CallbackTable::Build(StringTable& strings) {
+  runtime_.assign(CUPTI_RUNTIME_TRACE_CBID_SIZE, Entry{});
+  driver_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, Entry{});
+  for (const ApiSpec& spec : kTracedApis) {
+    std::vector<Entry>& entries = spec.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_ : driver_;
+    if (spec.cbid >= entries.size()) continue;
+    entries[spec.cbid] = Entry{&spec, strings.Intern(ApiName(spec))};
+  }
+}
+
+void CUPTIAPI HandleApiCallback(void* user_data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void* callback_data) noexcept {
+  const auto* context = static_cast<const CallbackContext*>(user_data);
+  // The entry check (STYLE.md 5.2): one relaxed load; see EnabledFlag for why relaxed is safe.
+  if (context == nullptr || !context->enabled->enabled()) return;
+  const auto* data = static_cast<const CUpti_CallbackData*>(callback_data);
+  if (data == nullptr) return;
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    // CUPTI passes the same slot to this call's EXIT callback.
+    if (data->correlationData != nullptr) {
+      *data->correlationData = static_cast<uint64_t>(MonotonicNowNs());
+    }
+    return;
+  }
+  const CallbackTable::Entry* entry = context->table->Find(domain, cbid);
+  if (entry == nullptr) return;
+  const int64_t end_ns = MonotonicNowNs();
+  int64_t start_ns =
+      data->correlationData != nullptr ? static_cast<int64_t>(*data->correlationData) : end_ns;
+  if (start_ns <= 0 || start_ns > end_ns) start_ns = end_ns;  // ENTER ran while we were off.
+
+  ThreadRing* ring = context->rings->CurrentThreadRing();
+  Record record{};
+  record.kind = RecordKind::kApiCall;
+  record.thread_id = ring->thread_id();
+  record.start_ns = start_ns;
+  record.end_ns = end_ns;
+  ApiCallPayload& payload = record.payload.api_call;
+  payload.correlation_id = data->correlationId;
+  payload.name_id = entry->name_id;
+  payload.cbid = static_cast<uint16_t>(cbid);
+  payload.api_kind = static_cast<uint8_t>(entry->spec->kind);
+  payload.domain =
+      static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? schema::ApiDomain::kRuntime
+                                                                 : schema::ApiDomain::kDriver);
+  // cudaError_t and CUresult are both int-sized enums.
+  if (data->functionReturnValue != nullptr) {
+    payload.return_code = *static_cast<const int32_t*>(data->functionReturnValue);
+  }
+  if (data->functionParams != nullptr && entry->spec->fill_handles != nullptr) {
+    entry->spec->fill_handles(data->functionParams, &payload);
+  }
+  ring->Push(record);
+}
+
+}  // namespace lumos::agent::cupti

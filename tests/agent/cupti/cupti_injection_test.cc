@@ -1,0 +1,114 @@
+// End to end, in subprocesses: liblumos_agent.so as CUDA_INJECTION64_PATH with the real libcupti
+// and no CUDA driver. The job's output and exit status are unchanged, stderr has one warning,
+// and the trace says which channels failed (CHANNEL_FAILED LossRecords). Under lumos-run the
+// preloaded agent and the injected one are the same object: one trace file.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "modeler/trace/trace_reader.h"
+#include "schema/enums.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::agent {
+namespace {
+
+using ::lumos::testing::RunCommand;
+using ::lumos::testing::TempDir;
+
+std::vector<std::string> TraceFiles(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* entry = readdir(d)) {
+      const std::string name = entry->d_name;
+      if (name.size() > 7 && name.compare(name.size() - 7, 7, ".pb.zst") == 0) {
+        names.push_back(dir + "/" + name);
+      }
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+// CHANNEL_FAILED details in the trace, and whether it ended with a trailer.
+std::vector<std::string> ChannelFailures(const std::string& path, bool* has_trailer) {
+  std::vector<std::string> details;
+  auto reader = modeler::TraceReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  if (!reader.ok()) return details;
+  modeler::ReadResult result;
+  Status status = (*reader)->ReadPackets(
+      [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext&) {
+        if (packet.has_loss() && static_cast<int>(packet.loss().source()) ==
+                                     static_cast<int>(schema::LossSource::kChannelFailed)) {
+          details.push_back(packet.loss().detail());
+        }
+        if (packet.has_trailer()) *has_trailer = true;
+        return Status::Ok();
+      },
+      &result);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return details;
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+void ExpectBothChannelsFailed(const std::string& dir) {
+  std::vector<std::string> files = TraceFiles(dir);
+  ASSERT_EQ(files.size(), 1u) << "one process, one agent state, one trace";
+  bool has_trailer = false;
+  std::vector<std::string> failures = ChannelFailures(files[0], &has_trailer);
+  EXPECT_TRUE(has_trailer);
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0].rfind("cupti_activity: cuptiActivityEnable", 0), 0u) << failures[0];
+  EXPECT_EQ(failures[1].rfind("cupti_callback: cuptiSubscribe", 0), 0u) << failures[1];
+  for (const std::string& failure : failures) {
+    EXPECT_NE(failure.find("CUPTI_ERROR_UNKNOWN (999)"), std::string::npos) << failure;
+  }
+}
+
+TEST(CuptiInjectionTest, NoDriverDegradesWithOneWarningAndTheJobRunsOn) {
+  TempDir dir;
+  auto traced = RunCommand("env LUMOS_OUTPUT_DIR=" + dir.path() +
+                           " CUDA_INJECTION64_PATH=" LUMOS_AGENT_SO_PATH " " INJECTION_HOST_PATH);
+  auto untraced = RunCommand("env LUMOS_ENABLE=0 CUDA_INJECTION64_PATH=" LUMOS_AGENT_SO_PATH
+                             " " INJECTION_HOST_PATH);
+  EXPECT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(untraced.exit_code, 0) << untraced.err;
+  EXPECT_EQ(traced.out, "job output: 1 1\n");
+  EXPECT_EQ(traced.out, untraced.out);
+  EXPECT_EQ(untraced.err, "");
+  EXPECT_EQ(Count(traced.err, "\n"), 1) << traced.err;
+  EXPECT_EQ(Count(traced.err, "CUPTI channel off"), 1) << traced.err;
+  ExpectBothChannelsFailed(dir.path());
+}
+
+TEST(CuptiInjectionTest, LumosRunInjectsTheSameAgentItPreloads) {
+  TempDir dir;
+  auto r =
+      RunCommand(std::string(LUMOS_RUN_PATH) + " -o " + dir.path() + " -- " INJECTION_HOST_PATH);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "job output: 1 1\n");
+  EXPECT_EQ(Count(r.err, "CUPTI channel off"), 1) << r.err;
+  ExpectBothChannelsFailed(dir.path());
+}
+
+TEST(CuptiInjectionTest, ChannelsOffMeansNoCuptiAtAll) {
+  TempDir dir;
+  auto r = RunCommand("env LUMOS_CHANNELS=nvtx LUMOS_OUTPUT_DIR=" + dir.path() +
+                      " CUDA_INJECTION64_PATH=" LUMOS_AGENT_SO_PATH " " INJECTION_HOST_PATH);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "job output: 1 1\n");
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(TraceFiles(dir.path()).empty());  // Nothing started the agent.
+}
+
+}  // namespace
+}  // namespace lumos::agent
