@@ -47,12 +47,14 @@
 namespace lumos::agent {
 namespace {
 
-#define LUMOS_NCCL_REAL_FUNCTIONS(X)                                                           \
-  X(CommInitRank)                                                                              \
-  X(CommInitRankConfig) X(CommInitAll) X(CommSplit) X(CommDestroy) X(CommAbort) X(AllReduce)   \
-      X(Reduce) X(Broadcast) X(Bcast) X(ReduceScatter) X(AllGather) X(AlltoAll) X(Gather)      \
-          X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd) X(CommCuDevice) X(CommUserRank) \
-              X(CommCount)
+// clang-format reflows X-macro lists differently on every pass (as in schema/enums.h).
+// clang-format off
+#define LUMOS_NCCL_REAL_FUNCTIONS(X)                                                        \
+  X(CommInitRank) X(CommInitRankConfig) X(CommInitAll) X(CommSplit) X(CommDestroy)          \
+  X(CommAbort) X(AllReduce) X(Reduce) X(Broadcast) X(Bcast) X(ReduceScatter) X(AllGather)   \
+  X(AlltoAll) X(Gather) X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd)                \
+  X(CommCuDevice) X(CommUserRank) X(CommCount)
+// clang-format on
 
 enum class RealFn : int {
 #define LUMOS_NCCL_ENUM(name) k##name,

@@ -1,6 +1,7 @@
 // lumos-run [-o DIR] [--] COMMAND [ARGS...]: runs COMMAND with liblumos_agent.so loaded.
 // Sets LUMOS_OUTPUT_DIR (created if missing), prepends the agent to LD_PRELOAD (keeping what is
-// there) and sets NVTX_INJECTION64_PATH, then execs COMMAND, so COMMAND's exit status is
+// there), sets NVTX_INJECTION64_PATH and NCCL_PROFILER_PLUGIN (a user's own profiler plugin is
+// kept, with one warning: NCCL loads one), then execs COMMAND, so COMMAND's exit status is
 // lumos-run's. The agent is found next to this binary, else at the build tree's path.
 // Tracing problems never stop the job: a directory that cannot be created is left to the agent,
 // which reports it in one line and runs the job untraced.
@@ -28,10 +29,12 @@ constexpr char kUsage[] =
     "process, DIR/<job>.<host>.<pid>.rank<R>.pb.zst, readable with `lumos-model inspect`.\n"
     "  -o DIR      trace directory (created if missing; default: LUMOS_OUTPUT_DIR, else \".\")\n"
     "  -h, --help  this text\n"
-    "Sets LUMOS_OUTPUT_DIR, LD_PRELOAD (the agent first, existing entries kept) and\n"
-    "NVTX_INJECTION64_PATH. Channels in this version: NVTX only (CUDA_INJECTION64_PATH for\n"
-    "CUPTI and NCCL_PROFILER_PLUGIN for NCCL come with those channels). Other LUMOS_*\n"
-    "variables (LUMOS_FLUSH_INTERVAL_MS, LUMOS_JOB_ID, ...) pass through to the agent.\n"
+    "Sets LUMOS_OUTPUT_DIR, LD_PRELOAD (the agent first, existing entries kept),\n"
+    "NVTX_INJECTION64_PATH (NVTX ranges) and NCCL_PROFILER_PLUGIN (NCCL collectives; a value\n"
+    "already set is kept, with a warning, and the LD_PRELOAD wrappers still record NCCL calls).\n"
+    "One agent state serves all routes. Channels: nvtx, nccl_plugin, nccl_wrappers (CUPTI's\n"
+    "CUDA_INJECTION64_PATH comes with that channel). Other LUMOS_* variables (LUMOS_CHANNELS,\n"
+    "LUMOS_FLUSH_INTERVAL_MS, LUMOS_JOB_ID, ...) pass through to the agent.\n"
     "Exit status: COMMAND's; 2 for a usage error, 127 when COMMAND or the agent is not found.\n";
 
 bool IsFile(const std::string& path) {
@@ -111,6 +114,15 @@ int main(int argc, char** argv) {
   if (preload != nullptr && preload[0] != '\0') new_preload += std::string(":") + preload;
   setenv("LD_PRELOAD", new_preload.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", agent.c_str(), 1);
+  const char* plugin = getenv("NCCL_PROFILER_PLUGIN");
+  if (plugin != nullptr && plugin[0] != '\0' && agent != plugin) {
+    std::fprintf(stderr,
+                 "lumos-run: NCCL_PROFILER_PLUGIN=%s kept (NCCL loads one profiler plugin); "
+                 "NCCL calls are still recorded by the LD_PRELOAD wrappers\n",
+                 plugin);
+  } else {
+    setenv("NCCL_PROFILER_PLUGIN", agent.c_str(), 1);
+  }
   execvp(argv[index], argv + index);
   std::fprintf(stderr, "lumos-run: cannot run %s: %s\n", argv[index], std::strerror(errno));
   return errno == ENOENT ? 127 : 126;
