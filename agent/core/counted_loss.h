@@ -15,6 +15,10 @@ namespace lumos::agent {
 enum class CountedLoss : int {
   kNvtxPushDepth,      // NVTX push/pop ranges nested deeper than the per-thread stack.
   kNvtxStartEndSlots,  // NVTX start/end ranges started while their table slot was busy.
+  kNcclEventPool,      // NCCL profiler events started while the fixed event pool was full.
+  kNcclContexts,       // NCCL communicators beyond the profiler's fixed context table.
+  kNcclCommTable,      // NCCL communicators beyond the wrappers' fixed table.
+  kNcclFailedCalls,    // Wrapped NCCL calls that returned an error (not recorded).
   kCount,
 };
 
@@ -26,6 +30,10 @@ struct CountedLossInfo {
 inline constexpr CountedLossInfo kCountedLossInfo[] = {
     {schema::LossSource::kChannelLimit, "NVTX push/pop ranges nested deeper than 32"},
     {schema::LossSource::kChannelLimit, "NVTX start/end ranges beyond 4096 in flight"},
+    {schema::LossSource::kChannelLimit, "NCCL profiler events beyond the event pool"},
+    {schema::LossSource::kChannelLimit, "NCCL communicators beyond the profiler's table"},
+    {schema::LossSource::kChannelLimit, "NCCL communicators beyond the wrappers' table"},
+    {schema::LossSource::kChannelLimit, "NCCL calls that returned an error (not recorded)"},
 };
 static_assert(sizeof(kCountedLossInfo) / sizeof(kCountedLossInfo[0]) ==
               static_cast<int>(CountedLoss::kCount));

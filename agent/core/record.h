@@ -42,9 +42,10 @@ enum class RecordKind : uint8_t {
   kCudaEventRecord = 6,
   kNvtxRange = 7,
   kCollective = 8,
-  kExtension = 9,  // The second record of an event; never a head.
+  kExtension = 9,      // The second record of an event; never a head.
+  kCommunicator = 10,  // Rare: one per NCCL communicator this rank joins.
 };
-inline constexpr int kRecordKindCount = 10;
+inline constexpr int kRecordKindCount = 11;
 
 // Header flag bits.
 inline constexpr uint8_t kRecordFlagExtended = 1 << 0;         // Set by the ring: extension next.
@@ -182,6 +183,17 @@ struct CollectiveExtension {
   uint32_t comm_size;
 };
 
+// An NCCL communicator (creation time in start_ns = end_ns, CUDA device in the header's device_id).
+// Rare (once per communicator), so the name is interned at creation.
+struct CommunicatorPayload {
+  uint64_t comm_id;         // Equal on all ranks of the communicator.
+  uint64_t parent_comm_id;  // ncclCommSplit: the parent; 0 otherwise.
+  int32_t rank;             // Rank within the communicator.
+  uint32_t comm_size;
+  uint32_t name_id;  // StringTable id of the communicator's name; 0 = none.
+  uint32_t reserved;
+};
+
 union RecordPayload {
   uint8_t raw[40];  // First, so `Record record{}` zeroes all 40 bytes.
   ApiCallPayload api_call;
@@ -198,6 +210,7 @@ union RecordPayload {
   NvtxExtension nvtx_ext;
   CollectivePayload collective;
   CollectiveExtension collective_ext;
+  CommunicatorPayload communicator;
 };
 
 struct alignas(64) Record {

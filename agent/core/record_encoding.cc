@@ -35,6 +35,8 @@ const char* RecordKindName(RecordKind kind) {
       return "collective";
     case RecordKind::kExtension:
       return "extension";
+    case RecordKind::kCommunicator:
+      return "communicator";
     case RecordKind::kInvalid:
       break;
   }
@@ -192,6 +194,20 @@ CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension) {
   return event;
 }
 
+CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& strings) {
+  const CommunicatorPayload& p = head.payload.communicator;
+  return CommunicatorEvent{
+      .start_ns = head.start_ns,
+      .comm_id = p.comm_id,
+      .rank = p.rank,
+      .comm_size = p.comm_size,
+      .device_id = head.device_id,
+      .name = strings.Lookup(p.name_id),
+      .global_ranks = {},
+      .parent_comm_id = p.parent_comm_id,
+  };
+}
+
 NvtxEvent ToNvtxEvent(const Record& head, const Record* extension, const StringTable& strings,
                       std::string* scratch) {
   const NvtxPayload& p = head.payload.nvtx;
@@ -266,6 +282,9 @@ bool RecordEncoder::Add(const Record& head, const Record* extension) {
       break;
     case RecordKind::kCollective:
       writer_->Add(ToCollectiveEvent(head, extension));
+      break;
+    case RecordKind::kCommunicator:
+      writer_->Add(ToCommunicatorEvent(head, *strings_));
       break;
     case RecordKind::kExtension:  // An extension without its head.
     case RecordKind::kInvalid:

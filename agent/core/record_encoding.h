@@ -29,6 +29,7 @@ MemsetEvent ToMemsetEvent(const Record& head, const Record* extension);
 SyncEvent ToSyncEvent(const Record& head, const Record* extension);
 CudaEventRecordEvent ToCudaEventRecordEvent(const Record& head, const Record* extension);
 CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension);
+CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& strings);
 // Inline text is viewed in place; truncated text is copied to *scratch with "..." appended.
 NvtxEvent ToNvtxEvent(const Record& head, const Record* extension, const StringTable& strings,
                       std::string* scratch);

@@ -1,5 +1,6 @@
 // The entry points of liblumos_agent.so. Only these symbols are exported (lumos_agent.map).
 #include "agent/cupti/cupti_channel.h"
+// The NCCL entry points (ncclProfiler_v5/_v4 and the ncclX wrappers) live in agent/nccl/.
 #include "agent/nvtx/nvtx_injection.h"
 #include "agent/runtime/agent_runtime.h"
 

@@ -1,7 +1,8 @@
 // lumos-run [-o DIR] [--] COMMAND [ARGS...]: runs COMMAND with liblumos_agent.so loaded.
 // Sets LUMOS_OUTPUT_DIR (created if missing), prepends the agent to LD_PRELOAD (keeping what is
-// there) and sets NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH (the CUDA driver then starts
-// the CUPTI channel at cuInit), then execs COMMAND, so COMMAND's exit status is
+// there), sets NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH (the CUDA driver then starts the
+// CUPTI channel at cuInit) and NCCL_PROFILER_PLUGIN (a user's own profiler plugin is kept, with
+// one warning: NCCL loads one), then execs COMMAND, so COMMAND's exit status is
 // lumos-run's. The agent is found next to this binary, else at the build tree's path.
 // Tracing problems never stop the job: a directory that cannot be created is left to the agent,
 // which reports it in one line and runs the job untraced.
@@ -30,11 +31,12 @@ constexpr char kUsage[] =
     "  -o DIR      trace directory (created if missing; default: LUMOS_OUTPUT_DIR, else \".\")\n"
     "  -h, --help  this text\n"
     "Sets LUMOS_OUTPUT_DIR, LD_PRELOAD (the agent first, existing entries kept),\n"
-    "NVTX_INJECTION64_PATH (NVTX ranges) and CUDA_INJECTION64_PATH (CUPTI: kernels, copies,\n"
-    "syncs, CUDA events and API calls; the driver loads the agent at cuInit), all naming the\n"
-    "same liblumos_agent.so, which keeps one state. NCCL_PROFILER_PLUGIN comes with the NCCL\n"
-    "channel. Other LUMOS_* variables (LUMOS_CHANNELS, LUMOS_FLUSH_INTERVAL_MS, LUMOS_JOB_ID,\n"
-    "...) pass through to the agent.\n"
+    "NVTX_INJECTION64_PATH (NVTX ranges), CUDA_INJECTION64_PATH (CUPTI: kernels, copies,\n"
+    "syncs, CUDA events and API calls; the driver loads the agent at cuInit) and\n"
+    "NCCL_PROFILER_PLUGIN (NCCL collectives; a value already set is kept, with a warning, and\n"
+    "the LD_PRELOAD wrappers still record NCCL calls), all naming the same liblumos_agent.so,\n"
+    "which keeps one state. Other LUMOS_* variables (LUMOS_CHANNELS, LUMOS_FLUSH_INTERVAL_MS,\n"
+    "LUMOS_JOB_ID, ...) pass through to the agent.\n"
     "Exit status: COMMAND's; 2 for a usage error, 127 when COMMAND or the agent is not found.\n";
 
 bool IsFile(const std::string& path) {
@@ -115,6 +117,15 @@ int main(int argc, char** argv) {
   setenv("LD_PRELOAD", new_preload.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", agent.c_str(), 1);
   setenv("CUDA_INJECTION64_PATH", agent.c_str(), 1);
+  const char* plugin = getenv("NCCL_PROFILER_PLUGIN");
+  if (plugin != nullptr && plugin[0] != '\0' && agent != plugin) {
+    std::fprintf(stderr,
+                 "lumos-run: NCCL_PROFILER_PLUGIN=%s kept (NCCL loads one profiler plugin); "
+                 "NCCL calls are still recorded by the LD_PRELOAD wrappers\n",
+                 plugin);
+  } else {
+    setenv("NCCL_PROFILER_PLUGIN", agent.c_str(), 1);
+  }
   execvp(argv[index], argv + index);
   std::fprintf(stderr, "lumos-run: cannot run %s: %s\n", argv[index], std::strerror(errno));
   return errno == ENOENT ? 127 : 126;

@@ -329,6 +329,28 @@ TEST_F(RecordEncodingTest, MissingExtensionsReadAsUnknown) {
   ExpectEvent(events[1], "kernel { correlation_id: 5 device_id: 3 }", 300, false);
 }
 
+// Communicators carry every field a record can hold (global_ranks is left to importers).
+TEST_F(RecordEncodingTest, CommunicatorsRoundTrip) {
+  Record comm = Head(RecordKind::kCommunicator, 700, 700);
+  comm.payload.communicator = {.comm_id = 0xc0ffee,
+                               .parent_comm_id = 0xbeef,
+                               .rank = 2,
+                               .comm_size = 4,
+                               .name_id = strings_.Intern("tp_group")};
+  ASSERT_TRUE(rings_->Push(comm));
+  Record unnamed = Head(RecordKind::kCommunicator, 800, 800);
+  unnamed.payload.communicator = {.comm_id = 5, .rank = 0, .comm_size = 1};
+  ASSERT_TRUE(rings_->Push(unnamed));
+  std::vector<ReadEvent> events = WriteAndRead();
+  ASSERT_EQ(events.size(), 2u);
+  ExpectEvent(events[0],
+              "communicator { comm_id: 12648430 rank: 2 comm_size: 4 device_id: 3 "
+              "name: \"tp_group\" parent_comm_id: 48879 }",
+              700, /*all_fields=*/false);
+  ExpectEvent(events[1], "communicator { comm_id: 5 comm_size: 1 device_id: 3 }", 800, false);
+  EXPECT_STREQ(RecordKindName(RecordKind::kCommunicator), "communicator");
+}
+
 TEST_F(RecordEncodingTest, NvtxNamesInlineTruncatedAndInterned) {
   Record inline_name = Head(RecordKind::kNvtxRange, 10, 20);
   SetNvtxInlineName(&inline_name, "exactly_24_bytes_long_ab");

@@ -1,0 +1,54 @@
+// Design: the wrappers' communicators, keyed by the ncclComm_t pointer: comm id, rank, size,
+// device and per-operation seq counters. A fixed open-addressed table (kNcclCommTableSize
+// entries, linear probing): lookups on the collective hot path are lock-free (acquire loads of
+// the key); inserts and removals happen at communicator creation/destruction under a mutex
+// (rare, never on the hot path). A removed entry becomes a tombstone that a later insert reuses.
+// Table full: the communicator is not tracked (counted loss); its collectives get comm id 0.
+// Entries are never freed (static storage), so a reader racing a removal reads stale but valid
+// memory; using a destroyed communicator is the caller's bug anyway.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "schema/enums.h"
+
+namespace lumos::agent {
+
+inline constexpr uint32_t kNcclCommTableSize = 1024;
+inline constexpr int kCollectiveOpCount = 12;  // schema::CollectiveOp values.
+
+struct CommEntry {
+  std::atomic<uintptr_t> key{0};  // The ncclComm_t; 0 = empty, 1 = tombstone.
+  uint64_t comm_id = 0;
+  int32_t rank = -1;
+  uint32_t comm_size = 0;
+  uint32_t device_id = 0;
+  // Seq numbers per operation kind, like NCCL's own (per communicator and function).
+  std::atomic<uint64_t> seq[kCollectiveOpCount];
+  std::atomic<uint32_t> splits{0};  // ncclCommSplit calls on this parent so far.
+
+  uint64_t NextSeq(schema::CollectiveOp op) {
+    const auto index = static_cast<uint32_t>(op);
+    // Relaxed: a counter; only its values matter.
+    return index < kCollectiveOpCount ? seq[index].fetch_add(1, std::memory_order_relaxed) : 0;
+  }
+};
+
+class CommTable {
+ public:
+  // Hot path: the live entry of `comm`, or null.
+  CommEntry* Find(const void* comm);
+  // Off the hot path. Returns the entry (fresh counters), or null when the table is full.
+  CommEntry* Insert(const void* comm, uint64_t comm_id, int32_t rank, uint32_t comm_size,
+                    uint32_t device_id);
+  void Remove(const void* comm);
+
+ private:
+  static uint32_t Home(uintptr_t key);
+  CommEntry entries_[kNcclCommTableSize];
+  std::mutex mutex_;  // Serialises Insert/Remove.
+};
+
+}  // namespace lumos::agent

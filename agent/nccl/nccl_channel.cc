@@ -1,0 +1,62 @@
+#include "agent/nccl/nccl_channel.h"
+
+#include "agent/core/thread_rings.h"
+#include "agent/runtime/agent_runtime.h"
+
+namespace lumos::agent {
+namespace {
+
+// Per channel: 0 = not decided yet, 1 = on, 2 = off.
+std::atomic<int> g_plugin_state{0};
+std::atomic<int> g_wrappers_state{0};
+
+int Decide(schema::Channel channel) {
+  Agent& agent = Agent::Get();
+  agent.LoadConfig();
+  if (!agent.config().enabled || !agent.config().channels.Has(channel)) return 2;
+  return agent.Start() ? 1 : 2;
+}
+
+}  // namespace
+
+bool NcclChannelOn(schema::Channel channel) {
+  std::atomic<int>& state =
+      channel == schema::Channel::kNcclPlugin ? g_plugin_state : g_wrappers_state;
+  int value = state.load(std::memory_order_relaxed);
+  if (value == 0) {
+    // Racing first calls decide the same way (Start() is call_once); either store wins.
+    value = Decide(channel);
+    state.store(value, std::memory_order_relaxed);
+  }
+  return value == 1 && Agent::Get().enabled().enabled();
+}
+
+void PushCommunicatorRecord(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
+                            uint32_t comm_size, uint32_t device_id, std::string_view name) {
+  Agent& agent = Agent::Get();
+  ThreadRings* rings = agent.rings();
+  if (rings == nullptr) return;
+  Record record{};
+  record.kind = RecordKind::kCommunicator;
+  record.start_ns = MonotonicNowNs();
+  record.end_ns = record.start_ns;
+  record.device_id = static_cast<uint16_t>(device_id);
+  ThreadRing* ring = rings->CurrentThreadRing();
+  record.thread_id = ring->thread_id();
+  record.payload.communicator = {.comm_id = comm_id,
+                                 .parent_comm_id = parent_comm_id,
+                                 .rank = rank,
+                                 .comm_size = comm_size,
+                                 .name_id = name.empty() ? 0 : agent.strings().Intern(name)};
+  ring->Push(record);
+}
+
+void PushCollectiveRecord(Record* head, const Record& extension) {
+  ThreadRings* rings = Agent::Get().rings();
+  if (rings == nullptr) return;
+  ThreadRing* ring = rings->CurrentThreadRing();
+  if (head->thread_id == 0) head->thread_id = ring->thread_id();
+  ring->Push(*head, extension);
+}
+
+}  // namespace lumos::agent

@@ -1,0 +1,70 @@
+// Design: the agent as an NCCL profiler plugin (NCCL_PROFILER_PLUGIN; docs/capture-notes.md §5).
+// NCCL dlopens the plugin RTLD_NOW|RTLD_LOCAL at communicator init and looks up the data
+// symbol ncclProfiler_v5 (NCCL 2.28; 2.27 takes ncclProfiler_v4). Both are exported here and
+// share one implementation; the .so that is LD_PRELOADed is the same object NCCL's dlopen
+// returns, so there is one agent state whichever routes are combined.
+//
+// init (per communicator): starts the agent, writes a Communicator record (comm id = NCCL's
+// commHash, equal on all ranks; rank; nranks; name) and asks for Coll, P2p and KernelCh events,
+// plus GroupApi, CollApi and P2pApi in v5 (they carry the user's stream and the API call's host
+// times). With the nccl_plugin channel off (or the agent off) init asks for no events at all.
+//
+// Events: one record per collective or point-to-point operation, built from
+//   CollApi/P2pApi (v5): host start/end of the user's call, stream, calling thread;
+//   Coll/P2p: seq number (NCCL's, per communicator and function; P2p has none, so ours, per
+//     communicator and direction), op, count, datatype, root/peer, algorithm, protocol,
+//     channels;
+//   KernelCh: GPU start/stop of each channel (GPU globaltimer; see below).
+// NCCL stops a Coll/P2p when it is *enqueued*, not when it ran: its KernelCh events come later,
+// from NCCL's proxy thread. So an operation's record is written only when all its parts are
+// done: its own stop, one KernelCh stop per channel it announced (nChannels), and, when it has a
+// CollApi/P2pApi parent that had not stopped yet, that parent's stop. A counter of outstanding
+// parts per operation does this without locks; whoever finishes the last part pushes the record
+// into its own thread's ring. In v4 (no API events) the host times are the Coll's start (enqueue)
+// and stop.
+//
+// GPU times: the KernelCh timers are the GPU's %globaltimer, ns that the driver sets from the
+// host's CLOCK_REALTIME (it can be off by microseconds and drifts between resyncs). We record
+// gpu_duration_ns = last channel stop - first channel start (one clock, exact) and
+// gpu_start_offset_ns = first channel start converted to CLOCK_MONOTONIC with the
+// realtime-monotonic offset read when the record is written, minus the host start. An offset
+// outside [-1 s, +10 min] means the timer is not realtime-based; it is then left 0 (unknown).
+//
+// Handles: events live in a fixed pool of kNcclEventPoolSize slots claimed by CAS (no
+// allocation, lock or syscall per event). A handle is (generation << 32 | slot + 1), so a stale
+// handle never reaches a reused slot. Pool exhausted: the event gets a null handle (NCCL then
+// skips its children and stop) and is counted as loss. KernelCh events take no slot: their
+// handle is the parent's with the top bit set. GroupApi events get a constant non-slot handle.
+//
+// Communicators beyond kNcclMaxContexts are counted and not recorded. finalize writes whatever
+// operations of the communicator are still waiting (e.g. for a KernelCh NCCL never sent) and
+// frees its slots.
+//
+// Known limits: operations whose KernelCh events never arrive wait in the pool until their
+// communicator is finalized; an API event with more than one Coll/P2p child links only the
+// first (NCCL 2.28 makes one task per call); ProxyOp/ProxyStep/NetPlugin events are not asked
+// for; the device id is not known to the plugin (the wrappers' Communicator record has it).
+// Threading: NCCL calls from its user threads and its proxy thread; everything here is
+// lock-free. Exported functions never throw.
+#pragma once
+
+#include <cstdint>
+
+#include "agent/nccl/nccl_profiler_abi.h"
+
+namespace lumos::agent {
+
+inline constexpr uint32_t kNcclEventPoolSize = 4096;
+inline constexpr uint32_t kNcclMaxContexts = 256;
+
+namespace internal {
+// Tests only: use the first `capacity` (1..kNcclEventPoolSize) slots, to reach exhaustion.
+void SetNcclEventPoolCapacityForTest(uint32_t capacity);
+}  // namespace internal
+
+}  // namespace lumos::agent
+
+extern "C" {
+extern lumos::agent::nccl_abi::ProfilerV5 ncclProfiler_v5;
+extern lumos::agent::nccl_abi::ProfilerV4 ncclProfiler_v4;
+}

@@ -1,0 +1,495 @@
+// Design: LD_PRELOAD wrappers of the public NCCL API (docs/capture-notes.md §7). The agent never
+// NEEDs libnccl: each wrapper finds the real function lazily, once, in this order:
+//   1. dlsym(RTLD_NEXT, "ncclX")          libnccl in the global scope (linked program);
+//   2. dlsym(RTLD_DEFAULT, "pncclX")      every public ncclX is a weak alias of pncclX;
+//   3. dlopen("libnccl.so.2", RTLD_NOLOAD) + dlsym("pncclX")   libnccl in a local dlopen group
+//      (PyTorch loading libtorch_cuda RTLD_LOCAL, ctypes), where RTLD_NEXT finds nothing.
+// Racing first calls resolve the same pointer; the cache is one atomic per function. A function
+// that cannot be found returns ncclSystemError, with one warning per process.
+//
+// Each wrapper calls the real function and, when the nccl_wrappers channel is on, records:
+//   communicator creation (InitRank, InitRankConfig, InitAll, Split): a Communicator record and
+//     an entry in the CommTable (comm id, rank, size, device from ncclCommCuDevice, seq
+//     counters); Destroy/Abort remove it;
+//   collectives and send/recv: one Collective record, host start/end (CLOCK_MONOTONIC) of the
+//     call, op, count, datatype, bytes, reduce op, root/peer, comm id, stream, per-communicator
+//     and per-op seq number. Calls that return an error are counted, not recorded (the record
+//     has no result field).
+// Comm ids, equal on all ranks: the plugin's (NCCL's commHash) when the plugin's init ran inside
+// our call (nccl_channel.h); else FNV-1a of the ncclUniqueId bytes (InitRank*), of the parent's
+// id, color and split ordinal (Split), or of pid and first handle (InitAll: one process).
+// Matching: when the plugin records collectives, the wrappers write none (one record per
+// operation); a wrapper record and a plugin record would otherwise both be identified by
+// (comm_id, op, seq_number), both counting per communicator and NCCL function from 0.
+// Calls inside a group (ncclGroupStart/End) are timed as enqueue calls; NCCL launches them at
+// ncclGroupEnd, which is passed through untimed.
+// Hot path (STYLE.md 5): one relaxed load of the channel word, a thread-local reentrancy guard,
+// two vDSO clock reads, a lock-free table lookup and one ring push. Agent start-up happens at
+// the first call.
+#include <dlfcn.h>
+#include <nccl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <string_view>
+
+#include "agent/core/counted_loss.h"
+#include "agent/core/no_destructor.h"
+#include "agent/core/record.h"
+#include "agent/nccl/comm_table.h"
+#include "agent/nccl/nccl_channel.h"
+#include "agent/nccl/nccl_names.h"
+#include "agent/runtime/agent_runtime.h"
+#include "base/logging.h"
+
+namespace lumos::agent {
+namespace {
+
+// clang-format reflows X-macro lists differently on every pass (as in schema/enums.h).
+// clang-format off
+#define LUMOS_NCCL_REAL_FUNCTIONS(X)                                                        \
+  X(CommInitRank) X(CommInitRankConfig) X(CommInitAll) X(CommSplit) X(CommDestroy)          \
+  X(CommAbort) X(AllReduce) X(Reduce) X(Broadcast) X(Bcast) X(ReduceScatter) X(AllGather)   \
+  X(AlltoAll) X(Gather) X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd)                \
+  X(CommCuDevice) X(CommUserRank) X(CommCount)
+// clang-format on
+
+enum class RealFn : int {
+#define LUMOS_NCCL_ENUM(name) k##name,
+  LUMOS_NCCL_REAL_FUNCTIONS(LUMOS_NCCL_ENUM)
+#undef LUMOS_NCCL_ENUM
+      kCount
+};
+
+struct FnNames {
+  const char* public_name;  // "ncclAllReduce"
+  const char* alias_name;   // "pncclAllReduce"
+};
+constexpr FnNames kFnNames[] = {
+#define LUMOS_NCCL_NAMES(name) {"nccl" #name, "pnccl" #name},
+    LUMOS_NCCL_REAL_FUNCTIONS(LUMOS_NCCL_NAMES)
+#undef LUMOS_NCCL_NAMES
+};
+static_assert(std::size(kFnNames) == static_cast<size_t>(RealFn::kCount));
+
+std::atomic<void*> g_real[static_cast<int>(RealFn::kCount)];
+std::atomic<bool> g_warned_unresolved{false};
+
+void* ResolveSlow(RealFn fn) {
+  const FnNames& names = kFnNames[static_cast<int>(fn)];
+  void* real = dlsym(RTLD_NEXT, names.public_name);
+  if (real == nullptr) real = dlsym(RTLD_DEFAULT, names.alias_name);
+  if (real == nullptr) {
+    if (void* library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD)) {
+      real = dlsym(library, names.alias_name);
+      dlclose(library);  // Drops only the reference NOLOAD took; the library stays loaded.
+    }
+  }
+  if (real == nullptr) {
+    if (!g_warned_unresolved.exchange(true)) {
+      LUMOS_LOG(Warn,
+                "nccl wrappers: %s not found in any loaded libnccl (RTLD_NEXT, %s, "
+                "libnccl.so.2); NCCL calls return ncclSystemError",
+                names.public_name, names.alias_name);
+    }
+    return nullptr;
+  }
+  // Relaxed: the pointer is the whole message (code, not data, lives behind it).
+  g_real[static_cast<int>(fn)].store(real, std::memory_order_relaxed);
+  return real;
+}
+
+template <typename Fn>
+Fn Real(RealFn which) {
+  void* real = g_real[static_cast<int>(which)].load(std::memory_order_relaxed);
+  if (real == nullptr) real = ResolveSlow(which);
+  return reinterpret_cast<Fn>(real);
+}
+
+// Reentrancy guard (STYLE.md 5.8): NCCL calling its own public API from inside a wrapped call
+// is passed straight through.
+thread_local int t_wrapper_depth = 0;
+struct Reentry {
+  Reentry() { ++t_wrapper_depth; }
+  ~Reentry() { --t_wrapper_depth; }
+  Reentry(const Reentry&) = delete;
+  Reentry& operator=(const Reentry&) = delete;
+};
+
+CommTable& Comms() {
+  static NoDestructor<CommTable> table;
+  return *table;
+}
+
+bool Recording() { return t_wrapper_depth == 0 && NcclChannelOn(schema::Channel::kNcclWrappers); }
+bool Succeeded(ncclResult_t result) { return result == ncclSuccess || result == ncclInProgress; }
+
+// ---- communicators ----
+
+// Marks this thread as inside a communicator's real init, so the plugin hands us its comm id.
+class CommInitScope {
+ public:
+  CommInitScope() : saved_(t_comm_init_capture) { t_comm_init_capture = {.active = true}; }
+  ~CommInitScope() { t_comm_init_capture = saved_; }
+  CommInitScope(const CommInitScope&) = delete;
+  CommInitScope& operator=(const CommInitScope&) = delete;
+  // The plugin's id when it saw this init, else `derived`.
+  uint64_t CommId(uint64_t derived) const {
+    return t_comm_init_capture.plugin_saw_init ? t_comm_init_capture.plugin_comm_id : derived;
+  }
+
+ private:
+  CommInitCapture saved_;
+};
+
+// A communicator name from a config, validated (a config from an older NCCL may be shorter).
+std::string_view ConfigName(const ncclConfig_t* config) {
+  if (config == nullptr || config->magic != 0xcafebeef ||
+      config->size < offsetof(ncclConfig_t, commName) + sizeof(config->commName) ||
+      config->commName == nullptr) {
+    return {};
+  }
+  return std::string_view(config->commName, strnlen(config->commName, 256));
+}
+
+void RegisterComm(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, int rank, int nranks,
+                  int fallback_device, std::string_view name) {
+  int device = fallback_device;
+  if (auto cu_device = Real<decltype(&pncclCommCuDevice)>(RealFn::kCommCuDevice)) {
+    int value = -1;
+    if (cu_device(comm, &value) == ncclSuccess && value >= 0) device = value;
+  }
+  if (rank < 0) {
+    if (auto user_rank = Real<decltype(&pncclCommUserRank)>(RealFn::kCommUserRank)) {
+      if (user_rank(comm, &rank) != ncclSuccess) rank = -1;
+    }
+  }
+  if (nranks <= 0) {
+    if (auto count = Real<decltype(&pncclCommCount)>(RealFn::kCommCount)) {
+      if (count(comm, &nranks) != ncclSuccess) nranks = 0;
+    }
+  }
+  const uint32_t size = nranks > 0 ? static_cast<uint32_t>(nranks) : 0;
+  const uint32_t device_id = device >= 0 ? static_cast<uint32_t>(device) : 0;
+  if (Comms().Insert(comm, comm_id, rank, size, device_id) == nullptr) {
+    CountLoss(CountedLoss::kNcclCommTable);
+  }
+  PushCommunicatorRecord(comm_id, parent_comm_id, rank, size, device_id, name);
+}
+
+// ---- collectives ----
+
+struct OpCall {
+  schema::CollectiveOp op = schema::CollectiveOp::kUnspecified;
+  size_t count = 0;
+  ncclDataType_t data_type = ncclInt8;
+  int red_op = -1;  // -1: not a reduction.
+  int root = -1;
+  int peer = -1;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t result) {
+  if (!Succeeded(result)) {
+    CountLoss(CountedLoss::kNcclFailedCalls);
+    return;
+  }
+  CommEntry* entry = Comms().Find(call.comm);
+  const schema::DataType data_type = DataTypeFromNccl(call.data_type);
+  Record head{};
+  head.kind = RecordKind::kCollective;
+  head.flags = kRecordFlagHasHostTime;
+  head.start_ns = start_ns;
+  head.end_ns = end_ns;
+  head.device_id = entry != nullptr ? static_cast<uint16_t>(entry->device_id) : 0;
+  head.payload.collective = {
+      .comm_id = entry != nullptr ? entry->comm_id : 0,
+      .seq_number = entry != nullptr ? entry->NextSeq(call.op) : 0,
+      .count = call.count,
+      .stream_id = reinterpret_cast<uint64_t>(call.stream),
+      .op = static_cast<uint8_t>(call.op),
+      .data_type = static_cast<uint8_t>(data_type),
+      .reduce_op = static_cast<uint8_t>(ReduceOpFromNccl(call.red_op)),
+  };
+  Record extension{};
+  extension.kind = RecordKind::kExtension;
+  extension.payload.collective_ext = {
+      .bytes = call.count * schema::DataTypeBytes(data_type),
+      .root_rank = call.root,
+      .peer_rank = call.peer,
+      .comm_size = entry != nullptr ? entry->comm_size : 0,
+  };
+  PushCollectiveRecord(&head, extension);
+}
+
+// Calls the real function `which` and records `call` around it.
+template <typename Fn, typename... Args>
+ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
+  Fn real = Real<Fn>(which);
+  if (real == nullptr) return ncclSystemError;
+  // The plugin records the collectives when it runs (one record per operation).
+  if (!Recording() || PluginRecordsCollectives()) return real(args...);
+  Reentry guard;
+  const int64_t start_ns = MonotonicNowNs();
+  const ncclResult_t result = real(args...);
+  RecordOp(call, start_ns, MonotonicNowNs(), result);
+  return result;
+}
+
+}  // namespace
+}  // namespace lumos::agent
+
+// ---- the exported wrappers (lumos_agent.map lists them) ----
+
+namespace la = lumos::agent;
+using la::RealFn;
+using lumos::schema::CollectiveOp;
+
+#define LUMOS_NCCL_EXPORT extern "C" __attribute__((visibility("default")))
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id,
+                                                int rank) {
+  auto real = la::Real<decltype(&pncclCommInitRank)>(RealFn::kCommInitRank);
+  if (real == nullptr) return ncclSystemError;
+  if (!la::Recording()) return real(comm, nranks, id, rank);
+  la::Reentry guard;
+  la::CommInitScope scope;
+  const ncclResult_t result = real(comm, nranks, id, rank);
+  if (la::Succeeded(result) && comm != nullptr && *comm != nullptr) {
+    la::RegisterComm(*comm, scope.CommId(la::Fnv1a64(id.internal, sizeof(id.internal))), 0, rank,
+                     nranks, -1, {});
+  }
+  return result;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id,
+                                                      int rank, ncclConfig_t* config) {
+  auto real = la::Real<decltype(&pncclCommInitRankConfig)>(RealFn::kCommInitRankConfig);
+  if (real == nullptr) return ncclSystemError;
+  if (!la::Recording()) return real(comm, nranks, id, rank, config);
+  la::Reentry guard;
+  la::CommInitScope scope;
+  const ncclResult_t result = real(comm, nranks, id, rank, config);
+  if (la::Succeeded(result) && comm != nullptr && *comm != nullptr) {
+    la::RegisterComm(*comm, scope.CommId(la::Fnv1a64(id.internal, sizeof(id.internal))), 0, rank,
+                     nranks, -1, la::ConfigName(config));
+  }
+  return result;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
+  auto real = la::Real<decltype(&pncclCommInitAll)>(RealFn::kCommInitAll);
+  if (real == nullptr) return ncclSystemError;
+  if (!la::Recording()) return real(comms, ndev, devlist);
+  la::Reentry guard;
+  la::CommInitScope scope;
+  const ncclResult_t result = real(comms, ndev, devlist);
+  if (la::Succeeded(result) && comms != nullptr && ndev > 0) {
+    // One process holds every rank: pid and the first handle name the communicator.
+    const uint64_t key[2] = {static_cast<uint64_t>(getpid()), reinterpret_cast<uint64_t>(comms[0])};
+    const uint64_t comm_id = scope.CommId(la::Fnv1a64(key, sizeof(key)));
+    for (int i = 0; i < ndev; ++i) {
+      if (comms[i] == nullptr) continue;
+      la::RegisterComm(comms[i], comm_id, 0, i, ndev, devlist != nullptr ? devlist[i] : i, {});
+    }
+  }
+  return result;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
+                                             ncclComm_t* newcomm, ncclConfig_t* config) {
+  auto real = la::Real<decltype(&pncclCommSplit)>(RealFn::kCommSplit);
+  if (real == nullptr) return ncclSystemError;
+  if (!la::Recording()) return real(comm, color, key, newcomm, config);
+  la::Reentry guard;
+  // Every rank of the parent calls split in the same order, so the ordinal agrees across ranks.
+  la::CommEntry* parent = la::Comms().Find(comm);
+  const uint64_t parent_id = parent != nullptr ? parent->comm_id : 0;
+  const uint32_t ordinal =
+      parent != nullptr ? parent->splits.fetch_add(1, std::memory_order_relaxed) : 0;
+  la::CommInitScope scope;
+  const ncclResult_t result = real(comm, color, key, newcomm, config);
+  if (la::Succeeded(result) && newcomm != nullptr && *newcomm != nullptr) {
+    const uint64_t derivation[3] = {parent_id, static_cast<uint64_t>(static_cast<int64_t>(color)),
+                                    ordinal};
+    la::RegisterComm(*newcomm, scope.CommId(la::Fnv1a64(derivation, sizeof(derivation))), parent_id,
+                     -1, 0, -1, la::ConfigName(config));
+  }
+  return result;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  auto real = la::Real<decltype(&pncclCommDestroy)>(RealFn::kCommDestroy);
+  if (real == nullptr) return ncclSystemError;
+  // Removed first: once freed, NCCL may hand the same address to a new communicator.
+  if (la::Recording()) la::Comms().Remove(comm);
+  return real(comm);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  auto real = la::Real<decltype(&pncclCommAbort)>(RealFn::kCommAbort);
+  if (real == nullptr) return ncclSystemError;
+  if (la::Recording()) la::Comms().Remove(comm);
+  return real(comm);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                             ncclDataType_t datatype, ncclRedOp_t op,
+                                             ncclComm_t comm, cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclAllReduce)>(RealFn::kAllReduce,
+                                                      {.op = CollectiveOp::kAllReduce,
+                                                       .count = count,
+                                                       .data_type = datatype,
+                                                       .red_op = op,
+                                                       .comm = comm,
+                                                       .stream = stream},
+                                                      sendbuff, recvbuff, count, datatype, op, comm,
+                                                      stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                          ncclDataType_t datatype, ncclRedOp_t op, int root,
+                                          ncclComm_t comm, cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclReduce)>(RealFn::kReduce,
+                                                   {.op = CollectiveOp::kReduce,
+                                                    .count = count,
+                                                    .data_type = datatype,
+                                                    .red_op = op,
+                                                    .root = root,
+                                                    .comm = comm,
+                                                    .stream = stream},
+                                                   sendbuff, recvbuff, count, datatype, op, root,
+                                                   comm, stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                             ncclDataType_t datatype, int root, ncclComm_t comm,
+                                             cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclBroadcast)>(RealFn::kBroadcast,
+                                                      {.op = CollectiveOp::kBroadcast,
+                                                       .count = count,
+                                                       .data_type = datatype,
+                                                       .root = root,
+                                                       .comm = comm,
+                                                       .stream = stream},
+                                                      sendbuff, recvbuff, count, datatype, root,
+                                                      comm, stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype,
+                                         int root, ncclComm_t comm, cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclBcast)>(RealFn::kBcast,
+                                                  {.op = CollectiveOp::kBroadcast,
+                                                   .count = count,
+                                                   .data_type = datatype,
+                                                   .root = root,
+                                                   .comm = comm,
+                                                   .stream = stream},
+                                                  buff, count, datatype, root, comm, stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff,
+                                                 size_t recvcount, ncclDataType_t datatype,
+                                                 ncclRedOp_t op, ncclComm_t comm,
+                                                 cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclReduceScatter)>(RealFn::kReduceScatter,
+                                                          {.op = CollectiveOp::kReduceScatter,
+                                                           .count = recvcount,
+                                                           .data_type = datatype,
+                                                           .red_op = op,
+                                                           .comm = comm,
+                                                           .stream = stream},
+                                                          sendbuff, recvbuff, recvcount, datatype,
+                                                          op, comm, stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                             ncclDataType_t datatype, ncclComm_t comm,
+                                             cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclAllGather)>(RealFn::kAllGather,
+                                                      {.op = CollectiveOp::kAllGather,
+                                                       .count = sendcount,
+                                                       .data_type = datatype,
+                                                       .comm = comm,
+                                                       .stream = stream},
+                                                      sendbuff, recvbuff, sendcount, datatype, comm,
+                                                      stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                                            ncclDataType_t datatype, ncclComm_t comm,
+                                            cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclAlltoAll)>(RealFn::kAlltoAll,
+                                                     {.op = CollectiveOp::kAllToAll,
+                                                      .count = count,
+                                                      .data_type = datatype,
+                                                      .comm = comm,
+                                                      .stream = stream},
+                                                     sendbuff, recvbuff, count, datatype, comm,
+                                                     stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count,
+                                          ncclDataType_t datatype, int root, ncclComm_t comm,
+                                          cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclGather)>(RealFn::kGather,
+                                                   {.op = CollectiveOp::kGather,
+                                                    .count = count,
+                                                    .data_type = datatype,
+                                                    .root = root,
+                                                    .comm = comm,
+                                                    .stream = stream},
+                                                   sendbuff, recvbuff, count, datatype, root, comm,
+                                                   stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
+                                           ncclDataType_t datatype, int root, ncclComm_t comm,
+                                           cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclScatter)>(RealFn::kScatter,
+                                                    {.op = CollectiveOp::kScatter,
+                                                     .count = count,
+                                                     .data_type = datatype,
+                                                     .root = root,
+                                                     .comm = comm,
+                                                     .stream = stream},
+                                                    sendbuff, recvbuff, count, datatype, root, comm,
+                                                    stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype,
+                                        int peer, ncclComm_t comm, cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclSend)>(RealFn::kSend,
+                                                 {.op = CollectiveOp::kSend,
+                                                  .count = count,
+                                                  .data_type = datatype,
+                                                  .peer = peer,
+                                                  .comm = comm,
+                                                  .stream = stream},
+                                                 sendbuff, count, datatype, peer, comm, stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype,
+                                        int peer, ncclComm_t comm, cudaStream_t stream) {
+  return la::CallAndRecord<decltype(&pncclRecv)>(RealFn::kRecv,
+                                                 {.op = CollectiveOp::kRecv,
+                                                  .count = count,
+                                                  .data_type = datatype,
+                                                  .peer = peer,
+                                                  .comm = comm,
+                                                  .stream = stream},
+                                                 recvbuff, count, datatype, peer, comm, stream);
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclGroupStart() {
+  auto real = la::Real<decltype(&pncclGroupStart)>(RealFn::kGroupStart);
+  return real != nullptr ? real() : ncclSystemError;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
+  auto real = la::Real<decltype(&pncclGroupEnd)>(RealFn::kGroupEnd);
+  return real != nullptr ? real() : ncclSystemError;
+}

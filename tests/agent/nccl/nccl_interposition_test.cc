@@ -1,0 +1,371 @@
+// End to end: programs that reach (fake) NCCL in each way the agent must handle, under
+// lumos-run, their traces read back with the modeler's reader. The fake libnccl.so.2 also acts
+// as NCCL's core for the profiler plugin (see fake_nccl/fake_nccl.cc).
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "modeler/trace/trace_reader.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::agent {
+namespace {
+
+namespace pb = ::lumos::trace;
+using ::lumos::testing::RunCommand;
+using ::lumos::testing::TempDir;
+
+struct Trace {
+  pb::TraceHeader header;
+  modeler::ReadResult read;
+  std::vector<pb::NcclCollective> collectives;
+  std::vector<pb::Communicator> communicators;
+  int nvtx = 0;
+  std::map<std::string, uint64_t> loss;
+};
+
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      std::string name = entry->d_name;
+      if (name != "." && name != "..") names.push_back(path + "/" + name);
+    }
+    closedir(dir);
+  }
+  return names;
+}
+
+// The one trace in `dir`.
+Trace ReadOnlyTrace(const std::string& dir) {
+  Trace trace;
+  std::vector<std::string> files = ListDir(dir);
+  EXPECT_EQ(files.size(), 1u) << dir;
+  if (files.size() != 1) return trace;
+  auto reader = modeler::TraceReader::Open(files[0]);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  if (!reader.ok()) return trace;
+  trace.header = (*reader)->header();
+  Status status = (*reader)->ReadPackets(
+      [&](const pb::TracePacket& packet, const modeler::PacketContext&) {
+        if (packet.has_collective()) trace.collectives.push_back(packet.collective());
+        if (packet.has_communicator()) trace.communicators.push_back(packet.communicator());
+        if (packet.has_nvtx()) ++trace.nvtx;
+        if (packet.has_loss()) trace.loss[packet.loss().detail()] += packet.loss().count();
+        return Status::Ok();
+      },
+      &trace.read);
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_TRUE(trace.read.has_trailer);
+  EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
+  return trace;
+}
+
+// Runs `command` under lumos-run with the fake libnccl first on the library path.
+::lumos::testing::CommandResult RunTraced(const std::string& dir, const std::string& env,
+                                          const std::string& command) {
+  return RunCommand("LD_LIBRARY_PATH=" FAKE_NCCL_DIR " LUMOS_FLUSH_INTERVAL_MS=10 " + env + " " +
+                    LUMOS_RUN_PATH + " -o " + dir + " -- " + command);
+}
+
+int Count(const Trace& trace, pb::CollectiveOp op) {
+  int n = 0;
+  for (const auto& c : trace.collectives) n += c.op() == op ? 1 : 0;
+  return n;
+}
+
+const pb::Communicator* FindComm(const Trace& trace, uint64_t comm_id) {
+  for (const auto& c : trace.communicators) {
+    if (c.comm_id() == comm_id) return &c;
+  }
+  return nullptr;
+}
+
+// What tests/agent/nccl/nccl_sequence.cc does, as rank `rank`, checked field by field.
+void ExpectSequence(const Trace& trace, int rank, bool from_plugin) {
+  ASSERT_EQ(trace.communicators.size(), 2u);
+  const pb::Communicator& world = trace.communicators[0];
+  const pb::Communicator& half = trace.communicators[1];
+  EXPECT_EQ(world.rank(), rank);
+  EXPECT_EQ(world.comm_size(), 4u);
+  EXPECT_EQ(world.name(), "world");
+  EXPECT_EQ(world.device_id(), static_cast<uint32_t>(rank));  // The fake: device = rank.
+  EXPECT_EQ(world.parent_comm_id(), 0u);
+  EXPECT_EQ(half.rank(), rank / 2);
+  EXPECT_EQ(half.comm_size(), 2u);
+  EXPECT_EQ(half.parent_comm_id(), world.comm_id());
+  EXPECT_NE(world.comm_id(), 0u);
+  EXPECT_NE(half.comm_id(), world.comm_id());
+
+  ASSERT_EQ(trace.collectives.size(), 13u);
+  EXPECT_EQ(Count(trace, pb::COLLECTIVE_OP_ALL_REDUCE), 3);
+  EXPECT_EQ(Count(trace, pb::COLLECTIVE_OP_BROADCAST), 2);  // ncclBroadcast and ncclBcast.
+  for (pb::CollectiveOp op :
+       {pb::COLLECTIVE_OP_REDUCE, pb::COLLECTIVE_OP_ALL_GATHER, pb::COLLECTIVE_OP_REDUCE_SCATTER,
+        pb::COLLECTIVE_OP_ALL_TO_ALL, pb::COLLECTIVE_OP_GATHER, pb::COLLECTIVE_OP_SCATTER,
+        pb::COLLECTIVE_OP_SEND, pb::COLLECTIVE_OP_RECV}) {
+    EXPECT_EQ(Count(trace, op), 1) << op;
+  }
+  std::map<std::pair<int, uint64_t>, int> seen;  // (op, seq) per communicator must be unique.
+  for (const auto& c : trace.collectives) {
+    EXPECT_TRUE(c.has_host_time());
+    EXPECT_EQ(c.stream_id(), 0x5000u);
+    const bool on_half = c.comm_id() == half.comm_id();
+    EXPECT_TRUE(on_half || c.comm_id() == world.comm_id()) << c.ShortDebugString();
+    EXPECT_EQ(c.comm_size(), on_half ? 2u : 4u);
+    const std::pair<int, uint64_t> key(c.op() * 2 + (on_half ? 1 : 0), c.seq_number());
+    EXPECT_EQ(++seen[key], 1) << c.ShortDebugString();
+    switch (c.op()) {
+      case pb::COLLECTIVE_OP_ALL_REDUCE:
+        EXPECT_EQ(c.data_type(), pb::DATA_TYPE_FLOAT32);
+        EXPECT_EQ(c.bytes(), on_half ? 16u : 4096u);
+        EXPECT_FALSE(c.has_root_rank());
+        break;
+      case pb::COLLECTIVE_OP_BROADCAST:
+        EXPECT_TRUE(c.has_root_rank());
+        if (c.data_type() == pb::DATA_TYPE_BFLOAT16) {
+          EXPECT_EQ(c.root_rank(), 1);
+          EXPECT_EQ(c.bytes(), 1024u);
+        } else {
+          EXPECT_EQ(c.data_type(), pb::DATA_TYPE_INT64);
+          EXPECT_EQ(c.root_rank(), 2);
+          EXPECT_EQ(c.bytes(), 64u);
+        }
+        break;
+      case pb::COLLECTIVE_OP_REDUCE:
+        EXPECT_EQ(c.root_rank(), 0);
+        EXPECT_EQ(c.bytes(), 1024u);
+        break;
+      case pb::COLLECTIVE_OP_ALL_GATHER:
+        EXPECT_EQ(c.count(), 64u);
+        EXPECT_EQ(c.bytes(), 256u);
+        break;
+      case pb::COLLECTIVE_OP_REDUCE_SCATTER:
+        EXPECT_EQ(c.bytes(), 128u);
+        break;
+      case pb::COLLECTIVE_OP_ALL_TO_ALL:
+        EXPECT_EQ(c.data_type(), pb::DATA_TYPE_INT32);
+        EXPECT_EQ(c.bytes(), 64u);
+        break;
+      case pb::COLLECTIVE_OP_GATHER:
+      case pb::COLLECTIVE_OP_SCATTER:
+        EXPECT_EQ(c.root_rank(), 0);
+        EXPECT_EQ(c.bytes(), 20u);
+        break;
+      case pb::COLLECTIVE_OP_SEND:
+        EXPECT_EQ(c.peer_rank(), (rank + 1) % 4);
+        EXPECT_EQ(c.bytes(), 100u);
+        break;
+      case pb::COLLECTIVE_OP_RECV:
+        EXPECT_EQ(c.peer_rank(), (rank + 3) % 4);
+        EXPECT_EQ(c.bytes(), 100u);
+        break;
+      default:
+        ADD_FAILURE() << c.ShortDebugString();
+    }
+    if (from_plugin) {
+      // The fake core's kernels: 2 channels of 5000 ns, 100 ns apart (p2p: 1 channel).
+      const bool p2p = c.op() == pb::COLLECTIVE_OP_SEND || c.op() == pb::COLLECTIVE_OP_RECV;
+      EXPECT_EQ(c.gpu_duration_ns(), p2p ? 5000u : 5100u) << c.ShortDebugString();
+      EXPECT_EQ(c.channels(), p2p ? 1u : 2u);
+      if (!p2p) {
+        EXPECT_EQ(c.algorithm(), pb::NCCL_ALGORITHM_RING);
+        EXPECT_EQ(c.protocol(), pb::NCCL_PROTOCOL_SIMPLE);
+      }
+    } else {
+      EXPECT_EQ(c.gpu_duration_ns(), 0u);
+      EXPECT_EQ(c.device_id(), static_cast<uint32_t>(rank));
+      if (c.op() == pb::COLLECTIVE_OP_ALL_REDUCE && !on_half) {
+        EXPECT_TRUE(c.reduce_op() == pb::REDUCE_OP_SUM || c.reduce_op() == pb::REDUCE_OP_MAX);
+      }
+    }
+  }
+}
+
+const std::string kWrappersOnly = "LUMOS_CHANNELS=nccl_wrappers";
+
+// Case A: linked to libnccl; the wrappers resolve through RTLD_NEXT.
+TEST(NcclInterpositionTest, LinkedProgramIsRecordedByTheWrappers) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly, std::string(LINKED_WORKLOAD_PATH) + " 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "linked workload rank 2: done\n");
+  EXPECT_EQ(r.err, "");
+  ExpectSequence(ReadOnlyTrace(dir.path()), 2, /*from_plugin=*/false);
+}
+
+// Case B': libnccl dlopen'd RTLD_LOCAL, the API found through dlsym(RTLD_DEFAULT).
+TEST(NcclInterpositionTest, DlsymDefaultIsRecordedThroughTheNoloadFallback) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly,
+                     std::string(LOADER_WORKLOAD_PATH) + " default " FAKE_NCCL_PATH " 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "default workload rank 1: done\n");
+  ExpectSequence(ReadOnlyTrace(dir.path()), 1, false);
+}
+
+// Case C: dlopen(RTLD_LOCAL) of a library that NEEDs libnccl (PyTorch's shape).
+TEST(NcclInterpositionTest, LocalLibraryNeedingNcclIsRecorded) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly,
+                     std::string(LOADER_WORKLOAD_PATH) + " torch " FAKETORCH_PATH " 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "faketorch rank 3: done\n");
+  ExpectSequence(ReadOnlyTrace(dir.path()), 3, false);
+}
+
+// Case F'': Python ctypes loading that library.
+TEST(NcclInterpositionTest, PythonCtypesLoadingTheLibraryIsRecorded) {
+  if (RunCommand("command -v python3").exit_code != 0) GTEST_SKIP() << "no python3";
+  TempDir dir;
+  const std::string script =
+      "python3 -c 'import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); "
+      "sys.exit(lib.faketorch_run(int(sys.argv[2])))' " FAKETORCH_PATH " 0";
+  auto r = RunTraced(dir.path(), kWrappersOnly, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "faketorch rank 0: done\n");
+  ExpectSequence(ReadOnlyTrace(dir.path()), 0, false);
+}
+
+// The program's output and exit status do not change under the agent.
+TEST(NcclInterpositionTest, ProgramsBehaveTheSameWithoutTheAgent) {
+  TempDir dir;
+  for (const std::string& command :
+       {std::string(LINKED_WORKLOAD_PATH) + " 1",
+        std::string(LOADER_WORKLOAD_PATH) + " default " FAKE_NCCL_PATH " 1",
+        std::string(LOADER_WORKLOAD_PATH) + " torch " FAKETORCH_PATH " 1"}) {
+    auto plain = RunCommand("LD_LIBRARY_PATH=" FAKE_NCCL_DIR " " + command);
+    auto traced = RunTraced(dir.path(), "", command);
+    EXPECT_EQ(plain.exit_code, 0) << command;
+    EXPECT_EQ(traced.exit_code, plain.exit_code) << command;
+    EXPECT_EQ(traced.out, plain.out) << command;
+    EXPECT_EQ(traced.err, plain.err) << command;
+  }
+}
+
+// Both routes (lumos-run's default): the plugin records each operation once, with GPU times,
+// under NCCL's comm ids; the wrappers' Communicator records carry the same ids. That needs one
+// agent state: had NCCL's dlopen of the plugin given a second copy of the agent, that copy would
+// write its own Communicator records (4, not 2) and the wrappers would record collectives too.
+TEST(NcclInterpositionTest, PluginAndWrappersTogetherRecordEachOperationOnce) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), "", std::string(LINKED_WORKLOAD_PATH) + " 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace trace = ReadOnlyTrace(dir.path());
+  ExpectSequence(trace, 1, /*from_plugin=*/true);
+  EXPECT_EQ(trace.nvtx, 2);
+  ASSERT_EQ(trace.communicators.size(), 2u);
+  for (const auto& c : trace.collectives) EXPECT_NE(FindComm(trace, c.comm_id()), nullptr);
+  EXPECT_TRUE(trace.loss.empty());
+}
+
+// Two ranks agree on every comm id and seq number, both with and without the plugin.
+TEST(NcclInterpositionTest, RanksAgreeOnCommIdsAndSeqNumbers) {
+  for (const std::string& env : {std::string(""), kWrappersOnly}) {
+    TempDir dir0, dir1;
+    ASSERT_EQ(RunTraced(dir0.path(), env, std::string(LINKED_WORKLOAD_PATH) + " 0").exit_code, 0);
+    ASSERT_EQ(RunTraced(dir1.path(), env, std::string(LINKED_WORKLOAD_PATH) + " 2").exit_code, 0);
+    Trace rank0 = ReadOnlyTrace(dir0.path()), rank2 = ReadOnlyTrace(dir1.path());
+    ASSERT_EQ(rank0.communicators.size(), 2u);
+    ASSERT_EQ(rank2.communicators.size(), 2u);
+    // World is shared; ranks 0 and 2 land in the same half (color 0).
+    EXPECT_EQ(rank0.communicators[0].comm_id(), rank2.communicators[0].comm_id()) << env;
+    EXPECT_EQ(rank0.communicators[1].comm_id(), rank2.communicators[1].comm_id()) << env;
+    std::set<std::tuple<uint64_t, int, uint64_t>> keys0, keys2;
+    for (const auto& c : rank0.collectives) keys0.insert({c.comm_id(), c.op(), c.seq_number()});
+    for (const auto& c : rank2.collectives) keys2.insert({c.comm_id(), c.op(), c.seq_number()});
+    EXPECT_EQ(keys0, keys2) << env;
+  }
+}
+
+// The plugin alone, as NCCL 2.28 (v5) and 2.27 (v4) load it.
+TEST(NcclInterpositionTest, PluginAloneRecordsV5AndV4) {
+  for (const char* version : {"5", "4"}) {
+    TempDir dir;
+    auto r = RunTraced(
+        dir.path(), std::string("LUMOS_CHANNELS=nccl_plugin FAKE_NCCL_PROFILER_VERSION=") + version,
+        std::string(LINKED_WORKLOAD_PATH) + " 1");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Trace trace = ReadOnlyTrace(dir.path());
+    ASSERT_EQ(trace.collectives.size(), 13u) << version;
+    ASSERT_EQ(trace.communicators.size(), 2u) << version;
+    EXPECT_EQ(trace.communicators[0].name(), "world");
+    EXPECT_EQ(trace.communicators[0].rank(), 1);
+    for (const auto& c : trace.collectives) {
+      EXPECT_NE(FindComm(trace, c.comm_id()), nullptr);
+      const bool p2p = c.op() == pb::COLLECTIVE_OP_SEND || c.op() == pb::COLLECTIVE_OP_RECV;
+      EXPECT_EQ(c.gpu_duration_ns(), p2p ? 5000u : 5100u) << version << c.ShortDebugString();
+      // Only v5 has API events, so only v5 knows the user's stream.
+      EXPECT_EQ(c.stream_id(), version[0] == '5' ? 0x5000u : 0u);
+      if (!p2p) {
+        EXPECT_EQ(c.algorithm(),
+                  version[0] == '5' ? pb::NCCL_ALGORITHM_RING : pb::NCCL_ALGORITHM_TREE);
+      }
+    }
+  }
+}
+
+// Channels off: pure pass-through, no NCCL record at all.
+TEST(NcclInterpositionTest, DisabledChannelsPassThrough) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), "LUMOS_CHANNELS=nvtx", std::string(LINKED_WORKLOAD_PATH) + " 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "linked workload rank 1: done\n");
+  Trace trace = ReadOnlyTrace(dir.path());
+  EXPECT_TRUE(trace.collectives.empty());
+  EXPECT_TRUE(trace.communicators.empty());
+  EXPECT_EQ(trace.nvtx, 2);
+}
+
+// No libnccl anywhere: the wrapper returns ncclSystemError (2) and warns once.
+TEST(NcclInterpositionTest, UnresolvableFunctionReturnsAnErrorWithOneWarning) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), "", std::string(LOADER_WORKLOAD_PATH) + " unresolved");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "ncclAllReduce returned 2\nncclAllReduce returned 2\nncclAllReduce returned 2\n");
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // Exactly one line.
+  EXPECT_NE(r.err.find("ncclAllReduce not found"), std::string::npos) << r.err;
+}
+
+// A failed call is counted, not recorded.
+TEST(NcclInterpositionTest, FailedCallsAreCountedNotRecorded) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly + " FAKE_NCCL_FAIL_ALLREDUCE=1",
+                     std::string(LINKED_WORKLOAD_PATH) + " 1");
+  EXPECT_EQ(r.exit_code, 2);  // The sequence stops at its first all-reduce.
+  Trace trace = ReadOnlyTrace(dir.path());
+  EXPECT_TRUE(trace.collectives.empty());
+  EXPECT_EQ(trace.loss["NCCL calls that returned an error (not recorded)"], 1u);
+}
+
+// NVTX and NCCL in one trace, as `lumos-model inspect` reports it.
+TEST(NcclInterpositionTest, InspectCountsNvtxAndNcclPackets) {
+  TempDir dir;
+  ASSERT_EQ(RunTraced(dir.path(), "", std::string(LINKED_WORKLOAD_PATH) + " 1").exit_code, 0);
+  auto r = RunCommand(::lumos::testing::LumosModelBinary() + " inspect " + dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("collective 13 communicator 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nvtx 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("communicators 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("loss       none recorded"), std::string::npos) << r.out;
+}
+
+// lumos-run keeps a profiler plugin the user chose, and says so once.
+TEST(NcclInterpositionTest, LumosRunKeepsTheUsersProfilerPlugin) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), "NCCL_PROFILER_PLUGIN=/nonexistent/libmine.so",
+                     std::string(LINKED_WORKLOAD_PATH) + " 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_NE(r.err.find("NCCL_PROFILER_PLUGIN=/nonexistent/libmine.so kept"), std::string::npos);
+  ExpectSequence(ReadOnlyTrace(dir.path()), 1, /*from_plugin=*/false);  // The wrappers' records.
+}
+
+}  // namespace
+}  // namespace lumos::agent

@@ -1,0 +1,314 @@
+// The profiler plugin in-process, driven the way NCCL drives it (a scripted core in the test),
+// so its lock-free paths run under the sanitizers too. The agent starts and stops once per
+// process, hence the one long test case.
+#include "agent/nccl/nccl_profiler.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/runtime/agent_runtime.h"
+#include "modeler/trace/trace_reader.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::agent {
+namespace {
+
+namespace abi = nccl_abi;
+namespace pb = ::lumos::trace;
+
+uint64_t RealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// A scripted NCCL core for one communicator.
+class FakeCore {
+ public:
+  explicit FakeCore(void* context) : context_(context) {}
+
+  void* Start(abi::EventDescrV5 descr) {
+    void* handle = reinterpret_cast<void*>(0xdead);  // Must be overwritten.
+    EXPECT_EQ(ncclProfiler_v5.start_event(context_, &handle, &descr), ncclSuccess);
+    return handle;
+  }
+  void* Api(uint64_t type, void* stream) {
+    abi::EventDescrV5 d{};
+    d.type = type;
+    if (type == abi::kProfileCollApi) d.coll_api = {"AllReduce", 1, "ncclInt8", 0, stream, false};
+    if (type == abi::kProfileP2pApi) d.p2p_api = {"Send", 1, "ncclInt8", stream, false};
+    return Start(d);
+  }
+  void* Coll(void* parent, uint64_t seq, const char* func, size_t count, const char* type,
+             uint8_t channels, int root = 0) {
+    abi::EventDescrV5 d{};
+    d.type = abi::kProfileColl;
+    d.parent = parent;
+    d.coll = {seq, func, nullptr, nullptr, count, root, type, channels, 8, "Ring", "LL", nullptr};
+    return Start(d);
+  }
+  void* P2p(void* parent, const char* func, size_t count, int peer) {
+    abi::EventDescrV5 d{};
+    d.type = abi::kProfileP2p;
+    d.parent = parent;
+    d.p2p = {func, nullptr, "ncclUint8", count, peer, 1, nullptr};
+    return Start(d);
+  }
+  // One kernel channel: start at `start`, stop `duration` later.
+  void Kernel(void* op, uint8_t channel, uint64_t start, uint64_t duration, bool stop = true) {
+    abi::EventDescrV5 d{};
+    d.type = abi::kProfileKernelCh;
+    d.parent = op;
+    d.kernel_ch = {channel, start};
+    void* kernel = Start(d);
+    ASSERT_NE(kernel, nullptr);
+    abi::EventStateArgs args{};
+    args.kernel_ch.timer = start + duration;
+    ncclProfiler_v5.record_event_state(kernel, abi::kStateKernelChStop, &args);
+    if (stop) ncclProfiler_v5.stop_event(kernel);
+  }
+
+ private:
+  void* context_;
+};
+
+void Stop(void* handle) { EXPECT_EQ(ncclProfiler_v5.stop_event(handle), ncclSuccess); }
+
+struct Trace {
+  std::vector<pb::NcclCollective> collectives;
+  std::vector<int64_t> starts;
+  std::vector<pb::Communicator> communicators;
+  std::map<std::string, uint64_t> loss;
+};
+
+Trace ReadTrace(const std::string& path) {
+  Trace trace;
+  auto reader = modeler::TraceReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  if (!reader.ok()) return trace;
+  modeler::ReadResult result;
+  Status status = (*reader)->ReadPackets(
+      [&](const pb::TracePacket& packet, const modeler::PacketContext& context) {
+        if (packet.has_collective()) {
+          trace.collectives.push_back(packet.collective());
+          trace.starts.push_back(context.start_ns);
+        }
+        if (packet.has_communicator()) trace.communicators.push_back(packet.communicator());
+        if (packet.has_loss()) trace.loss[packet.loss().detail()] += packet.loss().count();
+        return Status::Ok();
+      },
+      &result);
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_TRUE(result.has_trailer);
+  return trace;
+}
+
+const pb::NcclCollective* FindSeq(const Trace& trace, pb::CollectiveOp op, uint64_t seq) {
+  for (const auto& c : trace.collectives) {
+    if (c.op() == op && c.seq_number() == seq) return &c;
+  }
+  return nullptr;
+}
+
+TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
+  lumos::testing::TempDir dir;
+  setenv("LUMOS_OUTPUT_DIR", dir.path().c_str(), 1);
+  setenv("LUMOS_CHANNELS", "nccl_plugin", 1);
+  setenv("LUMOS_FLUSH_INTERVAL_MS", "10", 1);
+
+  // v5 communicator "tp": rank 1 of 4.
+  void* tp = nullptr;
+  int mask = 0;
+  ASSERT_EQ(ncclProfiler_v5.init(&tp, 0xA11, &mask, "tp", 1, 4, 1, nullptr), ncclSuccess);
+  ASSERT_NE(tp, nullptr);
+  ASSERT_FALSE(Agent::Get().trace_path().empty());
+  const uint64_t wanted = abi::kProfileColl | abi::kProfileP2p | abi::kProfileKernelCh |
+                          abi::kProfileGroupApi | abi::kProfileCollApi | abi::kProfileP2pApi;
+  EXPECT_EQ(static_cast<uint64_t>(mask), wanted);
+  FakeCore core(tp);
+  void* stream = reinterpret_cast<void*>(0x77);
+
+  // 1. Ungrouped all-reduce: the Coll runs inside its API event; it stops ("enqueued") before
+  //    its two kernel channels, which finish on another thread (NCCL's proxy thread).
+  abi::EventDescrV5 group{};
+  group.type = abi::kProfileGroupApi;
+  void* group_handle = core.Start(group);
+  EXPECT_NE(group_handle, nullptr);
+  void* api = core.Api(abi::kProfileCollApi, stream);
+  void* coll = core.Coll(api, 5, "AllReduce", 256, "ncclBfloat16", 2);
+  ASSERT_NE(coll, nullptr);
+  Stop(coll);
+  Stop(api);
+  Stop(group_handle);
+  const uint64_t t0 = RealtimeNs();
+  std::thread proxy([&] {
+    core.Kernel(coll, 0, t0, 5000);
+    core.Kernel(coll, 1, t0 + 100, 5000);
+  });
+  proxy.join();
+
+  // 2. Grouped send: its API event stops before the P2p starts (at ncclGroupEnd).
+  void* p2p_api = core.Api(abi::kProfileP2pApi, stream);
+  Stop(p2p_api);
+  void* send = core.P2p(p2p_api, "Send", 100, 3);
+  Stop(send);
+  core.Kernel(send, 0, RealtimeNs(), 2000);
+
+  // 3. A broadcast whose third channel never reports: written at finalize, with what came.
+  void* waiting = core.Coll(nullptr, 0, "Broadcast", 8, "ncclInt64", 3, /*root=*/2);
+  Stop(waiting);
+  core.Kernel(waiting, 0, RealtimeNs(), 700);
+  core.Kernel(waiting, 1, RealtimeNs(), 700, /*stop=*/false);  // Never stopped either.
+
+  // 4. A channel more than announced is ignored (null handle), not counted twice.
+  void* surplus = core.Coll(nullptr, 1, "AllGather", 64, "ncclFloat32", 1);
+  Stop(surplus);
+  core.Kernel(surplus, 0, RealtimeNs(), 300);
+  abi::EventDescrV5 extra{};
+  extra.type = abi::kProfileKernelCh;
+  extra.parent = surplus;  // Stale by now: the all-gather was written.
+  EXPECT_EQ(core.Start(extra), nullptr);
+
+  // Stale and foreign handles are ignored.
+  Stop(reinterpret_cast<void*>(0x12345678));
+  Stop(coll);
+  EXPECT_EQ(ncclProfiler_v5.finalize(tp), ncclSuccess);
+
+  // 5. v4 (NCCL 2.27): no API events, so host times are the Coll's own start and stop.
+  void* dp = nullptr;
+  ASSERT_EQ(ncclProfiler_v4.init(&dp, &mask, "dp", 0xB22, 1, 2, 0, nullptr), ncclSuccess);
+  EXPECT_EQ(static_cast<uint64_t>(mask),
+            abi::kProfileColl | abi::kProfileP2p | abi::kProfileKernelCh);
+  abi::EventDescrV4 v4{};
+  v4.type = static_cast<uint8_t>(abi::kProfileColl);
+  v4.coll = {0, "ReduceScatter", nullptr, nullptr, 64, 0, "ncclFloat32", 1, 8, "Tree", "Simple"};
+  void* rs = nullptr;
+  ASSERT_EQ(ncclProfiler_v4.start_event(dp, &rs, &v4), ncclSuccess);
+  ASSERT_NE(rs, nullptr);
+  Stop(rs);
+  abi::EventDescrV4 kernel{};
+  kernel.type = static_cast<uint8_t>(abi::kProfileKernelCh);
+  kernel.parent = rs;
+  kernel.kernel_ch = {0, 1000};
+  void* kernel_handle = nullptr;
+  ncclProfiler_v4.start_event(dp, &kernel_handle, &kernel);
+  abi::EventStateArgs args{};
+  args.kernel_ch.timer = 1900;
+  ncclProfiler_v4.record_event_state(kernel_handle, abi::kStateKernelChStop, &args);
+  ncclProfiler_v4.stop_event(kernel_handle);
+
+  // 6. Pool exhaustion: 4 slots, 6 operations in flight: 2 get null handles, counted as loss.
+  internal::SetNcclEventPoolCapacityForTest(4);
+  std::vector<void*> handles;
+  for (int i = 0; i < 6; ++i) {
+    abi::EventDescrV4 d{};
+    d.type = static_cast<uint8_t>(abi::kProfileColl);
+    d.coll = {static_cast<uint64_t>(10 + i),
+              "AllReduce",
+              nullptr,
+              nullptr,
+              1,
+              0,
+              "ncclInt8",
+              0,
+              8,
+              "Ring",
+              "LL"};
+    void* handle = nullptr;
+    ncclProfiler_v4.start_event(dp, &handle, &d);
+    handles.push_back(handle);
+  }
+  int null_handles = 0;
+  for (void* handle : handles) null_handles += handle == nullptr ? 1 : 0;
+  EXPECT_EQ(null_handles, 2);
+  for (void* handle : handles) Stop(handle);
+  internal::SetNcclEventPoolCapacityForTest(kNcclEventPoolSize);
+  EXPECT_EQ(ncclProfiler_v4.finalize(dp), ncclSuccess);
+
+  const std::string path = Agent::Get().trace_path();
+  Agent::Get().Stop();
+  Trace trace = ReadTrace(path);
+
+  ASSERT_EQ(trace.communicators.size(), 2u);
+  EXPECT_EQ(trace.communicators[0].comm_id(), 0xA11u);
+  EXPECT_EQ(trace.communicators[0].rank(), 1);
+  EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
+  EXPECT_EQ(trace.communicators[0].name(), "tp");
+  EXPECT_EQ(trace.communicators[1].comm_id(), 0xB22u);
+  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u);
+
+  const pb::NcclCollective* all_reduce = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 5);
+  ASSERT_NE(all_reduce, nullptr);
+  EXPECT_EQ(all_reduce->comm_id(), 0xA11u);
+  EXPECT_EQ(all_reduce->data_type(), pb::DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(all_reduce->count(), 256u);
+  EXPECT_EQ(all_reduce->bytes(), 512u);
+  EXPECT_FALSE(all_reduce->has_root_rank());
+  EXPECT_EQ(all_reduce->algorithm(), pb::NCCL_ALGORITHM_RING);
+  EXPECT_EQ(all_reduce->protocol(), pb::NCCL_PROTOCOL_LL);
+  EXPECT_EQ(all_reduce->channels(), 2u);
+  EXPECT_EQ(all_reduce->stream_id(), 0x77u);
+  EXPECT_EQ(all_reduce->comm_size(), 4u);
+  EXPECT_TRUE(all_reduce->has_host_time());
+  EXPECT_EQ(all_reduce->gpu_duration_ns(), 5100u);  // First channel start to last stop.
+  // The fake GPU timer is CLOCK_REALTIME read after the call: it maps to just after its start.
+  EXPECT_GT(all_reduce->gpu_start_offset_ns(), 0);
+  EXPECT_LT(all_reduce->gpu_start_offset_ns(), 1'000'000'000);
+
+  const pb::NcclCollective* sent = FindSeq(trace, pb::COLLECTIVE_OP_SEND, 0);
+  ASSERT_NE(sent, nullptr);
+  EXPECT_EQ(sent->peer_rank(), 3);
+  EXPECT_EQ(sent->bytes(), 100u);
+  EXPECT_EQ(sent->stream_id(), 0x77u);  // From the P2pApi that had stopped already.
+  EXPECT_EQ(sent->gpu_duration_ns(), 2000u);
+
+  const pb::NcclCollective* broadcast = FindSeq(trace, pb::COLLECTIVE_OP_BROADCAST, 0);
+  ASSERT_NE(broadcast, nullptr);
+  EXPECT_EQ(broadcast->root_rank(), 2);
+  EXPECT_EQ(broadcast->channels(), 3u);
+  EXPECT_GE(broadcast->gpu_duration_ns(), 700u);  // What arrived before finalize.
+
+  const pb::NcclCollective* gathered = FindSeq(trace, pb::COLLECTIVE_OP_ALL_GATHER, 1);
+  ASSERT_NE(gathered, nullptr);
+  EXPECT_EQ(gathered->gpu_duration_ns(), 300u);
+
+  const pb::NcclCollective* v4_op = FindSeq(trace, pb::COLLECTIVE_OP_REDUCE_SCATTER, 0);
+  ASSERT_NE(v4_op, nullptr);
+  EXPECT_EQ(v4_op->comm_id(), 0xB22u);
+  EXPECT_EQ(v4_op->algorithm(), pb::NCCL_ALGORITHM_TREE);
+  EXPECT_EQ(v4_op->protocol(), pb::NCCL_PROTOCOL_SIMPLE);
+  EXPECT_EQ(v4_op->gpu_duration_ns(), 900u);
+  EXPECT_EQ(v4_op->gpu_start_offset_ns(), 0);  // Timer 1000 is no realtime clock: unknown.
+  EXPECT_EQ(v4_op->stream_id(), 0u);
+
+  int exhausted = 0;
+  for (const auto& c : trace.collectives) exhausted += c.seq_number() >= 10 ? 1 : 0;
+  EXPECT_EQ(exhausted, 4);
+  EXPECT_EQ(trace.loss["NCCL profiler events beyond the event pool"], 2u);
+}
+
+// After the agent stopped (or with the channel off), init asks NCCL for nothing.
+TEST(NcclProfilerTest, InitWithTheChannelOffAsksForNoEvents) {
+  setenv("LUMOS_CHANNELS", "nvtx", 1);
+  void* context = reinterpret_cast<void*>(1);
+  int mask = -1;
+  ASSERT_EQ(ncclProfiler_v5.init(&context, 1, &mask, "x", 1, 1, 0, nullptr), ncclSuccess);
+  EXPECT_EQ(mask, 0);
+  EXPECT_EQ(context, nullptr);
+  EXPECT_EQ(ncclProfiler_v5.init(nullptr, 1, &mask, "x", 1, 1, 0, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclProfiler_v5.finalize(nullptr), ncclSuccess);
+  void* handle = nullptr;
+  abi::EventDescrV5 d{};
+  d.type = abi::kProfileColl;
+  EXPECT_EQ(ncclProfiler_v5.start_event(nullptr, &handle, &d), ncclSuccess);
+  EXPECT_EQ(handle, nullptr);
+}
+
+}  // namespace
+}  // namespace lumos::agent
