@@ -31,8 +31,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "modeler/graph/job.h"
@@ -132,7 +134,7 @@ struct GraphDiagnostic {
 struct ExecutionGraph {
   std::vector<Node> nodes;
   std::vector<Processor> processors;
-  std::vector<Edge> edges;  // Sorted by (from, to).
+  std::vector<Edge> edges;  // Grouped by source (CSR order), each source's in build order.
   std::vector<uint32_t>
       out_begin;  // CSR over edges: out-edges of n are [out_begin[n], out_begin[n+1]).
   std::vector<SyncSpec> syncs;
@@ -152,7 +154,23 @@ struct GraphOptions {
 
 inline constexpr size_t kMaxDiagnostics = 100;
 
-// Builds the graph. rank_offset_ns: one per rank of the job (0s when not aligned).
+// Builds the graph rank by rank (LoadOptions::on_rank feeds it while a job loads, so a rank's
+// events can be dropped once its part is built), then Finish() applies the clock offsets (one
+// per rank index; missing ones are 0), groups the collectives and sorts the edges.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(GraphOptions options = {});
+  void AddRank(const RankTrace& rank, uint32_t rank_index);
+  ExecutionGraph Finish(const std::vector<int64_t>& rank_offset_ns);
+
+ private:
+  GraphOptions options_;
+  ExecutionGraph g_;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint32_t>> members_;  // (comm, seq)
+  std::unordered_map<uint64_t, uint32_t> comm_sizes_;
+};
+
+// The whole graph of a job already in memory.
 ExecutionGraph BuildGraph(const Job& job, const std::vector<int64_t>& rank_offset_ns,
                           const GraphOptions& options = {});
 

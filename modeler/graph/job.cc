@@ -5,17 +5,37 @@
 #include <memory>
 #include <set>
 #include <type_traits>
+#include <unordered_map>
 
 #include "modeler/trace/trace_reader.h"
 
 namespace lumos::modeler {
 namespace {
 
+// Interns the names of one frame: the frame's views of one interned string share a pointer,
+// so a pointer-keyed cache skips hashing the (often long) kernel names for every event.
+class FrameNames {
+ public:
+  explicit FrameNames(NamePool* pool) : pool_(pool) {}
+  std::string_view Intern(std::string_view name) {
+    if (name.empty()) return {};
+    auto [it, added] = cache_.try_emplace(name.data(), std::string_view());
+    if (added || it->second.size() != name.size()) it->second = pool_->Intern(name);
+    return it->second;
+  }
+  void Clear() { cache_.clear(); }
+
+ private:
+  NamePool* pool_;
+  std::unordered_map<const char*, std::string_view> cache_;
+};
+
 // Copies a frame's events of one kind, re-pointing their names into the pool.
-template <typename Event, typename List>
-void Append(const List& from, NamePool* names, std::vector<Event>* to) {
+template <typename Event, typename List, typename Keep>
+void Append(const List& from, FrameNames* names, std::vector<Event>* to, const Keep& keep) {
   to->reserve(to->size() + from.size());
   for (const Event& e : from) {
+    if (!keep(e)) continue;
     to->push_back(e);
     if constexpr (requires { e.name; }) to->back().name = names->Intern(e.name);
     if constexpr (requires { e.domain; }) {
@@ -26,36 +46,53 @@ void Append(const List& from, NamePool* names, std::vector<Event>* to) {
   }
 }
 
-Status ReadRank(TraceReader* reader, NamePool* names, RankTrace* rank,
-                std::vector<std::string>* warnings) {
+Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options, RankTrace* rank,
+                std::vector<std::string>* warnings, uint64_t* events_read) {
   ReadResult result;
+  FrameNames names(pool);
+  auto all = [](const auto&) { return true; };
+  auto ranges = [&options](const auto& e) {
+    if (!options.keep_range) return true;
+    bool step = false;
+    if constexpr (std::is_same_v<std::decay_t<decltype(e)>, agent::HostRangeEvent>) {
+      step = e.category == schema::HostRangeCategory::kStep;
+    }
+    return options.keep_range(e.name, step);
+  };
   Status status = reader->ReadFrames(
       [&](const FrameEvents& frame) {
-        Append(frame.kernels, names, &rank->kernels);
-        Append(frame.api_calls, names, &rank->api_calls);
-        Append(frame.memcpys, names, &rank->memcpys);
-        Append(frame.memsets, names, &rank->memsets);
-        Append(frame.syncs, names, &rank->syncs);
-        Append(frame.cuda_events, names, &rank->cuda_events);
-        Append(frame.host_ranges, names, &rank->host_ranges);
-        Append(frame.nvtx, names, &rank->nvtx);
-        Append(frame.collectives, names, &rank->collectives);
+        names.Clear();  // The frame's views die with it.
+        Append(frame.kernels, &names, &rank->kernels, all);
+        Append(frame.api_calls, &names, &rank->api_calls, all);
+        Append(frame.memcpys, &names, &rank->memcpys, all);
+        Append(frame.memsets, &names, &rank->memsets, all);
+        Append(frame.syncs, &names, &rank->syncs, all);
+        Append(frame.cuda_events, &names, &rank->cuda_events, all);
+        Append(frame.host_ranges, &names, &rank->host_ranges, ranges);
+        Append(frame.nvtx, &names, &rank->nvtx, ranges);
+        Append(frame.collectives, &names, &rank->collectives, all);
         for (const RowPacket& row : frame.rows) {
           if (!row.packet->has_communicator()) continue;
           const pb::Communicator& c = row.packet->communicator();
           rank->communicators.push_back(
-              {c.comm_id(), c.rank(), c.comm_size(), names->Intern(c.name())});
+              {c.comm_id(), c.rank(), c.comm_size(), pool->Intern(c.name())});
         }
         return Status::Ok();
       },
       &result);
   LUMOS_RETURN_IF_ERROR(status);
+  *events_read += result.events;
   if (!result.damage.ok()) {
     rank->cut_short = true;
     warnings->push_back("rank " + std::to_string(rank->rank) +
                         " is cut short: " + result.damage.message());
   }
   return Status::Ok();
+}
+
+template <typename T>
+void Release(std::vector<T>* v) {
+  std::vector<T>().swap(*v);
 }
 
 }  // namespace
@@ -67,65 +104,82 @@ std::string_view NamePool::Intern(std::string_view text) {
   return *it;
 }
 
-StatusOr<Job> LoadJob(const std::vector<std::string>& paths) {
+StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) return Status::Error("no trace files");
-  std::vector<std::unique_ptr<TraceReader>> readers;
+  // First pass: headers only (files are closed again, so a 1000-rank job does not hold 1000
+  // descriptors), to group by job and order by rank.
+  struct FileInfo {
+    std::string path;
+    std::string job_id, host;
+    bool has_rank = false;
+    int32_t rank = 0, world_size = 0;
+  };
+  std::vector<FileInfo> files;
   std::map<std::string, std::vector<std::string>> jobs;  // job id -> files
   for (const std::string& path : paths) {
     LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(path));
-    jobs[reader->header().job_id()].push_back(path);
-    readers.push_back(std::move(reader));
+    const pb::TraceHeader& h = reader->header();
+    files.push_back({path, h.job_id(), h.host_name(), h.has_rank(), h.rank(),
+                     h.has_world_size() ? h.world_size() : 0});
+    jobs[h.job_id()].push_back(path);
   }
   if (jobs.size() > 1) {
     std::string list;
-    for (const auto& [id, files] : jobs) {
+    for (const auto& [id, names] : jobs) {
       if (!list.empty()) list += ", ";
-      list += "'" + id + "' (" + std::to_string(files.size()) + " files, e.g. " + files[0] + ")";
+      list += "'" + id + "' (" + std::to_string(names.size()) + " files, e.g. " + names[0] + ")";
     }
     return Status::Error("the input holds " + std::to_string(jobs.size()) + " jobs: " + list +
                          "; replay one job at a time");
   }
-
   Job job;
   job.job_id = jobs.begin()->first;
   std::set<int32_t> taken;
-  for (const auto& reader : readers) {
-    if (!reader->header().has_rank()) continue;
-    const int32_t rank = reader->header().rank();
-    if (!taken.insert(rank).second) {
-      return Status::Error("two files claim rank " + std::to_string(rank) + " (one is " +
-                           reader->path() + ")");
+  for (const FileInfo& f : files) {
+    if (f.has_rank && !taken.insert(f.rank).second) {
+      return Status::Error("two files claim rank " + std::to_string(f.rank) + " (one is " + f.path +
+                           ")");
     }
   }
   int32_t next_free = 0;
-  for (const auto& reader : readers) {
+  for (FileInfo& f : files) {
+    if (f.has_rank) continue;
+    while (taken.count(next_free) != 0) ++next_free;
+    f.rank = next_free;
+    taken.insert(next_free);
+    job.warnings.push_back(f.path + ": no rank in the header; taken as rank " +
+                           std::to_string(f.rank));
+  }
+  std::stable_sort(files.begin(), files.end(),
+                   [](const FileInfo& a, const FileInfo& b) { return a.rank < b.rank; });
+  for (const FileInfo& f : files) {
     RankTrace rank;
-    rank.path = reader->path();
-    const pb::TraceHeader& header = reader->header();
-    if (header.has_rank()) {
-      rank.rank = header.rank();
-    } else {
-      while (taken.count(next_free) != 0) ++next_free;
-      rank.rank = next_free;
-      taken.insert(next_free);
-      job.warnings.push_back(reader->path() + ": no rank in the header; taken as rank " +
-                             std::to_string(rank.rank));
+    rank.path = f.path;
+    rank.rank = f.rank;
+    rank.world_size = f.world_size;
+    rank.host = f.host;
+    LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(f.path));
+    Status status =
+        ReadRank(reader.get(), &job.names, options, &rank, &job.warnings, &job.events_read);
+    if (!status.ok()) return Status::Error(f.path + ": " + status.message());
+    if (options.on_rank) options.on_rank(rank, static_cast<uint32_t>(job.ranks.size()));
+    if (!options.keep_events) {
+      Release(&rank.kernels);
+      Release(&rank.api_calls);
+      Release(&rank.memcpys);
+      Release(&rank.memsets);
+      Release(&rank.syncs);
+      Release(&rank.cuda_events);
+      rank.host_ranges.shrink_to_fit();
+      rank.nvtx.shrink_to_fit();
     }
-    rank.world_size = header.has_world_size() ? header.world_size() : 0;
-    rank.host = header.host_name();
-    Status status = ReadRank(reader.get(), &job.names, &rank, &job.warnings);
-    if (!status.ok()) return Status::Error(reader->path() + ": " + status.message());
     job.ranks.push_back(std::move(rank));
   }
-  std::sort(job.ranks.begin(), job.ranks.end(),
-            [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
   const int32_t world = job.ranks.front().world_size;
   if (world > 0 && static_cast<size_t>(world) != job.ranks.size()) {
     std::string missing;
-    std::set<int32_t> present;
-    for (const RankTrace& r : job.ranks) present.insert(r.rank);
     for (int32_t r = 0; r < world; ++r) {
-      if (present.count(r) == 0) missing += (missing.empty() ? "" : " ") + std::to_string(r);
+      if (taken.count(r) == 0) missing += (missing.empty() ? "" : " ") + std::to_string(r);
     }
     if (!missing.empty()) {
       job.warnings.push_back("job '" + job.job_id + "': world size " + std::to_string(world) +

@@ -7,12 +7,17 @@
 // one, with a warning; two files with the same rank are an error.
 // Clocks: every event keeps the time of its own file (agent traces: CLOCK_MONOTONIC of the
 // host; imported ones: the profiler's clock). Aligning hosts is clock_alignment.h's job.
+// Streaming: with LoadOptions::on_rank a caller (the graph builder) sees each rank's events as
+// soon as they are read, in rank order; with keep_events = false they are then dropped, except
+// what later steps need (collectives for clock alignment, communicators, and the ranges that
+// keep_range accepts), so memory holds one rank's events at a time, not the job's.
 // Failure behaviour: an unreadable file is an error naming it; a damaged tail keeps what was
 // read and adds a warning naming file and offset (the rank is then "cut short").
 // Threading: single-threaded.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -68,6 +73,7 @@ struct Job {
   std::vector<RankTrace> ranks;  // Sorted by rank.
   std::vector<std::string> warnings;
   NamePool names;
+  uint64_t events_read = 0;  // Timed events in the files (before any are dropped).
 
   uint64_t events() const {
     uint64_t n = 0;
@@ -76,7 +82,18 @@ struct Job {
   }
 };
 
+struct LoadOptions {
+  // Called once per rank, in rank order, with all of its events (names already in the Job's
+  // pool); rank_index is its index in Job::ranks.
+  std::function<void(const RankTrace& rank, uint32_t rank_index)> on_rank;
+  // After on_rank: keep every event (true), or only collectives, communicators and the ranges
+  // keep_range accepts (false).
+  bool keep_events = true;
+  // Host ranges and NVTX ranges to keep (all when empty). `step`: a STEP-category host range.
+  std::function<bool(std::string_view name, bool step)> keep_range;
+};
+
 // Loads the trace files (already expanded, see trace_set.h) of one job.
-StatusOr<Job> LoadJob(const std::vector<std::string>& paths);
+StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options = {});
 
 }  // namespace lumos::modeler

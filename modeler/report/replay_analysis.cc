@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace lumos::modeler {
 namespace {
@@ -22,16 +23,14 @@ std::vector<Range> IterationRanges(const RankTrace& rank, int64_t offset,
                    start + offset + static_cast<int64_t>(duration), thread});
   };
   for (const agent::HostRangeEvent& h : rank.host_ranges) {
-    const bool match = options.iteration
-                           ? std::regex_search(h.name.begin(), h.name.end(), *options.iteration)
-                           : (h.category == schema::HostRangeCategory::kStep || IsStepName(h.name));
-    if (match) add(h.name, h.start_ns, h.duration_ns, h.thread_id);
+    if (MayMarkIteration(h.name, h.category == schema::HostRangeCategory::kStep, options)) {
+      add(h.name, h.start_ns, h.duration_ns, h.thread_id);
+    }
   }
   for (const agent::NvtxEvent& n : rank.nvtx) {
-    const bool match = options.iteration
-                           ? std::regex_search(n.name.begin(), n.name.end(), *options.iteration)
-                           : IsStepName(n.name);
-    if (match && n.duration_ns > 0) add(n.name, n.start_ns, n.duration_ns, n.thread_id);
+    if (MayMarkIteration(n.name, false, options) && n.duration_ns > 0) {
+      add(n.name, n.start_ns, n.duration_ns, n.thread_id);
+    }
   }
   std::sort(out.begin(), out.end(), [](const Range& a, const Range& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.name < b.name;
@@ -146,14 +145,41 @@ const char* GapLabel(EdgeKind kind) {
 
 // Walks the chain that decided `last`'s end back to `begin`; the host time from `last` to the
 // iteration's `end` comes first, so the path covers the whole iteration.
+// Labels of the critical path, computed once per distinct kernel name (a name's class needs a
+// lower-cased copy of it; names are long and repeat across iterations).
+class Labels {
+ public:
+  const std::string& Of(const Node& n) {
+    if (n.work != WorkClass::kCompute) return Fixed(n.work);
+    auto [it, added] = kernel_.try_emplace(n.name.data(), std::string());
+    if (added) it->second = NodeLabel(n);
+    return it->second;
+  }
+
+ private:
+  const std::string& Fixed(WorkClass work) {
+    std::string& label = fixed_[static_cast<int>(work)];
+    if (label.empty()) {
+      Node n;
+      n.work = work;
+      label = NodeLabel(n);
+    }
+    return label;
+  }
+  std::unordered_map<const char*, std::string> kernel_;
+  std::string fixed_[4];
+};
+
 void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, int64_t begin,
-                  int64_t end, size_t top, IterationReport* report) {
-  std::map<std::string, int64_t> by_class, by_item;
-  auto add = [&](const std::string& label, const std::string& item, int64_t a, int64_t b) {
+                  int64_t end, size_t top, Labels* labels, IterationReport* report) {
+  // Keyed by label and item views (labels and node names outlive the walk).
+  std::map<std::string_view, int64_t> by_class;
+  std::map<std::pair<std::string_view, std::string_view>, int64_t> by_item;
+  auto add = [&](std::string_view label, std::string_view item, int64_t a, int64_t b) {
     a = std::max(a, begin);
     if (b <= a) return;
     by_class[label] += b - a;
-    by_item[item.empty() ? label : label + ": " + item] += b - a;
+    by_item[{label, item}] += b - a;
   };
   if (sim.ran(last)) add("host work after the last API call", "", sim.end_ns[last], end);
   uint32_t cur = last;
@@ -170,12 +196,12 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
         continue;
       }
       if (cause == Cause::kCollective && other != kNoNode) {
-        add("collective", std::string(g.nodes[other].name), sim.start_ns[other], sim.end_ns[cur]);
+        add("collective", g.nodes[other].name, sim.start_ns[other], sim.end_ns[cur]);
         cur = other;
         from_start = true;
         continue;
       }
-      add(NodeLabel(n), std::string(n.name), sim.start_ns[cur], sim.end_ns[cur]);
+      add(labels->Of(n), n.name, sim.start_ns[cur], sim.end_ns[cur]);
     }
     from_start = false;
     const uint32_t edge = sim.start_cause_edge[cur];
@@ -194,19 +220,27 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
     }
     cur = e.from;
   }
-  auto sorted = [](const std::map<std::string, int64_t>& m, size_t limit) {
-    std::vector<CriticalItem> v;
-    v.reserve(m.size());
-    for (const auto& [what, ns] : m) v.push_back({what, ns});
+  auto sorted = [](std::vector<CriticalItem> v, size_t limit) {
     std::stable_sort(v.begin(), v.end(),
                      [](const CriticalItem& a, const CriticalItem& b) { return a.ns > b.ns; });
     if (v.size() > limit) v.resize(limit);
     return v;
   };
+  std::vector<CriticalItem> classes, items;
+  classes.reserve(by_class.size());
+  items.reserve(by_item.size());
   report->critical_length_ns = 0;
-  for (const auto& [what, ns] : by_class) report->critical_length_ns += ns;
-  report->critical_by_class = sorted(by_class, SIZE_MAX);
-  report->critical_top = sorted(by_item, top);
+  for (const auto& [what, ns] : by_class) {
+    report->critical_length_ns += ns;
+    classes.push_back({std::string(what), ns});
+  }
+  for (const auto& [key, ns] : by_item) {
+    std::string what(key.first);
+    if (!key.second.empty()) what += ": " + std::string(key.second);
+    items.push_back({std::move(what), ns});
+  }
+  report->critical_by_class = sorted(std::move(classes), SIZE_MAX);
+  report->critical_top = sorted(std::move(items), top);
 }
 
 std::vector<NamedTime> TopBy(const ExecutionGraph& g, const SimResult& sim,
@@ -216,7 +250,7 @@ std::vector<NamedTime> TopBy(const ExecutionGraph& g, const SimResult& sim,
     const Node& n = g.nodes[node];
     if (n.work != work) continue;
     NamedTime& t = by_name[n.name];
-    t.name = std::string(n.name);
+    if (t.count == 0) t.name = std::string(n.name);
     t.measured_ns += n.duration_ns;
     if (sim.ran(node)) t.replayed_ns += sim.end_ns[node] - sim.start_ns[node];
     ++t.count;
@@ -232,6 +266,11 @@ std::vector<NamedTime> TopBy(const ExecutionGraph& g, const SimResult& sim,
 }
 
 }  // namespace
+
+bool MayMarkIteration(std::string_view name, bool step, const AnalysisOptions& options) {
+  if (options.iteration) return std::regex_search(name.begin(), name.end(), *options.iteration);
+  return step || IsStepName(name);
+}
 
 std::string KernelClass(std::string_view name) {
   std::string lower(name);
@@ -253,28 +292,75 @@ std::string KernelClass(std::string_view name) {
   return "other";
 }
 
+namespace {
+
+// A rank's GPU ops as intervals sorted by start, with the longest duration, so the ops that
+// overlap a window are found by binary search (the ops starting in [begin - longest, end)).
+struct IntervalIndex {
+  struct Interval {
+    int64_t start, end;
+    uint32_t node;
+  };
+  std::vector<Interval> intervals;
+  int64_t longest = 0;
+
+  void Add(int64_t start, int64_t end, uint32_t node) {
+    intervals.push_back({start, end, node});
+    longest = std::max(longest, end - start);
+  }
+  void Sort() {
+    std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+      return a.start != b.start ? a.start < b.start : a.node < b.node;
+    });
+  }
+  template <typename Visit>
+  void ForOverlapping(int64_t begin, int64_t end, const Visit& visit) const {
+    auto it = std::lower_bound(intervals.begin(), intervals.end(), begin - longest,
+                               [](const Interval& x, int64_t t) { return x.start < t; });
+    for (; it != intervals.end() && it->start < end; ++it) {
+      if (it->end > begin) visit(*it);
+    }
+  }
+};
+
+}  // namespace
+
 std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGraph& g,
                                                const SimResult& sim,
                                                const AnalysisOptions& options) {
   std::vector<IterationReport> out;
+  Labels labels;
   for (uint32_t r = 0; r < job.ranks.size(); ++r) {
     const int64_t offset = g.rank_offset_ns[r];
     std::vector<Range> ranges = IterationRanges(job.ranks[r], offset, options);
-    std::vector<uint32_t> host_nodes, gpu_nodes;
+    std::vector<uint32_t> host_nodes;
+    IntervalIndex measured, replayed;
     for (const Processor& p : g.processors) {
       if (p.rank_index != r) continue;
-      auto& list = p.gpu ? gpu_nodes : host_nodes;
-      list.insert(list.end(), p.nodes.begin(), p.nodes.end());
+      if (!p.gpu) {
+        host_nodes.insert(host_nodes.end(), p.nodes.begin(), p.nodes.end());
+        continue;
+      }
+      for (uint32_t n : p.nodes) {
+        measured.Add(g.nodes[n].start_ns, g.nodes[n].end_ns(), n);
+        if (sim.ran(n)) replayed.Add(sim.start_ns[n], sim.end_ns[n], n);
+      }
     }
+    measured.Sort();
+    replayed.Sort();
+    std::sort(host_nodes.begin(), host_nodes.end(), [&g](uint32_t a, uint32_t b) {
+      return g.nodes[a].start_ns != g.nodes[b].start_ns ? g.nodes[a].start_ns < g.nodes[b].start_ns
+                                                        : a < b;
+    });
     if (ranges.empty()) {
       int64_t begin = INT64_MAX, end = INT64_MIN;
       for (uint32_t n : host_nodes) {
         begin = std::min(begin, g.nodes[n].start_ns);
         end = std::max(end, g.nodes[n].end_ns());
       }
-      for (uint32_t n : gpu_nodes) {
-        begin = std::min(begin, g.nodes[n].start_ns);
-        end = std::max(end, g.nodes[n].end_ns());
+      for (const auto& x : measured.intervals) {
+        begin = std::min(begin, x.start);
+        end = std::max(end, x.end);
       }
       if (begin < end) ranges.push_back({"whole trace", begin, end, 0});
     }
@@ -285,16 +371,20 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
       it.name = range.name;
       it.measured_start_ns = range.start_ns;
       it.measured_end_ns = range.end_ns;
-      // Boundary nodes: on the range's thread, else any host node of the rank.
+      // Boundary nodes: on the range's thread (its nodes are in start order), else any host
+      // node of the rank.
       const std::vector<uint32_t>* candidates = &host_nodes;
       if (auto t = threads.find(range.thread_id); t != threads.end()) {
         candidates = &t->second->nodes;
       }
       uint32_t first = kNoNode, last = kNoNode;
-      for (uint32_t n : *candidates) {
+      auto from = std::lower_bound(candidates->begin(), candidates->end(), range.start_ns,
+                                   [&g](uint32_t n, int64_t t) { return g.nodes[n].start_ns < t; });
+      for (; from != candidates->end() && g.nodes[*from].start_ns < range.end_ns; ++from) {
+        const uint32_t n = *from;
         const Node& x = g.nodes[n];
-        if (x.start_ns < range.start_ns || x.end_ns() > range.end_ns || !sim.ran(n)) continue;
-        if (first == kNoNode || x.start_ns < g.nodes[first].start_ns) first = n;
+        if (x.end_ns() > range.end_ns || !sim.ran(n)) continue;
+        if (first == kNoNode) first = n;
         if (last == kNoNode || x.end_ns() > g.nodes[last].end_ns()) last = n;
       }
       if (first == kNoNode) {
@@ -306,23 +396,25 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
       }
       std::vector<std::pair<int64_t, int64_t>> mc, mm, rc, rm, m_all, r_all;
       std::vector<uint32_t> in_iteration;
-      for (uint32_t n : gpu_nodes) {
-        const Node& x = g.nodes[n];
-        const bool comm = x.work == WorkClass::kCommunication;
-        (comm ? mm : mc).push_back({x.start_ns, x.end_ns()});
-        m_all.push_back({x.start_ns, x.end_ns()});
-        if (sim.ran(n)) {
-          (comm ? rm : rc).push_back({sim.start_ns[n], sim.end_ns[n]});
-          r_all.push_back({sim.start_ns[n], sim.end_ns[n]});
-        }
-        if (x.start_ns >= range.start_ns && x.start_ns < range.end_ns) in_iteration.push_back(n);
-      }
+      measured.ForOverlapping(range.start_ns, range.end_ns, [&](const auto& x) {
+        const bool comm = g.nodes[x.node].work == WorkClass::kCommunication;
+        (comm ? mm : mc).push_back({x.start, x.end});
+        m_all.push_back({x.start, x.end});
+        if (x.start >= range.start_ns) in_iteration.push_back(x.node);
+      });
+      replayed.ForOverlapping(it.replayed_start_ns, it.replayed_end_ns, [&](const auto& x) {
+        const bool comm = g.nodes[x.node].work == WorkClass::kCommunication;
+        (comm ? rm : rc).push_back({x.start, x.end});
+        r_all.push_back({x.start, x.end});
+      });
       it.measured = Sweep(mc, mm, it.measured_start_ns, it.measured_end_ns);
       it.replayed = Sweep(rc, rm, it.replayed_start_ns, it.replayed_end_ns);
       it.measured_busy = BusyBins(m_all, it.measured_start_ns, it.measured_end_ns, options.bin_ns);
       it.replayed_busy = BusyBins(r_all, it.replayed_start_ns, it.replayed_end_ns, options.bin_ns);
-      if (last != kNoNode)
-        CriticalPath(g, sim, last, it.replayed_start_ns, it.replayed_end_ns, options.top, &it);
+      if (last != kNoNode) {
+        CriticalPath(g, sim, last, it.replayed_start_ns, it.replayed_end_ns, options.top, &labels,
+                     &it);
+      }
       it.top_kernels = TopBy(g, sim, in_iteration, WorkClass::kCompute, options.top);
       it.top_collectives = TopBy(g, sim, in_iteration, WorkClass::kCommunication, options.top);
       out.push_back(std::move(it));

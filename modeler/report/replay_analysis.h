@@ -80,6 +80,10 @@ struct AnalysisOptions {
   size_t top = 10;
 };
 
+// Whether a host range (step: category STEP) or NVTX range named `name` may mark an iteration
+// under these options; the loader keeps only those.
+bool MayMarkIteration(std::string_view name, bool step, const AnalysisOptions& options);
+
 std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGraph& graph,
                                                const SimResult& sim,
                                                const AnalysisOptions& options);

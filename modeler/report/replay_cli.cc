@@ -1,8 +1,10 @@
 #include "modeler/report/replay_cli.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cinttypes>
 #include <cstring>
 
 #include "modeler/graph/clock_alignment.h"
@@ -30,6 +32,7 @@ constexpr const char kHelp[] =
     "  --iteration REGEX    iterations are the host/NVTX ranges whose name matches REGEX\n"
     "                       (default: ProfilerStep#N ranges; none: the whole trace)\n"
     "  --json               print the report as JSON instead of text\n"
+    "  --stats              phase times, events/s and peak memory on stderr\n"
     "  --timeline OUT.json  write measured and replayed timelines as a Perfetto/Chrome trace\n"
     "  --scale SPEC         what-if, repeatable: kernel:REGEX=F (kernels matching REGEX take F\n"
     "                       times as long), comm=F (collective transfer), host=F (host calls\n"
@@ -72,6 +75,37 @@ class Progress {
   bool shown_ = false;
 };
 
+// --stats: wall time per phase and the process's peak resident memory.
+class PhaseClock {
+ public:
+  PhaseClock() : start_(std::chrono::steady_clock::now()), last_(start_) {}
+  void Mark(const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    phases_.emplace_back(phase, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+  void Print(std::FILE* err, uint64_t events, size_t nodes, size_t edges) const {
+    const double total = std::chrono::duration<double>(last_ - start_).count();
+    for (const auto& [phase, seconds] : phases_) {
+      std::fprintf(err, "stats: %-28s %8.3f s\n", phase, seconds);
+    }
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double peak = static_cast<double>(usage.ru_maxrss) * 1024.0;  // KiB on Linux.
+    std::fprintf(err,
+                 "stats: %" PRIu64
+                 " events, %zu nodes, %zu edges in %.3f s: %.2f M events/s; "
+                 "peak memory %.1f MB, %.0f bytes/event\n",
+                 events, nodes, edges, total,
+                 total > 0 ? static_cast<double>(events) / total / 1e6 : 0.0, peak / 1e6,
+                 events > 0 ? peak / static_cast<double>(events) : 0.0);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_, last_;
+  std::vector<std::pair<const char*, double>> phases_;
+};
+
 }  // namespace
 
 int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
@@ -79,7 +113,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::vector<WhatIf> scales;
   std::vector<std::string> what_ifs;
   AnalysisOptions analysis;
-  bool json = false, drop_gaps = false, dependencies_only = false;
+  bool json = false, drop_gaps = false, dependencies_only = false, stats = false;
   std::string timeline;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -95,6 +129,8 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
       return 0;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--stats") {
+      stats = true;
     } else if (a == "--dependencies-only") {
       dependencies_only = true;
     } else if (a == "--drop-gaps") {
@@ -140,25 +176,37 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
     std::fprintf(err, "lumos-model replay: %s\n", paths.status().message().c_str());
     return 1;
   }
+  PhaseClock clock;
   Progress progress(err);
-  progress.Step("loading traces");
-  StatusOr<Job> loaded = LoadJob(*paths);
+  progress.Step("loading traces and building the graph");
+  // Streaming: each rank's part of the graph is built as it loads, then its events are dropped.
+  GraphBuilder builder;
+  LoadOptions load;
+  load.keep_events = false;
+  load.on_rank = [&](const RankTrace& rank, uint32_t index) {
+    builder.AddRank(rank, index);
+    progress.Tick();
+  };
+  load.keep_range = [&analysis](std::string_view name, bool step) {
+    return MayMarkIteration(name, step, analysis);
+  };
+  StatusOr<Job> loaded = LoadJob(*paths, load);
   if (!loaded.ok()) {
     progress.Clear();
     std::fprintf(err, "lumos-model replay: %s\n", loaded.status().message().c_str());
     return 1;
   }
   const Job& job = *loaded;
-  progress.Tick();
-  progress.Step("building the graph");
   ReplayReport report;
   report.job_id = job.job_id;
   for (const RankTrace& r : job.ranks) report.ranks.push_back(r.rank);
-  report.events = job.events();
+  report.events = job.events_read;
   report.warnings = job.warnings;
+  clock.Mark("load + per-rank graph");
   report.alignment = AlignClocks(job);
-  ExecutionGraph graph = BuildGraph(job, report.alignment.rank_offset_ns);
+  ExecutionGraph graph = builder.Finish(report.alignment.rank_offset_ns);
   report.validation_issues = Validate(&graph);
+  clock.Mark("align + finish + validate");
   report.graph = &graph;
   progress.Tick();
   if (graph.nodes.empty()) {
@@ -172,6 +220,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
       graph, dependencies_only ? DependenciesOnlyScenario(graph) : MeasuredScenario(graph), scales,
       drop_gaps);
   const SimResult sim = Simulate(graph, scenario);
+  clock.Mark("simulate");
   report.what_ifs = what_ifs;
   report.dependencies_only = dependencies_only;
   report.not_run = sim.not_run;
@@ -183,6 +232,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
                               ? "ranges matching '" + analysis.iteration_pattern + "'"
                               : std::string("ProfilerStep#N ranges; else the whole trace");
   progress.Clear();
+  clock.Mark("analyse");
   if (!timeline.empty()) {
     Status status = WriteReplayTimeline(graph, sim, timeline);
     if (!status.ok()) {
@@ -199,6 +249,8 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   } else {
     WriteTextReport(report, out);
   }
+  clock.Mark("report");
+  if (stats) clock.Print(err, report.events, graph.nodes.size(), graph.edges.size());
   return 0;
 }
 

@@ -23,19 +23,27 @@ class Simulation {
     earliest_.assign(n, INT64_MIN);
     pending_.assign(n, 0);
     waiting_targets_.assign(n, 0);
-    waiters_.resize(n);
     position_.assign(n, 0);
-    launched_.resize(g_.nodes.size() == 0 ? 0 : n);
     arrived_.assign(g_.collectives.size(), 0);
     history_.resize(g_.processors.size());
     streams_of_rank_.resize(g_.ranks.size());
     for (uint32_t p = 0; p < g_.processors.size(); ++p) {
       const Processor& processor = g_.processors[p];
-      for (size_t i = 0; i < processor.nodes.size(); ++i) position_[processor.nodes[i]] = i;
+      for (size_t i = 0; i < processor.nodes.size(); ++i) {
+        position_[processor.nodes[i]] = static_cast<uint32_t>(i);
+      }
       if (processor.gpu) streams_of_rank_[processor.rank_index].push_back(p);
     }
+    // The little the event loop needs per node, packed: reading whole 64-byte Nodes in time
+    // order across hundreds of ranks missed the cache on every node (perf).
+    flags_.assign(n, 0);
+    processor_.assign(n, 0);
     for (uint32_t node = 0; node < n; ++node) {
-      if (g_.nodes[node].launch != kNoNode) launched_[g_.nodes[node].launch].push_back(node);
+      const Node& x = g_.nodes[node];
+      processor_[node] = x.processor;
+      if (x.gpu() && x.launch == kNoNode) flags_[node] |= kUnlaunchedGpu;
+      if (x.sync != kNoNode) flags_[node] |= kSyncNode;
+      if (x.gpu() && x.collective != kNoNode) flags_[node] |= kCollectiveNode;
     }
     for (const Edge& e : g_.edges) ++pending_[e.to];
     for (uint32_t node = 0; node < n; ++node) {
@@ -91,23 +99,25 @@ class Simulation {
   }
 
   void NoteLaunch(uint32_t op, int64_t time) {
-    auto& history = history_[g_.nodes[op].processor];
+    auto& history = history_[processor_[op]];
     // Pops come in time order, so the history stays sorted; keep only the FIFO frontier.
     if (!history.empty() && position_[history.back().second] > position_[op]) return;
     history.push_back({time, op});
   }
 
   void StartNode(uint32_t node, int64_t time) {
-    const Node& x = g_.nodes[node];
+    const uint8_t flags = flags_[node];
     r_.start_ns[node] = time;
     // Launches: released now, the API call's start.
-    for (uint32_t op : launched_[node]) NoteLaunch(op, time);
-    if (x.gpu() && x.launch == kNoNode) NoteLaunch(node, time);
+    if (flags & kUnlaunchedGpu) NoteLaunch(node, time);
     for (uint32_t e = g_.out_begin[node]; e < g_.out_begin[node + 1]; ++e) {
-      if (g_.edges[e].from_start()) Release(e, time);
+      if (g_.edges[e].from_start()) {
+        NoteLaunch(g_.edges[e].to, time);
+        Release(e, time);
+      }
     }
-    if (x.sync != kNoNode) return StartSync(node, time);
-    if (x.gpu() && x.collective != kNoNode) return ArriveCollective(node);
+    if (flags & kSyncNode) return StartSync(node, time);
+    if (flags & kCollectiveNode) return ArriveCollective(node);
     Finish(node, time + s_.duration_ns[node], Cause::kOwnDuration, kNoNode);
   }
 
@@ -193,10 +203,14 @@ class Simulation {
     for (uint32_t e = g_.out_begin[node]; e < g_.out_begin[node + 1]; ++e) {
       if (!g_.edges[e].from_start()) Release(e, r_.end_ns[node]);
     }
-    for (uint32_t waiter : waiters_[node]) {
-      if (--waiting_targets_[waiter] == 0) FinishSync(waiter);
+    auto waiting = waiters_.find(node);
+    if (waiting != waiters_.end()) {
+      const std::vector<uint32_t> syncs = std::move(waiting->second);
+      waiters_.erase(waiting);
+      for (uint32_t waiter : syncs) {
+        if (--waiting_targets_[waiter] == 0) FinishSync(waiter);
+      }
     }
-    waiters_[node].clear();
   }
 
   const ExecutionGraph& g_;
@@ -206,10 +220,12 @@ class Simulation {
   std::vector<int64_t> earliest_;
   std::vector<uint32_t> pending_;
   std::vector<uint32_t> waiting_targets_;
-  std::vector<std::vector<uint32_t>> waiters_;
-  std::vector<size_t> position_;                 // Index of a node on its processor.
-  std::vector<std::vector<uint32_t>> launched_;  // API node -> GPU ops it launched.
-  std::vector<uint32_t> arrived_;                // Per collective group.
+  std::unordered_map<uint32_t, std::vector<uint32_t>> waiters_;  // GPU op -> syncs waiting.
+  std::vector<uint32_t> position_;  // Index of a node on its processor.
+  static constexpr uint8_t kUnlaunchedGpu = 1, kSyncNode = 2, kCollectiveNode = 4;
+  std::vector<uint8_t> flags_;
+  std::vector<uint32_t> processor_;
+  std::vector<uint32_t> arrived_;  // Per collective group.
   // Per stream: (launch time, op) in time order, FIFO frontier only.
   std::vector<std::vector<std::pair<int64_t, uint32_t>>> history_;
   std::vector<std::vector<uint32_t>> streams_of_rank_;
