@@ -172,14 +172,29 @@ class Labels {
 
 void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, int64_t begin,
                   int64_t end, size_t top, Labels* labels, IterationReport* report) {
-  // Keyed by label and item views (labels and node names outlive the walk).
-  std::map<std::string_view, int64_t> by_class;
-  std::map<std::pair<std::string_view, std::string_view>, int64_t> by_item;
+  // Labels (short) are keyed by text; items are node names interned in the job's pool, so
+  // equal names share a pointer and are keyed by it (no compares of long kernel names).
+  struct Sum {
+    std::string_view label, item;
+    int64_t ns = 0;
+  };
+  struct PairHash {
+    size_t operator()(const std::pair<std::string_view, const char*>& p) const {
+      return std::hash<std::string_view>()(p.first) * 31 + std::hash<const char*>()(p.second);
+    }
+  };
+  std::unordered_map<std::string_view, Sum> by_class;
+  std::unordered_map<std::pair<std::string_view, const char*>, Sum, PairHash> by_item;
   auto add = [&](std::string_view label, std::string_view item, int64_t a, int64_t b) {
     a = std::max(a, begin);
     if (b <= a) return;
-    by_class[label] += b - a;
-    by_item[{label, item}] += b - a;
+    Sum& c = by_class[label];
+    c.label = label;
+    c.ns += b - a;
+    Sum& i = by_item[{label, item.data()}];
+    i.label = label;
+    i.item = item;
+    i.ns += b - a;
   };
   if (sim.ran(last)) add("host work after the last API call", "", sim.end_ns[last], end);
   uint32_t cur = last;
@@ -220,48 +235,70 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
     }
     cur = e.from;
   }
-  auto sorted = [](std::vector<CriticalItem> v, size_t limit) {
-    std::stable_sort(v.begin(), v.end(),
-                     [](const CriticalItem& a, const CriticalItem& b) { return a.ns > b.ns; });
-    if (v.size() > limit) v.resize(limit);
-    return v;
+  // Largest first; ties by text, so the order does not depend on the hash tables.
+  auto sorted = [](std::vector<Sum> v, size_t limit) {
+    auto order = [](const Sum& a, const Sum& b) {
+      if (a.ns != b.ns) return a.ns > b.ns;
+      return a.label != b.label ? a.label < b.label : a.item < b.item;
+    };
+    const size_t keep = std::min(limit, v.size());
+    std::partial_sort(v.begin(), v.begin() + static_cast<ptrdiff_t>(keep), v.end(), order);
+    std::vector<CriticalItem> out;
+    out.reserve(keep);
+    for (size_t i = 0; i < keep; ++i) {
+      std::string what(v[i].label);
+      if (!v[i].item.empty()) what += ": " + std::string(v[i].item);
+      out.push_back({std::move(what), v[i].ns});
+    }
+    return out;
   };
-  std::vector<CriticalItem> classes, items;
+  std::vector<Sum> classes, items;
   classes.reserve(by_class.size());
   items.reserve(by_item.size());
   report->critical_length_ns = 0;
-  for (const auto& [what, ns] : by_class) {
-    report->critical_length_ns += ns;
-    classes.push_back({std::string(what), ns});
+  for (const auto& [key, sum] : by_class) {
+    report->critical_length_ns += sum.ns;
+    classes.push_back(sum);
   }
-  for (const auto& [key, ns] : by_item) {
-    std::string what(key.first);
-    if (!key.second.empty()) what += ": " + std::string(key.second);
-    items.push_back({std::move(what), ns});
-  }
+  for (const auto& [key, sum] : by_item) items.push_back(sum);
   report->critical_by_class = sorted(std::move(classes), SIZE_MAX);
   report->critical_top = sorted(std::move(items), top);
 }
 
 std::vector<NamedTime> TopBy(const ExecutionGraph& g, const SimResult& sim,
                              const std::vector<uint32_t>& nodes, WorkClass work, size_t top) {
-  std::map<std::string_view, NamedTime> by_name;
+  // Names are interned in the job's pool, so equal names share a pointer: keying by pointer
+  // avoids comparing long, prefix-sharing kernel names (memcmp was a hot spot, perf).
+  struct Sum {
+    std::string_view name;
+    int64_t measured_ns = 0, replayed_ns = 0;
+    uint64_t count = 0;
+  };
+  std::unordered_map<const char*, Sum> by_name;
   for (uint32_t node : nodes) {
     const Node& n = g.nodes[node];
     if (n.work != work) continue;
-    NamedTime& t = by_name[n.name];
-    if (t.count == 0) t.name = std::string(n.name);
+    Sum& t = by_name[n.name.data()];
+    t.name = n.name;
     t.measured_ns += n.duration_ns;
     if (sim.ran(node)) t.replayed_ns += sim.end_ns[node] - sim.start_ns[node];
     ++t.count;
   }
+  std::vector<Sum> sums;
+  sums.reserve(by_name.size());
+  for (const auto& [key, t] : by_name) sums.push_back(t);
+  // Largest first; ties by name, so the order does not depend on the hash table.
+  auto order = [](const Sum& a, const Sum& b) {
+    return a.measured_ns != b.measured_ns ? a.measured_ns > b.measured_ns : a.name < b.name;
+  };
+  const size_t keep = std::min(top, sums.size());
+  std::partial_sort(sums.begin(), sums.begin() + static_cast<ptrdiff_t>(keep), sums.end(), order);
   std::vector<NamedTime> v;
-  v.reserve(by_name.size());
-  for (auto& [name, t] : by_name) v.push_back(std::move(t));
-  std::stable_sort(v.begin(), v.end(), [](const NamedTime& a, const NamedTime& b) {
-    return a.measured_ns > b.measured_ns;
-  });
-  if (v.size() > top) v.resize(top);
+  v.reserve(keep);
+  for (size_t i = 0; i < keep; ++i) {
+    v.push_back(
+        {std::string(sums[i].name), sums[i].measured_ns, sums[i].replayed_ns, sums[i].count});
+  }
   return v;
 }
 

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <iterator>
-#include <queue>
 #include <unordered_map>
+
+#include "modeler/sim/radix_queue.h"
 
 namespace lumos::modeler {
 namespace {
@@ -16,7 +17,6 @@ class Simulation {
     const size_t n = g_.nodes.size();
     r_.start_ns.assign(n, SimResult::kNotRun);
     r_.end_ns.assign(n, SimResult::kNotRun);
-    r_.start_cause_node.assign(n, kNoNode);
     r_.start_cause_edge.assign(n, kNoNode);
     r_.end_cause.assign(n, Cause::kOwnDuration);
     r_.end_cause_node.assign(n, kNoNode);
@@ -53,9 +53,8 @@ class Simulation {
       }
     }
     while (!ready_.empty()) {
-      const auto [time, node] = ready_.top();
-      ready_.pop();
-      StartNode(node, time);
+      const uint32_t node = ready_.Pop();
+      StartNode(node, earliest_[node]);
     }
     for (uint32_t node = 0; node < n; ++node) {
       if (r_.ran(node)) continue;
@@ -75,16 +74,13 @@ class Simulation {
   }
 
  private:
-  using Item = std::pair<int64_t, uint32_t>;  // (earliest start, node): min-heap.
-
-  void Push(uint32_t node) { ready_.push({earliest_[node], node}); }
+  void Push(uint32_t node) { ready_.Push(earliest_[node], node); }
 
   void Release(uint32_t edge, int64_t at) {
     const Edge& e = g_.edges[edge];
     const int64_t candidate = at + s_.delay_ns[edge];
     if (r_.start_cause_edge[e.to] == kNoNode || candidate > earliest_[e.to]) {
       earliest_[e.to] = candidate;
-      r_.start_cause_node[e.to] = e.from;
       r_.start_cause_edge[e.to] = edge;
     }
     if (--pending_[e.to] == 0) Push(e.to);
@@ -100,8 +96,12 @@ class Simulation {
 
   void NoteLaunch(uint32_t op, int64_t time) {
     auto& history = history_[processor_[op]];
-    // Pops come in time order, so the history stays sorted; keep only the FIFO frontier.
-    if (!history.empty() && position_[history.back().second] > position_[op]) return;
+    // Pops come in time order (a negative slack aside: clamped), so the history stays sorted;
+    // keep only the FIFO frontier.
+    if (!history.empty()) {
+      if (position_[history.back().second] > position_[op]) return;
+      time = std::max(time, history.back().first);
+    }
     history.push_back({time, op});
   }
 
@@ -146,6 +146,7 @@ class Simulation {
     for (uint32_t op : targets) {
       if (!r_.ran(op)) {
         waiters_[op].push_back(node);
+        flags_[op] |= kHasWaiters;
         ++unfinished;
       }
     }
@@ -203,6 +204,7 @@ class Simulation {
     for (uint32_t e = g_.out_begin[node]; e < g_.out_begin[node + 1]; ++e) {
       if (!g_.edges[e].from_start()) Release(e, r_.end_ns[node]);
     }
+    if (!(flags_[node] & kHasWaiters)) return;
     auto waiting = waiters_.find(node);
     if (waiting != waiters_.end()) {
       const std::vector<uint32_t> syncs = std::move(waiting->second);
@@ -216,13 +218,13 @@ class Simulation {
   const ExecutionGraph& g_;
   const Scenario& s_;
   SimResult r_;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready_;
+  RadixQueue ready_;
   std::vector<int64_t> earliest_;
   std::vector<uint32_t> pending_;
   std::vector<uint32_t> waiting_targets_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> waiters_;  // GPU op -> syncs waiting.
   std::vector<uint32_t> position_;  // Index of a node on its processor.
-  static constexpr uint8_t kUnlaunchedGpu = 1, kSyncNode = 2, kCollectiveNode = 4;
+  static constexpr uint8_t kUnlaunchedGpu = 1, kSyncNode = 2, kCollectiveNode = 4, kHasWaiters = 8;
   std::vector<uint8_t> flags_;
   std::vector<uint32_t> processor_;
   std::vector<uint32_t> arrived_;  // Per collective group.

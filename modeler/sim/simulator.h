@@ -50,8 +50,8 @@ enum class Cause : uint8_t {
 struct SimResult {
   std::vector<int64_t> start_ns;  // Per node; kNotRun when it never ran.
   std::vector<int64_t> end_ns;
-  std::vector<uint32_t> start_cause_node;  // Edge source, or kNoNode.
-  std::vector<uint32_t> start_cause_edge;  // Index of the binding edge, or kNoNode.
+  std::vector<uint32_t> start_cause_edge;  // Index of the binding edge (its source: what
+                                           // decided the start), or kNoNode for a root.
   std::vector<Cause> end_cause;
   std::vector<uint32_t> end_cause_node;
   uint64_t not_run = 0;
