@@ -22,6 +22,44 @@ struct Member {
   int64_t end_ns;
 };
 
+// A clock that jumps (NTP step, a host suspended) shows as a step in the difference between
+// two hosts' collective ends. Looks at up to 64 split points: the medians of the kWindow
+// samples before and after each; a step larger than kMinJumpNs and than 10x the spread of
+// either side is reported on `host` (the first such step).
+void FindJump(const std::vector<std::pair<int64_t, int64_t>>& points, HostAlignment* host) {
+  constexpr size_t kWindow = 8;
+  constexpr int64_t kMinJumpNs = 1'000'000;
+  if (points.size() < 2 * kWindow || host->jump_ns != 0) return;
+  auto spread = [](std::vector<int64_t> v) {
+    const int64_t median = MedianOf(v);
+    for (int64_t& x : v) x = std::llabs(x - median);
+    return MedianOf(v);
+  };
+  const size_t splits = points.size() - 2 * kWindow + 1;
+  const size_t step = std::max<size_t>(1, splits / 64);
+  for (size_t k = kWindow; k + kWindow <= points.size(); k += step) {
+    std::vector<int64_t> before, after;
+    for (size_t i = k - kWindow; i < k; ++i) before.push_back(points[i].second);
+    for (size_t i = k; i < k + kWindow; ++i) after.push_back(points[i].second);
+    const int64_t jump = MedianOf(after) - MedianOf(before);
+    const int64_t noise = std::max(spread(before), spread(after));
+    if (std::llabs(jump) >= kMinJumpNs && std::llabs(jump) > 10 * noise) {
+      // The exact step lies between k - step and k: take the first sample past the midpoint.
+      size_t at = k;
+      const int64_t middle = MedianOf(before) + jump / 2;
+      for (size_t i = k >= step ? k - step : 0; i < k + kWindow; ++i) {
+        if ((jump > 0) == (points[i].second > middle)) {
+          at = i;
+          break;
+        }
+      }
+      host->jump_ns = jump;
+      host->jump_at_ns = points[at].first;
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 ClockAlignment AlignClocks(const Job& job) {
@@ -55,15 +93,26 @@ ClockAlignment AlignClocks(const Job& job) {
   }
   // Samples of (end on host b - end on host a) for host pairs a < b that share a collective,
   // against the collective's member on its lowest host (a star: linear in the members).
-  std::map<std::pair<size_t, size_t>, std::vector<int64_t>> samples;
+  // Samples are (time on host a, difference); kept in time order for the jump check.
+  std::map<std::pair<size_t, size_t>, std::vector<std::pair<int64_t, int64_t>>> timed;
   for (const auto& [key, members] : collectives) {
     const Member* base = &members.front();
     for (const Member& m : members) {
       if (m.host < base->host) base = &m;
     }
     for (const Member& m : members) {
-      if (m.host != base->host) samples[{base->host, m.host}].push_back(m.end_ns - base->end_ns);
+      if (m.host != base->host) {
+        timed[{base->host, m.host}].push_back({base->end_ns, m.end_ns - base->end_ns});
+      }
     }
+  }
+  std::map<std::pair<size_t, size_t>, std::vector<int64_t>> samples;
+  for (auto& [pair, points] : timed) {
+    std::sort(points.begin(), points.end());
+    std::vector<int64_t>& diffs = samples[pair];
+    diffs.reserve(points.size());
+    for (const auto& p : points) diffs.push_back(p.second);
+    FindJump(points, &out.hosts[pair.second]);
   }
   std::vector<std::vector<std::pair<size_t, int64_t>>> neighbours(hosts);
   for (const auto& [pair, diffs] : samples) {

@@ -8,7 +8,9 @@
 // lowest host (offset 0), so hosts that never meet directly are aligned through others. Parts
 // that share no collective cannot be related and need not be (nothing couples them).
 // Residual skew of a host: the median |aligned end - aligned end on the collective's lowest
-// host| over its collectives.
+// host| over its collectives. A clock that jumps during the trace (a step of >= 1 ms in the
+// differences, 10x above their noise) is reported with its time; the offset then fits the
+// larger part of the trace (a median), and the rest shows as skew.
 // Threading: pure function.
 #pragma once
 
@@ -25,7 +27,11 @@ struct HostAlignment {
   std::vector<int32_t> ranks;
   int64_t offset_ns = 0;     // Added to the host's times.
   int64_t residual_ns = 0;   // Median |aligned end - reference end|.
-  uint64_t collectives = 0;  // Collectives used.
+  uint64_t collectives = 0;  // Collective instances compared with other hosts.
+  // A step in this host's clock against its reference host (0: none seen): its size and the
+  // reference host's time of the first collective after it.
+  int64_t jump_ns = 0;
+  int64_t jump_at_ns = 0;
 };
 
 struct ClockAlignment {

@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "modeler/graph/job.h"
@@ -120,7 +121,8 @@ struct GraphStats {
   int64_t max_negative_slack_ns = 0;
   int64_t unexplained_gpu_wait_ns = 0;  // Stream-order residuals beyond kUnexplainedWaitNs.
   uint64_t unexplained_gpu_waits = 0;
-  uint64_t collectives_incomplete = 0;  // Groups missing members (ranks not loaded).
+  uint64_t collectives_incomplete = 0;    // Groups missing members (ranks not loaded).
+  uint64_t collectives_inconsistent = 0;  // A member ended before another started.
 };
 
 inline constexpr uint32_t kWholeJob = UINT32_MAX;
@@ -168,6 +170,7 @@ class GraphBuilder {
   ExecutionGraph g_;
   std::map<std::pair<uint64_t, uint64_t>, std::vector<uint32_t>> members_;  // (comm, seq)
   std::unordered_map<uint64_t, uint32_t> comm_sizes_;
+  std::unordered_set<uint64_t> known_sizes_;  // Sizes from records, not from member counts.
 };
 
 // The whole graph of a job already in memory.

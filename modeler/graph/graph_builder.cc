@@ -719,10 +719,15 @@ void GraphBuilder::AddRank(const RankTrace& rank, uint32_t rank_index) {
   builder.Build(options_);
   for (const auto& m : builder.members) {
     members_[{m.comm_id, m.seq}].push_back(m.node);
-    if (m.event->comm_size != 0) comm_sizes_[m.comm_id] = m.event->comm_size;
+    if (m.event->comm_size != 0) {
+      comm_sizes_[m.comm_id] = m.event->comm_size;
+      known_sizes_.insert(m.comm_id);
+    }
   }
   for (const CommunicatorInfo& c : rank.communicators) {
-    if (c.comm_size != 0) comm_sizes_.emplace(c.comm_id, c.comm_size);
+    if (c.comm_size != 0 && comm_sizes_.emplace(c.comm_id, c.comm_size).second) {
+      known_sizes_.insert(c.comm_id);
+    }
   }
 }
 
@@ -740,6 +745,13 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
       d.time_ns += g.rank_offset_ns[it->second];
     }
   }
+  // A communicator whose size no record gives is as large as its largest collective.
+  for (const auto& [key, members] : members_) {
+    auto [it, added] = comm_sizes_.try_emplace(key.first, static_cast<uint32_t>(members.size()));
+    if (!added && !known_sizes_.count(key.first)) {
+      it->second = std::max<uint32_t>(it->second, static_cast<uint32_t>(members.size()));
+    }
+  }
   // Collective groups: transfer = earliest end - latest start over the members (aligned).
   for (auto& [key, members] : members_) {
     CollectiveGroup group;
@@ -752,10 +764,33 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
       earliest_end = std::min(earliest_end, g.nodes[node].end_ns());
     }
     group.transfer_ns = earliest_end - latest_start;
+    auto rank_of = [&g](uint32_t node) {
+      return static_cast<uint32_t>(g.ranks[g.nodes[node].rank_index]);
+    };
+    auto diagnose = [&g](uint32_t rank, int64_t time, std::string what) {
+      if (g.diagnostics.size() < kMaxDiagnostics) {
+        g.diagnostics.push_back({rank, time, std::move(what)});
+      }
+    };
+    const std::string name = "collective (comm " + std::to_string(key.first) + ", seq " +
+                             std::to_string(key.second) + ")";
     if (group.transfer_ns < 0) {
       // A member ended before another started: the clocks disagree (or the pairing is wrong).
       ++g.stats.negative_slack_edges;
       g.stats.max_negative_slack_ns = std::max(g.stats.max_negative_slack_ns, -group.transfer_ns);
+      if (g.stats.collectives_inconsistent++ == 0) {
+        uint32_t first_end = members.front(), last_start = members.front();
+        for (uint32_t node : members) {
+          if (g.nodes[node].end_ns() < g.nodes[first_end].end_ns()) first_end = node;
+          if (g.nodes[node].start_ns > g.nodes[last_start].start_ns) last_start = node;
+        }
+        diagnose(rank_of(first_end), g.nodes[first_end].end_ns(),
+                 name + " ended on rank " + std::to_string(rank_of(first_end)) + " " +
+                     std::to_string(-group.transfer_ns) + " ns before it started on rank " +
+                     std::to_string(rank_of(last_start)) +
+                     ": their clocks disagree or their seq numbers do not line up; replayed "
+                     "with no transfer time (further ones counted)");
+      }
       group.transfer_ns = 0;
       earliest_end = latest_start;
     }
@@ -764,13 +799,23 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
     }
     auto size = comm_sizes_.find(group.comm_id);
     group.complete = size == comm_sizes_.end() || members.size() >= size->second;
-    if (!group.complete) ++g.stats.collectives_incomplete;
+    if (!group.complete && g.stats.collectives_incomplete++ == 0) {
+      std::string ranks;
+      for (uint32_t node : members) {
+        ranks += (ranks.empty() ? "" : ",") + std::to_string(rank_of(node));
+      }
+      diagnose(rank_of(members.front()), g.nodes[members.front()].start_ns,
+               name + ": only rank(s) " + ranks + " of " + std::to_string(size->second) +
+                   " took part (ranks missing, cut short, or seq numbers that do not line up); "
+                   "the present ones are coupled among themselves (further ones counted)");
+    }
     const uint32_t index = static_cast<uint32_t>(g.collectives.size());
     for (uint32_t node : group.nodes) g.nodes[node].collective = index;
     g.collectives.push_back(std::move(group));
   }
   members_.clear();
   comm_sizes_.clear();
+  known_sizes_.clear();
   g.origin_ns = INT64_MAX;
   for (const Node& n : g.nodes) g.origin_ns = std::min(g.origin_ns, n.start_ns);
   if (g.nodes.empty()) g.origin_ns = 0;

@@ -116,12 +116,24 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
   };
   std::vector<FileInfo> files;
   std::map<std::string, std::vector<std::string>> jobs;  // job id -> files
+  std::vector<std::string> unreadable;
   for (const std::string& path : paths) {
-    LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(path));
+    StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);
+    if (!opened.ok()) {
+      // One bad file does not sink the job: its rank is missing (said below), the rest replays.
+      unreadable.push_back(opened.status().message());
+      continue;
+    }
+    const std::unique_ptr<TraceReader>& reader = *opened;
     const pb::TraceHeader& h = reader->header();
     files.push_back({path, h.job_id(), h.host_name(), h.has_rank(), h.rank(),
                      h.has_world_size() ? h.world_size() : 0});
     jobs[h.job_id()].push_back(path);
+  }
+  if (files.empty()) {
+    return Status::Error(unreadable.size() == 1
+                             ? unreadable.front()
+                             : "no readable trace file; the first: " + unreadable.front());
   }
   if (jobs.size() > 1) {
     std::string list;
@@ -134,6 +146,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
   }
   Job job;
   job.job_id = jobs.begin()->first;
+  for (const std::string& why : unreadable) job.warnings.push_back("skipped: " + why);
   std::set<int32_t> taken;
   for (const FileInfo& f : files) {
     if (f.has_rank && !taken.insert(f.rank).second) {
@@ -182,9 +195,9 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
       if (taken.count(r) == 0) missing += (missing.empty() ? "" : " ") + std::to_string(r);
     }
     if (!missing.empty()) {
-      job.warnings.push_back("job '" + job.job_id + "': world size " + std::to_string(world) +
-                             ", ranks missing: " + missing +
-                             " (their collectives are replayed with measured times)");
+      job.warnings.push_back(
+          "job '" + job.job_id + "': world size " + std::to_string(world) + ", ranks missing: " +
+          missing + " (collectives they took part in are coupled among the ranks present)");
     }
   }
   return job;

@@ -11,8 +11,9 @@
 // soon as they are read, in rank order; with keep_events = false they are then dropped, except
 // what later steps need (collectives for clock alignment, communicators, and the ranges that
 // keep_range accepts), so memory holds one rank's events at a time, not the job's.
-// Failure behaviour: an unreadable file is an error naming it; a damaged tail keeps what was
-// read and adds a warning naming file and offset (the rank is then "cut short").
+// Failure behaviour: a file that cannot be opened (no readable header) is skipped with a
+// warning naming it (its rank counts as missing); none readable is an error. A damaged tail
+// keeps what was read and adds a warning naming file and offset (the rank is "cut short").
 // Threading: single-threaded.
 #pragma once
 

@@ -101,6 +101,11 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
                  " collectives\n",
                  h.host.empty() ? "?" : h.host.c_str(), ranks.c_str(), Ms(h.offset_ns),
                  Ms(h.residual_ns), h.collectives);
+    if (h.jump_ns != 0) {
+      std::fprintf(out, "  warning: host %s (ranks %s): its clock jumps by %+.3f ms at %.3f ms\n",
+                   h.host.empty() ? "?" : h.host.c_str(), ranks.c_str(), Ms(h.jump_ns),
+                   Ms(h.jump_at_ns - g.origin_ns));
+    }
   }
   if (r.dependencies_only) {
     std::fprintf(out, "replay: recorded dependencies only (measured GPU queueing dropped)\n");
@@ -265,6 +270,10 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
     w.KeyInt("offset_ns", h.offset_ns);
     w.KeyInt("residual_skew_ns", h.residual_ns);
     w.KeyUint("collectives", h.collectives);
+    if (h.jump_ns != 0) {
+      w.KeyInt("clock_jump_ns", h.jump_ns);
+      w.KeyInt("clock_jump_at_from_start_ns", h.jump_at_ns - g.origin_ns);
+    }
     w.EndObject();
   }
   w.EndArray();

@@ -194,6 +194,7 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
     agent::WriterOptions options;
     options.zstd_level = o.zstd_level;
     options.header_in_own_frame = false;
+    options.frame_bytes = o.frame_bytes;
     LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<agent::TraceFileWriter> writer,
                            agent::TraceFileWriter::Create(path, header, options));
     RankSynth synth(t, o, r, static_cast<uint64_t>(r) % groups, period);

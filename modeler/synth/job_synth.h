@@ -34,6 +34,7 @@ struct SynthOptions {
   int32_t ranks_per_host = 8;
   int64_t host_skew_ns = 1'000'000;
   int zstd_level = 1;
+  uint64_t frame_bytes = 1 << 20;  // The writer's frame size (small: many frames, for tests).
 };
 
 struct SynthResult {

@@ -1,0 +1,175 @@
+// Bad input for `lumos-model replay`: missing ranks, a rank cut short, collectives whose seq
+// numbers do not line up, events out of order, a clock that jumps. Each gives a diagnostic
+// naming rank and time, what is sound is still replayed, and nothing crashes or hangs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "modeler/report/replay_cli.h"
+#include "modeler/synth/job_synth.h"
+#include "modeler/trace/trace_set.h"
+#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::modeler::testing {
+namespace {
+
+using lumos::testing::TempDir;
+using schema::ApiKind;
+namespace fs = std::filesystem;
+
+std::string Example() { return std::string(LUMOS_SOURCE_DIR) + "/examples/dlrm-8rank"; }
+
+std::string Slurp(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
+  return text;
+}
+
+int RunCli(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  std::FILE* o = std::tmpfile();
+  std::FILE* e = std::tmpfile();
+  const int code = RunReplayCommand(args, o, e);
+  *out = Slurp(o);
+  *err = Slurp(e);
+  std::fclose(o);
+  std::fclose(e);
+  return code;
+}
+
+TEST(ReplayBadInputTest, MissingRankIsNamedAndTheOthersReplay) {
+  TempDir dir;
+  for (const auto& entry : fs::directory_iterator(Example())) {
+    if (entry.path().filename().string().rfind("worker7_", 0) != 0) {
+      fs::copy(entry.path(), dir.File(entry.path().filename().string()));
+    }
+  }
+  std::string out, err;
+  ASSERT_EQ(RunCli({dir.path()}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("ranks missing: 7"), std::string::npos) << out;
+  EXPECT_NE(out.find("job dlrm_kineto: 7 rank(s)"), std::string::npos);
+  EXPECT_NE(out.find("ProfilerStep#10"), std::string::npos);
+}
+
+TEST(ReplayBadInputTest, RankCutShortIsNamedAndReplayedAsFarAsItGoes) {
+  // The example, repeated, in small frames, so a cut keeps some of them.
+  TempDir dir;
+  auto example = ExpandTracePaths({Example()});
+  ASSERT_TRUE(example.ok());
+  auto base = LoadJob(*example);
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  SynthOptions options;
+  options.iterations = 3;
+  options.frame_bytes = 16 << 10;
+  ASSERT_TRUE(SynthesizeJob(*base, options, dir.File("job")).ok());
+  std::string victim;
+  for (const auto& entry : fs::directory_iterator(dir.File("job"))) {
+    if (entry.path().string().find(".rank2.") != std::string::npos) victim = entry.path();
+  }
+  ASSERT_FALSE(victim.empty());
+  fs::resize_file(victim, fs::file_size(victim) * 6 / 10);
+  std::string out, err;
+  ASSERT_EQ(RunCli({dir.File("job")}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("rank 2 is cut short"), std::string::npos) << out;
+  EXPECT_NE(out.find("byte offset"), std::string::npos) << out;
+  EXPECT_NE(out.find("mean |error|"), std::string::npos);
+}
+
+TEST(ReplayBadInputTest, UnreadableFileIsSkippedByName) {
+  TempDir dir;
+  fs::copy(Example(), dir.path(), fs::copy_options::recursive);
+  std::string victim;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().rfind("worker2_", 0) == 0) victim = entry.path();
+  }
+  fs::resize_file(victim, 30);  // Its only frame, header included, is cut.
+  std::string out, err;
+  ASSERT_EQ(RunCli({dir.path()}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("skipped: " + victim), std::string::npos) << out;
+  EXPECT_NE(out.find("ranks missing: 2"), std::string::npos) << out;
+}
+
+// Two ranks, three allreduces on comm 42 (size 2); rank 1 numbers them from 1: seq 0 and 3
+// have one member each, seq 1 and 2 pair the wrong instances.
+TEST(ReplayBadInputTest, SeqNumbersThatDoNotLineUpAreDiagnosed) {
+  Job job;
+  job.job_id = "toy";
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    RankBuilder b(&job, rank, 2);
+    for (uint64_t i = 0; i < 3; ++i) {
+      const int64_t t = static_cast<int64_t>(i) * 100;
+      b.Api(ApiKind::kLaunchKernel, "launch", t, 2, i + 1)
+          .Kernel("ncclKernel_AllReduce", 5, t + 10, 50, i + 1)
+          .Collective(42, i + static_cast<uint64_t>(rank), i + 1, 5, t + 10, 50, 2);
+    }
+  }
+  ExecutionGraph graph = BuildGraph(job, {0, 0});
+  EXPECT_EQ(graph.stats.collectives_incomplete, 2u);
+  bool named = false;
+  for (const GraphDiagnostic& d : graph.diagnostics) {
+    named |= d.what.find("comm 42, seq 0") != std::string::npos &&
+             d.what.find("only rank(s) 0 of 2") != std::string::npos && d.rank == 0 &&
+             d.time_ns == 10 * kUs;
+  }
+  EXPECT_TRUE(named);
+  const SimResult sim = Simulate(graph, MeasuredScenario(graph));
+  EXPECT_EQ(sim.not_run, 0u);
+}
+
+TEST(ReplayBadInputTest, EventsOutOfOrderReplayLikeSortedOnes) {
+  Job sorted;
+  sorted.job_id = "toy";
+  RankBuilder(&sorted, 0, 1)
+      .Api(ApiKind::kLaunchKernel, "launch1", 0, 10, 1)
+      .Api(ApiKind::kLaunchKernel, "launch2", 20, 10, 2)
+      .Api(ApiKind::kStreamSynchronize, "sync", 40, 200, 0, 7)
+      .Kernel("k1", 7, 15, 100, 1)
+      .Kernel("k2", 7, 115, 100, 2);
+  Job shuffled = sorted;
+  RankTrace& r = shuffled.ranks[0];
+  std::reverse(r.api_calls.begin(), r.api_calls.end());
+  std::reverse(r.kernels.begin(), r.kernels.end());
+  const Replayed a = Replay(sorted), b = Replay(shuffled);
+  for (const char* name : {"launch1", "launch2", "sync", "k1", "k2"}) {
+    const uint32_t x = NodeNamed(a.graph, 0, name), y = NodeNamed(b.graph, 0, name);
+    EXPECT_EQ(a.sim.start_ns[x], b.sim.start_ns[y]) << name;
+    EXPECT_EQ(a.sim.end_ns[x], b.sim.end_ns[y]) << name;
+  }
+}
+
+// Two hosts, 40 allreduces 1 ms apart; host "b"'s clock runs 3 ms ahead, then jumps 5 ms
+// further before the 21st.
+TEST(ReplayBadInputTest, ClockJumpIsReportedWithItsTime) {
+  Job job;
+  job.job_id = "toy";
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    RankBuilder b(&job, rank, 2);
+    for (uint64_t i = 0; i < 40; ++i) {
+      int64_t t = static_cast<int64_t>(i) * 1000;
+      if (rank == 1) t += i < 20 ? 3000 : 8000;
+      b.Api(ApiKind::kLaunchKernel, "launch", t, 2, i + 1)
+          .Kernel("ncclKernel_AllReduce", 5, t + 10, 50, i + 1)
+          .Collective(42, i, i + 1, 5, t + 10, 50, 2);
+    }
+    job.ranks.back().host = rank == 0 ? "a" : "b";
+  }
+  const ClockAlignment alignment = AlignClocks(job);
+  ASSERT_EQ(alignment.hosts.size(), 2u);
+  const HostAlignment& b = alignment.hosts[1];
+  EXPECT_EQ(b.host, "b");
+  EXPECT_EQ(b.jump_ns, 5000 * kUs);
+  EXPECT_EQ(b.jump_at_ns, 20 * 1000 * kUs + 60 * kUs);  // Host a's end of the 21st.
+  EXPECT_EQ(alignment.hosts[0].jump_ns, 0);
+  // The offset fits one side (the median); the replay still runs everything.
+  const Replayed r = Replay(job, {}, false, /*align=*/true);
+  EXPECT_EQ(r.sim.not_run, 0u);
+}
+
+}  // namespace
+}  // namespace lumos::modeler::testing
