@@ -44,7 +44,8 @@ constexpr const char kHelp[] =
     "\n"
     "Exit status: 0 replayed; 1 unreadable input or nothing to replay; 2 bad arguments.\n";
 
-// Progress on stderr for steps that take over a second, only when stderr is a terminal.
+// A progress bar on stderr for steps that take over a second, only when stderr is a terminal:
+// "lumos-model replay: loading [########............]  40%", redrawn at most every 100 ms.
 class Progress {
  public:
   explicit Progress(std::FILE* err) : err_(err), enabled_(isatty(fileno(err)) != 0) {}
@@ -52,15 +53,28 @@ class Progress {
     Clear();
     what_ = what;
     start_ = std::chrono::steady_clock::now();
-    shown_ = false;
+    drawn_ = start_;
   }
-  void Tick() {
-    if (!enabled_ || shown_) return;
-    if (std::chrono::steady_clock::now() - start_ > std::chrono::seconds(1)) {
-      std::fprintf(err_, "\rlumos-model replay: %s...", what_);
-      std::fflush(err_);
-      shown_ = true;
+  // `done` in [0, 1]; negative: unknown (the label alone).
+  void Update(double done) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) ||
+        (shown_ && now - drawn_ < std::chrono::milliseconds(100))) {
+      return;
     }
+    drawn_ = now;
+    shown_ = true;
+    if (done < 0) {
+      std::fprintf(err_, "\rlumos-model replay: %s...\033[K", what_);
+    } else {
+      constexpr int kWidth = 30;
+      const int filled = static_cast<int>(std::min(1.0, done) * kWidth);
+      std::fprintf(err_, "\rlumos-model replay: %s [%.*s%.*s] %3d%%\033[K", what_, filled,
+                   "##############################", kWidth - filled,
+                   "..............................", static_cast<int>(done * 100));
+    }
+    std::fflush(err_);
   }
   void Clear() {
     if (shown_) std::fprintf(err_, "\r\033[K");
@@ -71,7 +85,7 @@ class Progress {
   std::FILE* err_;
   bool enabled_;
   const char* what_ = "";
-  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point start_, drawn_;
   bool shown_ = false;
 };
 
@@ -178,14 +192,15 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   }
   PhaseClock clock;
   Progress progress(err);
-  progress.Step("loading traces and building the graph");
+  progress.Step("loading");
   // Streaming: each rank's part of the graph is built as it loads, then its events are dropped.
   GraphBuilder builder;
   LoadOptions load;
   load.keep_events = false;
+  const size_t files = paths->size();
   load.on_rank = [&](const RankTrace& rank, uint32_t index) {
     builder.AddRank(rank, index);
-    progress.Tick();
+    progress.Update(static_cast<double>(index + 1) / static_cast<double>(files));
   };
   load.keep_range = [&analysis](std::string_view name, bool step) {
     return MayMarkIteration(name, step, analysis);
@@ -208,7 +223,6 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   report.validation_issues = Validate(&graph);
   clock.Mark("align + finish + validate");
   report.graph = &graph;
-  progress.Tick();
   if (graph.nodes.empty()) {
     progress.Clear();
     std::fprintf(err,
@@ -216,17 +230,19 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
     return 1;
   }
   progress.Step("replaying");
+  progress.Update(-1);
   const Scenario scenario = ApplyWhatIfs(
       graph, dependencies_only ? DependenciesOnlyScenario(graph) : MeasuredScenario(graph), scales,
       drop_gaps);
-  const SimResult sim = Simulate(graph, scenario);
+  const SimResult sim =
+      Simulate(graph, scenario, [&progress](double done) { progress.Update(done); });
   clock.Mark("simulate");
   report.what_ifs = what_ifs;
   report.dependencies_only = dependencies_only;
   report.not_run = sim.not_run;
   report.sim_diagnostics = sim.diagnostics;
-  progress.Tick();
   progress.Step("analysing");
+  progress.Update(-1);
   report.iterations = AnalyzeIterations(job, graph, sim, analysis);
   report.iteration_rule = analysis.iteration
                               ? "ranges matching '" + analysis.iteration_pattern + "'"

@@ -11,7 +11,9 @@ namespace {
 
 class Simulation {
  public:
-  Simulation(const ExecutionGraph& g, const Scenario& s) : g_(g), s_(s) {}
+  Simulation(const ExecutionGraph& g, const Scenario& s,
+             const std::function<void(double)>& progress)
+      : g_(g), s_(s), progress_(progress) {}
 
   SimResult Run() {
     const size_t n = g_.nodes.size();
@@ -52,9 +54,13 @@ class Simulation {
         Push(node);
       }
     }
+    uint64_t popped = 0;
     while (!ready_.empty()) {
       const uint32_t node = ready_.Pop();
       StartNode(node, earliest_[node]);
+      if (progress_ && (++popped & 0xFFFF) == 0) {
+        progress_(static_cast<double>(popped) / static_cast<double>(n));
+      }
     }
     for (uint32_t node = 0; node < n; ++node) {
       if (r_.ran(node)) continue;
@@ -217,6 +223,7 @@ class Simulation {
 
   const ExecutionGraph& g_;
   const Scenario& s_;
+  const std::function<void(double)>& progress_;
   SimResult r_;
   RadixQueue ready_;
   std::vector<int64_t> earliest_;
@@ -265,8 +272,9 @@ Scenario DependenciesOnlyScenario(const ExecutionGraph& g) {
   return s;
 }
 
-SimResult Simulate(const ExecutionGraph& graph, const Scenario& scenario) {
-  return Simulation(graph, scenario).Run();
+SimResult Simulate(const ExecutionGraph& graph, const Scenario& scenario,
+                   const std::function<void(double)>& progress) {
+  return Simulation(graph, scenario, progress).Run();
 }
 
 }  // namespace lumos::modeler

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,8 @@ struct SimResult {
   bool ran(uint32_t node) const { return end_ns[node] != kNotRun; }
 };
 
-SimResult Simulate(const ExecutionGraph& graph, const Scenario& scenario);
+// `progress`, when given, is called now and then with the share of nodes run so far.
+SimResult Simulate(const ExecutionGraph& graph, const Scenario& scenario,
+                   const std::function<void(double)>& progress = nullptr);
 
 }  // namespace lumos::modeler
