@@ -96,6 +96,23 @@ class RankBuilder {
       remap(g_.syncs[i].record_node);
     }
     for (Member& m : members) remap(m.node);
+    GroupEdgesBySource();
+  }
+
+  // Every edge of this rank leaves one of its nodes, and ranks' nodes come in increasing
+  // ranges, so grouping each rank's edges by source (a counting sort, stable: each source's
+  // edges stay in build order) leaves the whole edge list grouped: Finish only counts.
+  void GroupEdgesBySource() {
+    const size_t count = g_.nodes.size() - base_node_;
+    std::vector<uint32_t> next(count + 1, 0);
+    for (size_t e = first_edge_; e < g_.edges.size(); ++e)
+      ++next[g_.edges[e].from - base_node_ + 1];
+    for (size_t i = 1; i <= count; ++i) next[i] += next[i - 1];
+    std::vector<Edge> sorted(g_.edges.size() - first_edge_);
+    for (size_t e = first_edge_; e < g_.edges.size(); ++e) {
+      sorted[next[g_.edges[e].from - base_node_]++] = g_.edges[e];
+    }
+    std::copy(sorted.begin(), sorted.end(), g_.edges.begin() + static_cast<ptrdiff_t>(first_edge_));
   }
 
   // Collective instances of this rank: (comm, seq) -> node, with the event.
@@ -819,14 +836,10 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
   g.origin_ns = INT64_MAX;
   for (const Node& n : g.nodes) g.origin_ns = std::min(g.origin_ns, n.start_ns);
   if (g.nodes.empty()) g.origin_ns = 0;
-  // CSR by source: a counting sort keeps each source's edges in insertion order.
+  // CSR by source; the edges are already grouped (RankBuilder::GroupEdgesBySource).
   g.out_begin.assign(g.nodes.size() + 1, 0);
   for (const Edge& e : g.edges) ++g.out_begin[e.from + 1];
   for (size_t i = 1; i < g.out_begin.size(); ++i) g.out_begin[i] += g.out_begin[i - 1];
-  std::vector<Edge> sorted(g.edges.size());
-  std::vector<uint32_t> next(g.out_begin.begin(), g.out_begin.end() - 1);
-  for (const Edge& e : g.edges) sorted[next[e.from]++] = e;
-  g.edges = std::move(sorted);
   return g;
 }
 
