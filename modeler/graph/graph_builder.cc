@@ -277,6 +277,9 @@ class RankBuilder {
         if (!p.nodes.empty()) AddEdge(p.nodes.back(), id, EdgeKind::kStreamOrder, 0);
         p.nodes.push_back(id);
         if (node.launch != kNoNode) {
+          if (const agent::ApiCallEvent* call = ApiEvent(node.launch); call && call->stream_id) {
+            stream_of_handle_.emplace(call->stream_id, processor);
+          }
           AddEdge(node.launch, id, EdgeKind::kLaunch, 0);
           uint32_t& first = Local(&first_launched_, node.launch, kNoNode);
           if (first == kNoNode) first = id;
@@ -342,6 +345,14 @@ class RankBuilder {
     return local < api_of_.size() ? api_of_[local] : nullptr;
   }
 
+  // The stream processor of a handle an API call carries. The agent records the application's
+  // cudaStream_t there, while GPU ops carry CUPTI's stream ids: a launch joins the two (its
+  // handle, its op's stream); imported traces use one id space, found directly.
+  uint32_t StreamOfHandle(uint64_t handle) const {
+    auto it = stream_of_handle_.find(handle);
+    return it != stream_of_handle_.end() ? it->second : StreamProcessor(handle);
+  }
+
   uint32_t StreamProcessor(uint64_t stream) const {
     auto it = streams_.find(stream);
     return it == streams_.end() ? kNoNode : it->second;
@@ -363,7 +374,7 @@ class RankBuilder {
   // The recording stream of a record call.
   uint32_t RecordStream(uint32_t record, uint64_t hint_stream) const {
     if (const agent::ApiCallEvent* call = ApiEvent(record); call && call->stream_id != 0) {
-      return StreamProcessor(call->stream_id);
+      return StreamOfHandle(call->stream_id);
     }
     return hint_stream != 0 ? StreamProcessor(hint_stream) : kNoNode;
   }
@@ -424,7 +435,7 @@ class RankBuilder {
         const uint32_t record = RecordBefore(call->event_id, wait_time);
         if (record != kNoNode) {
           AddWaitEdge(RecordStream(record, 0), g_.nodes[record].start_ns,
-                      StreamProcessor(call->stream_id), wait_time, false);
+                      StreamOfHandle(call->stream_id), wait_time, false);
           continue;
         }
       }
@@ -512,9 +523,13 @@ class RankBuilder {
       const int64_t time = g_.nodes[node].start_ns;
       switch (call->kind) {
         case ApiKind::kStreamSynchronize: {
-          uint64_t stream = call->stream_id != 0 ? call->stream_id : 0;
-          if (stream == 0 && record != nullptr) stream = record->stream_id;
-          spec.stream_processor = stream != 0 ? StreamProcessor(stream) : kNoNode;
+          // The sync record's stream (CUPTI's id) first, else the call's handle.
+          if (record != nullptr && record->stream_id != 0) {
+            spec.stream_processor = StreamProcessor(record->stream_id);
+          }
+          if (spec.stream_processor == kNoNode && call->stream_id != 0) {
+            spec.stream_processor = StreamOfHandle(call->stream_id);
+          }
           spec.target = spec.stream_processor != kNoNode ? SyncSpec::Target::kStream
                                                          : SyncSpec::Target::kDevice;
           spec.inferred = spec.stream_processor == kNoNode;
@@ -685,7 +700,8 @@ class RankBuilder {
   uint32_t rank_index_;
   int64_t offset_;
   ExecutionGraph& g_;
-  std::map<uint64_t, uint32_t> threads_, streams_;  // Ordered: deterministic iteration.
+  std::map<uint64_t, uint32_t> threads_, streams_;           // Ordered: deterministic iteration.
+  std::unordered_map<uint64_t, uint32_t> stream_of_handle_;  // API stream handle -> processor.
   std::unordered_map<uint64_t, uint32_t> api_by_correlation_;
   std::unordered_map<uint64_t, uint32_t> gpu_by_correlation_;
   // API nodes of this rank in node order, and node -> index into it.

@@ -135,6 +135,16 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
                              ? unreadable.front()
                              : "no readable trace file; the first: " + unreadable.front());
   }
+  if (options.job_id) {
+    if (jobs.count(*options.job_id) == 0) {
+      std::string list;
+      for (const auto& [id, names] : jobs) list += (list.empty() ? "'" : ", '") + id + "'";
+      return Status::Error("no files of job '" + *options.job_id + "' in the input (jobs: " + list +
+                           ")");
+    }
+    std::erase_if(files, [&](const FileInfo& f) { return f.job_id != *options.job_id; });
+    std::erase_if(jobs, [&](const auto& job) { return job.first != *options.job_id; });
+  }
   if (jobs.size() > 1) {
     std::string list;
     for (const auto& [id, names] : jobs) {
@@ -142,7 +152,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
       list += "'" + id + "' (" + std::to_string(names.size()) + " files, e.g. " + names[0] + ")";
     }
     return Status::Error("the input holds " + std::to_string(jobs.size()) + " jobs: " + list +
-                         "; replay one job at a time");
+                         "; choose one (replay --job ID)");
   }
   Job job;
   job.job_id = jobs.begin()->first;

@@ -2,10 +2,10 @@
 // memory as the writer's plain event structs (agent/writer/trace_events.h) so the graph builder
 // can index them. Names (kernel, API, range) are copied once into a job-wide NamePool: the
 // reader's views die with each frame, the pool's live as long as the Job.
-// Grouping: files are grouped by the header's job id; more than one job in the input is an
-// error that names them (replay one job at a time). A file without a rank takes the next free
-// one, with a warning; two files with the same rank are an error.
-// Clocks: every event keeps the time of its own file (agent traces: CLOCK_MONOTONIC of the
+// Grouping: files are grouped by the header's job id; LoadOptions::job_id picks one, else
+// more than one job in the input is an error that names them (replay one job at a time). A file
+// without a rank takes the next free one, with a warning; two files with the same rank are an
+// error. Clocks: every event keeps the time of its own file (agent traces: CLOCK_MONOTONIC of the
 // host; imported ones: the profiler's clock). Aligning hosts is clock_alignment.h's job.
 // Streaming: with LoadOptions::on_rank a caller (the graph builder) sees each rank's events as
 // soon as they are read, in rank order; with keep_events = false they are then dropped, except
@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -84,6 +85,8 @@ struct Job {
 };
 
 struct LoadOptions {
+  // The job to load when the files hold several (by header job id); empty: there must be one.
+  std::optional<std::string> job_id;
   // Called once per rank, in rank order, with all of its events (names already in the Job's
   // pool); rank_index is its index in Job::ranks.
   std::function<void(const RankTrace& rank, uint32_t rank_index)> on_rank;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstring>
+#include <optional>
 
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
@@ -29,6 +30,7 @@ constexpr const char kHelp[] =
     "overlapped, exposed communication, other), GPU busy per 1 ms, the critical path, top\n"
     "kernels and collectives. Clocks of different hosts are aligned from matched collectives.\n"
     "\n"
+    "  --job ID             the job to replay when the files hold several (header job id)\n"
     "  --iteration REGEX    iterations are the host/NVTX ranges whose name matches REGEX\n"
     "                       (default: ProfilerStep#N ranges; none: the whole trace)\n"
     "  --json               print the report as JSON instead of text\n"
@@ -129,6 +131,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   AnalysisOptions analysis;
   bool json = false, drop_gaps = false, dependencies_only = false, stats = false;
   std::string timeline;
+  std::optional<std::string> job_id;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* flag) -> const std::string* {
@@ -160,6 +163,10 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
         return 2;
       }
       analysis.iteration_pattern = *v;
+    } else if (a == "--job") {
+      const std::string* v = value("--job");
+      if (v == nullptr) return 2;
+      job_id = *v;
     } else if (a == "--timeline") {
       const std::string* v = value("--timeline");
       if (v == nullptr) return 2;
@@ -197,6 +204,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   GraphBuilder builder;
   LoadOptions load;
   load.keep_events = false;
+  load.job_id = job_id;
   const size_t files = paths->size();
   load.on_rank = [&](const RankTrace& rank, uint32_t index) {
     builder.AddRank(rank, index);

@@ -79,6 +79,13 @@ TEST(ReplayCliTest, TwoJobsAreRefusedByName) {
   CliRun run = Replay({dir.path()});
   EXPECT_EQ(run.code, 1);
   EXPECT_NE(run.err.find("jobs"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--job"), std::string::npos) << run.err;
+  CliRun chosen = Replay({dir.path(), "--job", "dlrm_kineto"});
+  EXPECT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_NE(chosen.out.find("job dlrm_kineto: 1 rank(s)"), std::string::npos) << chosen.out;
+  CliRun unknown = Replay({dir.path(), "--job", "nope"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("no files of job 'nope'"), std::string::npos) << unknown.err;
 }
 
 TEST(ReplayCliTest, ExampleReplaysWithReportJsonAndTimeline) {

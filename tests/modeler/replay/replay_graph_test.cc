@@ -150,6 +150,32 @@ TEST(ReplayGraphTest, EventWaitEdgeComesFromRecordedHandles) {
   ExpectTimes(slower, "k2", 212, 222);  // Waits for k1 (+2 µs residual), not for its launch.
 }
 
+// The agent records the application's stream handles in API calls (0xA1, 0xB2) and CUPTI's
+// stream ids in GPU ops (7, 8); launches join the two, so syncs and waits stay exact.
+TEST(ReplayGraphTest, ApiStreamHandlesMapToGpuStreamsThroughLaunches) {
+  Job job;
+  job.job_id = "toy";
+  RankBuilder(&job, 0, 1)
+      .Api(ApiKind::kLaunchKernel, "launch1", 0, 5, 1, 0xA1)
+      .Api(ApiKind::kEventRecord, "cudaEventRecord", 10, 5, 0, 0xA1, 99)
+      .Api(ApiKind::kStreamWaitEvent, "cudaStreamWaitEvent", 20, 5, 0, 0xB2, 99)
+      .Api(ApiKind::kLaunchKernel, "launch2", 30, 5, 2, 0xB2)
+      .Api(ApiKind::kStreamSynchronize, "cudaStreamSynchronize", 40, 90, 0, 0xB2)
+      .Kernel("k1", 7, 10, 100, 1)
+      .Kernel("k2", 8, 112, 10, 2);
+  const Replayed r = Replay(job);
+  EXPECT_EQ(r.graph.stats.edges_by_kind[static_cast<int>(EdgeKind::kEventWait)], 1u);
+  EXPECT_EQ(r.graph.stats.inferred_event_waits, 0u);
+  ASSERT_EQ(r.graph.syncs.size(), 1u);
+  EXPECT_EQ(r.graph.syncs[0].target, SyncSpec::Target::kStream);
+  EXPECT_FALSE(r.graph.syncs[0].inferred);
+  EXPECT_EQ(r.graph.processors[r.graph.syncs[0].stream_processor].id, 8u);
+  // k1 twice as long: k2 waits for it, and the sync waits for k2.
+  const Replayed slower = Replay(job, {"kernel:^k1$=2"});
+  ExpectTimes(slower, "k2", 212, 222);
+  ExpectTimes(slower, "cudaStreamSynchronize", 40, 230);
+}
+
 // Two ranks, one allreduce (comm 42, seq 0). Rank 1 computes first, so its NCCL kernel starts
 // at 60 and rank 0's, started at 10, waits for it: both end at 110; transfer = 110 - 60 = 50.
 Job CollectiveJob() {
