@@ -48,6 +48,9 @@ void PrintDiagnostic(std::FILE* out, const GraphDiagnostic& d, int64_t origin) {
   }
 }
 
+// Iteration rows in the text report before it shows only the worst ones.
+constexpr size_t kMaxIterationRows = 64;
+
 const char* kBreakdownNames[4] = {"exposed compute", "overlapped", "exposed comm", "other/idle"};
 
 }  // namespace
@@ -125,9 +128,24 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   std::fprintf(out, "\niterations (%s)\n", r.iteration_rule.c_str());
   std::fprintf(out, "  %-6s %-24s %12s %12s %9s\n", "rank", "iteration", "measured ms",
                "replayed ms", r.what_ifs.empty() ? "error %" : "change %");
-  for (const IterationReport& it : r.iterations) {
+  auto row = [out](const IterationReport& it) {
     std::fprintf(out, "  %-6d %-24s %12.3f %12.3f %+9.2f\n", it.rank, it.name.c_str(),
                  Ms(it.measured_ns()), Ms(it.replayed_ns()), it.error_percent());
+  };
+  if (r.iterations.size() <= kMaxIterationRows) {
+    for (const IterationReport& it : r.iterations) row(it);
+  } else {
+    // Large jobs: the rows with the largest |error| (all of them are in --json).
+    std::vector<const IterationReport*> worst;
+    worst.reserve(r.iterations.size());
+    for (const IterationReport& it : r.iterations) worst.push_back(&it);
+    std::stable_sort(worst.begin(), worst.end(), [](const auto* a, const auto* b) {
+      return std::fabs(a->error_percent()) > std::fabs(b->error_percent());
+    });
+    for (size_t i = 0; i < kMaxIterationRows / 2; ++i) row(*worst[i]);
+    std::fprintf(out, "  ... the %zu with the largest |%s| of %zu (all in --json)\n",
+                 kMaxIterationRows / 2, r.what_ifs.empty() ? "error" : "change",
+                 r.iterations.size());
   }
   std::fprintf(out, "  mean |%s| %.2f %%, max |%s| %.2f %%\n",
                r.what_ifs.empty() ? "error" : "change", r.mean_abs_error(),

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 
 #include "agent/writer/trace_file_writer.h"
 
@@ -39,7 +41,11 @@ class RankSynth {
       max_of(max_id_, e.correlation_id);
       max_of(max_seq_, e.seq_number);
     }
-    for (const auto& e : base.host_ranges) max_of(max_id_, e.external_id);
+    for (const auto& e : base.host_ranges) {
+      max_of(max_id_, e.external_id);
+      if (e.name.rfind("ProfilerStep#", 0) == 0) ++steps_;
+    }
+    steps_ = std::max<int64_t>(steps_, 1);
     ++max_id_;
     ++max_seq_;
   }
@@ -99,7 +105,15 @@ class RankSynth {
       for (agent::HostRangeEvent e : base_.host_ranges) {
         e.start_ns += shift;
         e.external_id = id(e.external_id);
-        if (e.has_step_number) e.step_number += static_cast<int64_t>(k) * 1000;
+        // Steps continue: ProfilerStep#10 of repetition k becomes #(10 + k * steps).
+        const int64_t step_shift = static_cast<int64_t>(k) * steps_;
+        if (e.has_step_number) e.step_number += step_shift;
+        constexpr std::string_view kStep = "ProfilerStep#";
+        if (k > 0 && e.name.rfind(kStep, 0) == 0) {
+          const long long n = std::atoll(std::string(e.name.substr(kStep.size())).c_str());
+          renamed_ = std::string(kStep) + std::to_string(n + step_shift);
+          e.name = renamed_;
+        }
         w->Add(e);
       }
       for (agent::NvtxEvent e : base_.nvtx) {
@@ -137,6 +151,8 @@ class RankSynth {
   uint64_t group_;
   uint64_t max_id_ = 0;
   uint64_t max_seq_ = 0;
+  int64_t steps_ = 0;    // ProfilerStep ranges in one repetition.
+  std::string renamed_;  // A renamed step, alive while the writer copies it.
 };
 
 int64_t Span(const Job& job, int64_t* begin) {
