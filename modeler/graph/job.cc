@@ -90,6 +90,29 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   return Status::Ok();
 }
 
+// A file without a rank in its header: the rank it has in its largest NCCL communicator
+// (with the whole job in it, that is its global rank), when free; else the next free one.
+void AssignRank(RankTrace* rank, std::set<int32_t>* taken, int32_t* next_free,
+                std::vector<std::string>* warnings) {
+  const CommunicatorInfo* largest = nullptr;
+  for (const CommunicatorInfo& c : rank->communicators) {
+    if (largest == nullptr || c.comm_size > largest->comm_size) largest = &c;
+  }
+  if (largest != nullptr && largest->comm_size > 0 && taken->count(largest->rank) == 0) {
+    rank->rank = largest->rank;
+    taken->insert(rank->rank);
+    if (rank->world_size == 0) rank->world_size = static_cast<int32_t>(largest->comm_size);
+    warnings->push_back(rank->path + ": no rank in the header; rank " + std::to_string(rank->rank) +
+                        " from its NCCL communicator of " + std::to_string(largest->comm_size));
+    return;
+  }
+  while (taken->count(*next_free) != 0) ++*next_free;
+  rank->rank = *next_free;
+  taken->insert(*next_free);
+  warnings->push_back(rank->path + ": no rank in the header or communicators; taken as rank " +
+                      std::to_string(rank->rank));
+}
+
 template <typename T>
 void Release(std::vector<T>* v) {
   std::vector<T>().swap(*v);
@@ -164,17 +187,13 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
                            ")");
     }
   }
+  // Files with a rank in the header first, in rank order; the others last, so their rank can
+  // come from what they recorded (the NCCL communicator) before a free one is handed out.
+  std::stable_sort(files.begin(), files.end(), [](const FileInfo& a, const FileInfo& b) {
+    if (a.has_rank != b.has_rank) return a.has_rank;
+    return a.rank < b.rank;
+  });
   int32_t next_free = 0;
-  for (FileInfo& f : files) {
-    if (f.has_rank) continue;
-    while (taken.count(next_free) != 0) ++next_free;
-    f.rank = next_free;
-    taken.insert(next_free);
-    job.warnings.push_back(f.path + ": no rank in the header; taken as rank " +
-                           std::to_string(f.rank));
-  }
-  std::stable_sort(files.begin(), files.end(),
-                   [](const FileInfo& a, const FileInfo& b) { return a.rank < b.rank; });
   for (const FileInfo& f : files) {
     RankTrace rank;
     rank.path = f.path;
@@ -185,6 +204,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     Status status =
         ReadRank(reader.get(), &job.names, options, &rank, &job.warnings, &job.events_read);
     if (!status.ok()) return Status::Error(f.path + ": " + status.message());
+    if (!f.has_rank) AssignRank(&rank, &taken, &next_free, &job.warnings);
     if (options.on_rank) options.on_rank(rank, static_cast<uint32_t>(job.ranks.size()));
     if (!options.keep_events) {
       Release(&rank.kernels);
