@@ -1,0 +1,63 @@
+// Design: iterations of a rank found from the repeating pattern of its kernel stream, for traces
+// with no iteration markers (no ProfilerStep#N host range, no range matching --iteration).
+//
+// Method. The rank's kernels (all streams merged, in start order; copies and memsets left out:
+// they are the ops most often added irregularly, by the caching allocator or a .item()) become a
+// sequence of name ids. A training loop repeats one iteration's kernels, so the sequence is
+// periodic with the iteration's length P (in kernels), up to a few inserted or missing kernels
+// and kernels of different streams swapping places.
+//  1. Candidate anchors: a name that occurs once per repetition recurs every ~P kernels. For
+//     each name with at least 3 occurrences: the median distance M between successive
+//     occurrences, and the longest run of successive distances within max(1, M/20) of M (a
+//     warm-up or a phase change breaks the run; the run is what is kept). A run must hold at
+//     least 3 occurrences (2 whole repetitions) and, with the repetition after its last
+//     occurrence, cover at least half of the sequence, so a loop inside one phase (a layer's
+//     kernels in the forward pass) is no candidate: its distances jump at the phase's end.
+//  2. Verification, smallest M first (the smallest period, not a multiple of it): the run cuts
+//     the sequence into segments; successive segments must hold the same names as multisets
+//     (order ignored, so stream interleaving does not matter), with at most 10% of the kernels
+//     of all compared pairs unmatched in total (an occasional extra kernel passes; ABCABD read
+//     with period 3 does not: a third of each pair differs). A period must hold at least 2
+//     distinct names (one name repeated says nothing about where iterations start).
+//  3. Phase: any name regular with the verified period marks one boundary per repetition; the
+//     one chosen is where the GPU was idle longest before it (median over its occurrences of
+//     its start minus the latest end of all earlier kernels): iterations usually start after
+//     a GPU-idle gap (the host waits on the loss, the optimizer, the data loader). Ties: the
+//     name whose first occurrence comes first.
+// Iteration k spans from the start of anchor k to the start of anchor k+1; what follows the
+// last anchor (a partial or unbounded repetition) is not an iteration. Fewer than 2 whole
+// repetitions: nothing is detected, and the caller keeps "whole trace".
+// Cost: O(n log n) for the sort, O(n) per verified candidate, at most kMaxVerifications of them.
+// Ranks with more than kMaxKernels kernels: only the first kMaxKernels are analysed (the result
+// says so), bounding time and memory.
+// Deterministic: ids are given in order of first occurrence, ties broken by position.
+// Threading: pure function.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace lumos::modeler {
+
+struct ExecutionGraph;
+
+inline constexpr size_t kMaxKernels = size_t{1} << 21;
+inline constexpr size_t kMaxVerifications = 32;
+
+struct DetectedIterations {
+  // Kernel nodes starting each repetition, in time order: iteration k is from anchors[k]'s
+  // start to anchors[k+1]'s start (measured; replayed: their simulated starts). Empty when no
+  // repetition was found; otherwise at least 3.
+  std::vector<uint32_t> anchors;
+  std::string_view anchor_name;
+  uint32_t period_kernels = 0;  // Median distance between anchors, in kernels.
+  uint64_t kernels = 0;         // Kernels of the rank that were analysed.
+  bool capped = false;          // The rank had more than kMaxKernels kernels.
+
+  size_t iterations() const { return anchors.size() < 2 ? 0 : anchors.size() - 1; }
+};
+
+DetectedIterations DetectIterations(const ExecutionGraph& graph, uint32_t rank_index);
+
+}  // namespace lumos::modeler
