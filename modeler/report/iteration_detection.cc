@@ -12,7 +12,6 @@ namespace {
 struct KernelSequence {
   std::vector<uint32_t> nodes;
   std::vector<uint32_t> ids;
-  std::vector<int64_t> idle_before_ns;  // Start minus the latest end of all earlier kernels.
   uint32_t names = 0;
   bool capped = false;
 };
@@ -35,16 +34,10 @@ KernelSequence SequenceOf(const ExecutionGraph& g, uint32_t rank_index) {
   }
   std::unordered_map<std::string_view, uint32_t> id_of;
   seq.ids.reserve(seq.nodes.size());
-  seq.idle_before_ns.reserve(seq.nodes.size());
-  int64_t latest_end = INT64_MIN;
   for (uint32_t n : seq.nodes) {
-    const Node& node = g.nodes[n];
-    auto [it, added] = id_of.try_emplace(node.name, seq.names);
+    auto [it, added] = id_of.try_emplace(g.nodes[n].name, seq.names);
     if (added) ++seq.names;
     seq.ids.push_back(it->second);
-    seq.idle_before_ns.push_back(
-        latest_end == INT64_MIN ? 0 : std::max<int64_t>(0, node.start_ns - latest_end));
-    latest_end = std::max(latest_end, node.end_ns());
   }
   return seq;
 }
@@ -117,41 +110,68 @@ std::vector<Candidate> Candidates(const KernelSequence& seq, const Occurrences& 
   return out;
 }
 
+// Compares stretches of the sequence as multisets of names.
+class NameCounter {
+ public:
+  explicit NameCounter(const KernelSequence& seq) : ids_(seq.ids), count_(seq.names, 0) {}
+
+  // Kernels of [a, a_end) and [b, b_end) with no kernel of the same name in the other;
+  // `distinct_a`: how many names [a, a_end) holds.
+  uint64_t Unmatched(uint32_t a, uint32_t a_end, uint32_t b, uint32_t b_end,
+                     uint32_t* distinct_a = nullptr) {
+    uint32_t distinct = 0;
+    for (uint32_t i = a; i < a_end; ++i) {
+      if (count_[ids_[i]]++ == 0) {
+        touched_.push_back(ids_[i]);
+        ++distinct;
+      }
+    }
+    uint64_t common = 0;
+    for (uint32_t i = b; i < b_end; ++i) {
+      if (count_[ids_[i]] > 0) --count_[ids_[i]], ++common;
+    }
+    for (uint32_t id : touched_) count_[id] = 0;
+    touched_.clear();
+    if (distinct_a != nullptr) *distinct_a = distinct;
+    return uint64_t{a_end - a} + (b_end - b) - 2 * common;
+  }
+
+ private:
+  const std::vector<uint32_t>& ids_;
+  std::vector<int32_t> count_;
+  std::vector<uint32_t> touched_;
+};
+
+// At most 10% of the kernels compared unmatched.
+bool NearlySame(uint64_t unmatched, uint64_t compared) {
+  return compared > 0 && 10 * unmatched <= compared;
+}
+
 // Whether successive segments between the candidate's occurrences hold the same names (as
 // multisets), but for at most 10% of their kernels, and a segment holds at least 2 names.
 bool SegmentsRepeat(const KernelSequence& seq, const Occurrences& occ, const Candidate& c) {
-  std::vector<int32_t> count(seq.names, 0);
-  std::vector<uint32_t> touched;
+  NameCounter counter(seq);
   uint64_t unmatched = 0, compared = 0;
   for (uint32_t k = c.first; k + 1 < c.last; ++k) {
     const uint32_t a = occ.positions[k], b = occ.positions[k + 1], e = occ.positions[k + 2];
     uint32_t distinct = 0;
-    for (uint32_t i = a; i < b; ++i) {
-      if (count[seq.ids[i]]++ == 0) {
-        touched.push_back(seq.ids[i]);
-        ++distinct;
-      }
-    }
+    unmatched += counter.Unmatched(a, b, b, e, &distinct);
     if (k == c.first && distinct < 2) return false;
-    uint64_t common = 0;
-    for (uint32_t i = b; i < e; ++i) {
-      if (count[seq.ids[i]] > 0) --count[seq.ids[i]], ++common;
-    }
-    for (uint32_t id : touched) count[id] = 0;
-    touched.clear();
-    const uint64_t lengths = uint64_t{b - a} + (e - b);
-    unmatched += lengths - 2 * common;
-    compared += lengths;
+    compared += uint64_t{e - a};
   }
-  return compared > 0 && 10 * unmatched <= compared;
+  return NearlySame(unmatched, compared);
 }
 
-int64_t MedianIdle(const KernelSequence& seq, const Occurrences& occ, const Candidate& c) {
-  std::vector<int64_t> idle;
-  for (uint32_t k = c.first; k <= c.last; ++k) idle.push_back(seq.idle_before_ns[occ.positions[k]]);
-  auto middle = idle.begin() + static_cast<ptrdiff_t>((idle.size() - 1) / 2);
-  std::nth_element(idle.begin(), middle, idle.end());
-  return *middle;
+// Kernels from the start of a repetition to the marker: the kernels before the marker's first
+// occurrence when they match (as a multiset) the same number of kernels before its second one,
+// i.e. the sequence starts with a whole repetition; else 0.
+uint32_t MarkerOffset(const KernelSequence& seq, const Occurrences& occ, const Candidate& c) {
+  const uint32_t first = occ.positions[c.first], second = occ.positions[c.first + 1];
+  if (first == 0 || first >= c.period || second < 2 * first) return 0;
+  NameCounter counter(seq);
+  return NearlySame(counter.Unmatched(0, first, second - first, second), 2 * uint64_t{first})
+             ? first
+             : 0;
 }
 
 }  // namespace
@@ -181,26 +201,36 @@ DetectedIterations DetectIterations(const ExecutionGraph& graph, uint32_t rank_i
   }
   if (verified == candidates.size()) return out;
 
-  // The phase: among the names regular with this period (those sorted after the verified one,
-  // up to its tolerance; the ones before it were refused) that mark about as many repetitions
-  // (a rotation may lose one at an edge), the one after the longest GPU idle.
+  // The phase: the name regular with this period that comes first (the candidates sorted after
+  // the verified one, up to its tolerance, and about as many repetitions: a rotation may lose
+  // one at an edge; the ones before it were refused), moved back to the sequence's start when
+  // the sequence starts with a whole repetition.
   const Candidate& reference = candidates[verified];
   const uint32_t tolerance = Tolerance(reference.period);
-  const Candidate* anchor = &reference;
-  int64_t anchor_idle = MedianIdle(seq, occ, reference);
+  const Candidate* marker = &reference;
   for (size_t i = verified + 1; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
     if (c.period > reference.period + tolerance) break;
     if (c.last - c.first + 1 < reference.last - reference.first) continue;
-    const int64_t idle = MedianIdle(seq, occ, c);
-    const bool earlier = occ.positions[c.first] < occ.positions[anchor->first];
-    if (idle > anchor_idle || (idle == anchor_idle && earlier)) anchor = &c, anchor_idle = idle;
+    if (occ.positions[c.first] < occ.positions[marker->first]) marker = &c;
   }
-  for (uint32_t k = anchor->first; k <= anchor->last; ++k) {
-    out.anchors.push_back(seq.nodes[occ.positions[k]]);
+  out.marker_offset_kernels = MarkerOffset(seq, occ, *marker);
+  for (uint32_t k = marker->first; k <= marker->last; ++k) {
+    out.anchors.push_back(seq.nodes[occ.positions[k] - out.marker_offset_kernels]);
   }
-  out.anchor_name = graph.nodes[out.anchors.front()].name;
-  out.period_kernels = anchor->period;
+  // Host boundaries when every anchor was launched from one thread (kernels of a CUDA graph
+  // have no launch call of their own).
+  const uint32_t first_launch = graph.nodes[out.anchors.front()].launch;
+  for (uint32_t n : out.anchors) {
+    const uint32_t launch = graph.nodes[n].launch;
+    if (launch == kNoNode || graph.nodes[launch].processor != graph.nodes[first_launch].processor) {
+      out.launches.clear();
+      break;
+    }
+    out.launches.push_back(launch);
+  }
+  out.marker_name = graph.nodes[seq.nodes[occ.positions[marker->first]]].name;
+  out.period_kernels = marker->period;
   return out;
 }
 

@@ -19,18 +19,29 @@
 //     of all compared pairs unmatched in total (an occasional extra kernel passes; ABCABD read
 //     with period 3 does not: a third of each pair differs). A period must hold at least 2
 //     distinct names (one name repeated says nothing about where iterations start).
-//  3. Phase: any name regular with the verified period marks one boundary per repetition; the
-//     one chosen is where the GPU was idle longest before it (median over its occurrences of
-//     its start minus the latest end of all earlier kernels): iterations usually start after
-//     a GPU-idle gap (the host waits on the loss, the optimizer, the data loader). Ties: the
-//     name whose first occurrence comes first.
-// Iteration k spans from the start of anchor k to the start of anchor k+1; what follows the
-// last anchor (a partial or unbounded repetition) is not an iteration. Fewer than 2 whole
-// repetitions: nothing is detected, and the caller keeps "whole trace".
+//  3. Phase: any name regular with the verified period (a marker) occurs once per repetition;
+//     the one whose first occurrence comes first is chosen. When the kernels before its first
+//     occurrence match (as a multiset, 90%) as many kernels before its second one, the sequence
+//     starts with a whole repetition (PyTorch profiler schedules start recording at a step
+//     boundary), and every repetition is taken to start that many kernels before its marker
+//     (the first kernels of a step, e.g. zeroing gradients, are often names that recur within
+//     the step and cannot be markers). Else repetitions start at the marker (after a warm-up).
+//     A trace that starts inside a repetition is cut at the same place in every repetition,
+//     but not necessarily where the step starts: the kernel stream alone cannot tell.
+//     Tried and dropped: the marker after the longest GPU idle. On the shared real traces the
+//     longest idle sits 32-40 ms inside the step (e.g. cuDNN's), and a GPU running 150 ms
+//     behind its host is never idle where a step starts; docs/validation.md.
+// Boundaries: the kernel starting each repetition is its anchor. Where all anchors were
+// launched from one host thread, iteration k spans from the start of anchor k's launch call to
+// that of anchor k+1 (host time, as ProfilerStep ranges are, and mapped to replayed time the
+// same way); else (kernels of a CUDA graph have no launch call of their own) from anchor k's
+// GPU start to anchor k+1's. What follows the last anchor (a partial or unbounded repetition)
+// is no iteration. Fewer than 2 whole repetitions: nothing is detected; the caller keeps
+// "whole trace".
 // Cost: O(n log n) for the sort, O(n) per verified candidate, at most kMaxVerifications of them.
 // Ranks with more than kMaxKernels kernels: only the first kMaxKernels are analysed (the result
 // says so), bounding time and memory.
-// Deterministic: ids are given in order of first occurrence, ties broken by position.
+// Deterministic: ids in order of first occurrence, candidates ordered by (period, position).
 // Threading: pure function.
 #pragma once
 
@@ -46,14 +57,17 @@ inline constexpr size_t kMaxKernels = size_t{1} << 21;
 inline constexpr size_t kMaxVerifications = 32;
 
 struct DetectedIterations {
-  // Kernel nodes starting each repetition, in time order: iteration k is from anchors[k]'s
-  // start to anchors[k+1]'s start (measured; replayed: their simulated starts). Empty when no
-  // repetition was found; otherwise at least 3.
+  // Kernel nodes starting each repetition, in time order; empty when no repetition was found,
+  // otherwise at least 3 (2 iterations).
   std::vector<uint32_t> anchors;
-  std::string_view anchor_name;
-  uint32_t period_kernels = 0;  // Median distance between anchors, in kernels.
-  uint64_t kernels = 0;         // Kernels of the rank that were analysed.
-  bool capped = false;          // The rank had more than kMaxKernels kernels.
+  // The anchors' launch calls, when all have one on the same thread (else empty): the
+  // iterations' boundaries are then these calls' starts, else the anchors' GPU starts.
+  std::vector<uint32_t> launches;
+  std::string_view marker_name;        // The kernel name occurring once per repetition.
+  uint32_t marker_offset_kernels = 0;  // Kernels from a repetition's start to its marker.
+  uint32_t period_kernels = 0;         // Median distance between markers, in kernels.
+  uint64_t kernels = 0;                // Kernels of the rank that were analysed.
+  bool capped = false;                 // The rank had more than kMaxKernels kernels.
 
   size_t iterations() const { return anchors.size() < 2 ? 0 : anchors.size() - 1; }
 };

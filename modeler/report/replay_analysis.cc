@@ -13,8 +13,8 @@ struct Range {
   std::string name;
   int64_t start_ns, end_ns;
   uint32_t thread_id;
-  // Detected iterations (no ranges): the kernels starting this repetition and the next; the
-  // replayed window is from the first's simulated start to the second's.
+  // Detected iterations with GPU boundaries (iteration_detection.h): the kernels starting this
+  // repetition and the next; the replayed window is between their simulated starts.
   uint32_t anchor_begin = kNoNode, anchor_end = kNoNode;
 };
 
@@ -360,10 +360,18 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
     if (ranges.empty()) {
       const DetectedIterations detected = DetectIterations(g, r);
       for (size_t k = 0; k < detected.iterations(); ++k) {
+        std::string name = "iteration " + std::to_string(k + 1) + " (detected, period " +
+                           std::to_string(detected.period_kernels) + " kernels)";
+        if (!detected.launches.empty()) {
+          // Host boundaries, handled as a range on the launching thread.
+          const Node& launch = g.nodes[detected.launches[k]];
+          ranges.push_back({std::move(name), launch.start_ns,
+                            g.nodes[detected.launches[k + 1]].start_ns,
+                            static_cast<uint32_t>(g.processors[launch.processor].id)});
+          continue;
+        }
         const uint32_t a = detected.anchors[k], b = detected.anchors[k + 1];
-        ranges.push_back({"iteration " + std::to_string(k + 1) + " (detected, period " +
-                              std::to_string(detected.period_kernels) + " kernels)",
-                          g.nodes[a].start_ns, g.nodes[b].start_ns, 0, a, b});
+        ranges.push_back({std::move(name), g.nodes[a].start_ns, g.nodes[b].start_ns, 0, a, b});
       }
     }
     if (ranges.empty()) {

@@ -2,13 +2,14 @@
 // simulation. Everything here is per iteration and rank, measured and replayed side by side:
 //   iterations  from host ranges (ProfilerStep#N, category STEP, by default) or NVTX/host
 //               ranges whose name matches --iteration REGEX; with none, from the repeating
-//               pattern of the rank's kernel stream (iteration_detection.h: from one kernel
-//               that starts each repetition to the next; replayed, between their simulated
-//               starts); with no repetition either, the whole trace of each rank is one
-//               iteration (said in the report). A range's replayed boundary is the
-//               boundary's host node (first API call on the range's thread inside it, last one
-//               ending inside it) moved to its simulated time, plus the measured host time
-//               between the boundary and that node.
+//               pattern of the rank's kernel stream (iteration_detection.h: from the launch
+//               of one kernel that starts each repetition to the next, as a range on that
+//               thread; kernels with no launch: between their GPU starts, replayed between
+//               their simulated starts); with no repetition either, the whole trace of each rank is
+//               one iteration (said in the report). A range's replayed boundary is the boundary's
+//               host node (first API call on the range's thread inside it, last one ending inside
+//               it) moved to its simulated time, plus the measured host time between the boundary
+//               and that node.
 //   breakdown   the paper's: exposed compute (GPU computes, no collective runs), overlapped
 //               (both), exposed communication (only collectives), other (no GPU work); copies
 //               and memsets count as compute. Sweep over the rank's GPU op intervals.

@@ -30,7 +30,8 @@ constexpr const char kHelp[] =
     "kernels and collectives. Clocks of different hosts are aligned from matched collectives.\n"
     "\n"
     "  --iteration REGEX    iterations are the host/NVTX ranges whose name matches REGEX\n"
-    "                       (default: ProfilerStep#N ranges; none: the whole trace)\n"
+    "                       (default: ProfilerStep#N ranges; none: detected from the\n"
+    "                       repeating kernel stream, else the whole trace)\n"
     "  --json               print the report as JSON instead of text\n"
     "  --stats              phase times, events/s and peak memory on stderr\n"
     "  --timeline OUT.json  write measured and replayed timelines as a Perfetto/Chrome trace\n"
@@ -228,9 +229,10 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   progress.Tick();
   progress.Step("analysing");
   report.iterations = AnalyzeIterations(job, graph, sim, analysis);
-  report.iteration_rule = analysis.iteration
-                              ? "ranges matching '" + analysis.iteration_pattern + "'"
-                              : std::string("ProfilerStep#N ranges; else the whole trace");
+  report.iteration_rule =
+      (analysis.iteration ? "ranges matching '" + analysis.iteration_pattern + "'"
+                          : std::string("ProfilerStep#N ranges")) +
+      "; else detected from the repeating kernel stream; else the whole trace";
   progress.Clear();
   clock.Mark("analyse");
   if (!timeline.empty()) {

@@ -23,8 +23,9 @@ struct Kernel {
 };
 
 // One rank whose kernels are each launched 3 µs before they start (a 1 µs call on thread 1), so
-// the graph is complete and the replay reproduces the measurement.
-Job JobOf(std::vector<Kernel> kernels) {
+// the graph is complete and the replay reproduces the measurement; or not launched at all (as
+// kernels of a CUDA graph, in a Kineto trace).
+Job JobOf(std::vector<Kernel> kernels, bool launched = true) {
   std::stable_sort(kernels.begin(), kernels.end(),
                    [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
   Job job;
@@ -32,7 +33,9 @@ Job JobOf(std::vector<Kernel> kernels) {
   RankBuilder rank(&job, 0, 1);
   uint64_t correlation = 1;
   for (const Kernel& k : kernels) {
-    rank.Api(ApiKind::kLaunchKernel, "cudaLaunchKernel", k.start_us - 3, 1, correlation);
+    if (launched) {
+      rank.Api(ApiKind::kLaunchKernel, "cudaLaunchKernel", k.start_us - 3, 1, correlation);
+    }
     rank.Kernel(k.name, k.stream, k.start_us, k.duration_us, correlation);
     ++correlation;
   }
@@ -70,7 +73,7 @@ TEST(IterationDetectionTest, RepeatedSequenceGivesOneIterationPerRepetition) {
   const Replayed r = Replay(job);
   const DetectedIterations d = DetectIterations(r.graph, 0);
   EXPECT_EQ(d.period_kernels, 4u);
-  EXPECT_EQ(d.anchor_name, "A");  // After the 54 µs idle.
+  EXPECT_EQ(d.marker_name, "A");  // The first of the period.
   EXPECT_EQ(d.kernels, 20u);
   EXPECT_EQ(AnchorStartsUs(r.graph, d), (std::vector<int64_t>{10, 110, 210, 310, 410}));
   EXPECT_EQ(d.iterations(), 4u);
@@ -79,19 +82,41 @@ TEST(IterationDetectionTest, RepeatedSequenceGivesOneIterationPerRepetition) {
 TEST(IterationDetectionTest, AnalysisUsesDetectedIterationsWhenThereAreNoRanges) {
   const Job job = JobOf(Repeat(kAbcd, 5, 100));
   const Replayed r = Replay(job, {"kernel:^B$=2"});  // B takes 20 µs: C and D start 10 µs later.
+  const DetectedIterations d = DetectIterations(r.graph, 0);
+  ASSERT_EQ(d.launches.size(), 5u);  // Host boundaries: the launches of A.
   const auto iterations = AnalyzeIterations(job, r.graph, r.sim, {});
   ASSERT_EQ(iterations.size(), 4u);
   for (size_t k = 0; k < iterations.size(); ++k) {
     const IterationReport& it = iterations[k];
     EXPECT_EQ(it.name, "iteration " + std::to_string(k + 1) + " (detected, period 4 kernels)");
-    EXPECT_EQ(it.measured_start_ns, (10 + 100 * static_cast<int64_t>(k)) * kUs);
+    // From A's launch (3 µs before A) to the next A's.
+    EXPECT_EQ(it.measured_start_ns, (7 + 100 * static_cast<int64_t>(k)) * kUs);
     EXPECT_EQ(it.measured_ns(), 100 * kUs);
-    // Launches follow the host, which is unchanged: the next A starts on time.
+    // The host is unchanged, so are the launches.
     EXPECT_EQ(it.replayed_start_ns, it.measured_start_ns);
     EXPECT_EQ(it.replayed_ns(), 100 * kUs);
     // Measured: 4 kernels of 10 µs computing; replayed: B's 20 µs pushes C and D back.
     EXPECT_EQ(it.measured.exposed_compute_ns, 40 * kUs);
     EXPECT_EQ(it.replayed.exposed_compute_ns, 50 * kUs);
+  }
+}
+
+// Without launch calls the boundaries are the anchors' GPU starts, replayed at their simulated
+// starts: nothing on the host absorbs B's extra 10 µs, so every iteration grows by it.
+TEST(IterationDetectionTest, KernelsWithoutLaunchesGiveGpuBoundaries) {
+  const Job job = JobOf(Repeat(kAbcd, 5, 100), /*launched=*/false);
+  const Replayed r = Replay(job, {"kernel:^B$=2"});
+  const DetectedIterations d = DetectIterations(r.graph, 0);
+  EXPECT_TRUE(d.launches.empty());
+  EXPECT_EQ(AnchorStartsUs(r.graph, d), (std::vector<int64_t>{10, 110, 210, 310, 410}));
+  const auto iterations = AnalyzeIterations(job, r.graph, r.sim, {});
+  ASSERT_EQ(iterations.size(), 4u);
+  for (size_t k = 0; k < iterations.size(); ++k) {
+    const IterationReport& it = iterations[k];
+    EXPECT_EQ(it.measured_start_ns, (10 + 100 * static_cast<int64_t>(k)) * kUs);
+    EXPECT_EQ(it.measured_ns(), 100 * kUs);
+    EXPECT_EQ(it.replayed_start_ns, (10 + 110 * static_cast<int64_t>(k)) * kUs);
+    EXPECT_EQ(it.replayed_ns(), 110 * kUs);
   }
 }
 
@@ -107,7 +132,7 @@ TEST(IterationDetectionTest, TwoStreamsWithJitter) {
   const Replayed r = Replay(job);
   const DetectedIterations d = DetectIterations(r.graph, 0);
   EXPECT_EQ(d.period_kernels, 4u);
-  EXPECT_EQ(d.anchor_name, "A");
+  EXPECT_EQ(d.marker_name, "A");
   EXPECT_EQ(AnchorStartsUs(r.graph, d), (std::vector<int64_t>{10, 110, 210, 310, 410}));
 }
 
@@ -121,7 +146,7 @@ TEST(IterationDetectionTest, AnExtraKernelInOneRepetitionIsTolerated) {
   const DetectedIterations d = DetectIterations(r.graph, 0);
   EXPECT_EQ(d.kernels, 21u);
   EXPECT_EQ(d.period_kernels, 4u);
-  EXPECT_EQ(d.anchor_name, "A");
+  EXPECT_EQ(d.marker_name, "A");
   EXPECT_EQ(AnchorStartsUs(r.graph, d), (std::vector<int64_t>{10, 110, 210, 310, 410}));
 }
 
@@ -142,7 +167,9 @@ TEST(IterationDetectionTest, ADifferentFirstRepetitionIsLeftOut) {
 }
 
 // A B C A B D: A and B recur every 3 kernels, but the halves differ (C, D): the period is 6.
-// Only C and D occur once per period; D follows the longer idle (15 µs against C's 5 µs).
+// Only C and D occur once per period and can be markers; C comes first. The 2 kernels before
+// the first C match the 2 before the second: the trace starts with a whole repetition, so
+// each starts 2 kernels before its C, at the first A.
 TEST(IterationDetectionTest, PeriodIsTheWholePatternNotAHalfThatNearlyRepeats) {
   const std::vector<Kernel> pattern = {{"A", 7, 0, 5},  {"B", 7, 10, 5}, {"C", 7, 20, 5},
                                        {"A", 7, 30, 5}, {"B", 7, 40, 5}, {"D", 7, 60, 5}};
@@ -150,8 +177,24 @@ TEST(IterationDetectionTest, PeriodIsTheWholePatternNotAHalfThatNearlyRepeats) {
   const Replayed r = Replay(job);
   const DetectedIterations d = DetectIterations(r.graph, 0);
   EXPECT_EQ(d.period_kernels, 6u);
-  EXPECT_EQ(d.anchor_name, "D");
-  EXPECT_EQ(AnchorStartsUs(r.graph, d), (std::vector<int64_t>{70, 170, 270, 370, 470}));
+  EXPECT_EQ(d.marker_name, "C");
+  EXPECT_EQ(d.marker_offset_kernels, 2u);
+  EXPECT_EQ(AnchorStartsUs(r.graph, d), (std::vector<int64_t>{10, 110, 210, 310, 410}));
+}
+
+// Two set-up kernels before the first A do not match the two kernels before the second A (C,
+// D): the trace does not start with a whole repetition, so repetitions start at the marker.
+TEST(IterationDetectionTest, SetUpKernelsBeforeTheFirstMarkerAreLeftOut) {
+  std::vector<Kernel> kernels = {{"init0", 7, 0, 5}, {"init1", 7, 10, 5}};
+  for (Kernel k : Repeat(kAbcd, 4, 100)) {
+    k.start_us += 20;
+    kernels.push_back(k);
+  }
+  const Replayed r = Replay(JobOf(kernels));
+  const DetectedIterations d = DetectIterations(r.graph, 0);
+  EXPECT_EQ(d.marker_name, "A");
+  EXPECT_EQ(d.marker_offset_kernels, 0u);
+  EXPECT_EQ(AnchorStartsUs(r.graph, d), (std::vector<int64_t>{30, 130, 230, 330}));
 }
 
 TEST(IterationDetectionTest, NoRepetitionKeepsTheWholeTrace) {
