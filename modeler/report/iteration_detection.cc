@@ -219,11 +219,14 @@ DetectedIterations DetectIterations(const ExecutionGraph& graph, uint32_t rank_i
     out.anchors.push_back(seq.nodes[occ.positions[k] - out.marker_offset_kernels]);
   }
   // Host boundaries when every anchor was launched from one thread (kernels of a CUDA graph
-  // have no launch call of their own).
+  // have no launch call of their own), in time order (anchors on different streams may be
+  // launched out of their GPU order).
   const uint32_t first_launch = graph.nodes[out.anchors.front()].launch;
   for (uint32_t n : out.anchors) {
     const uint32_t launch = graph.nodes[n].launch;
-    if (launch == kNoNode || graph.nodes[launch].processor != graph.nodes[first_launch].processor) {
+    if (launch == kNoNode || graph.nodes[launch].processor != graph.nodes[first_launch].processor ||
+        (!out.launches.empty() &&
+         graph.nodes[launch].start_ns <= graph.nodes[out.launches.back()].start_ns)) {
       out.launches.clear();
       break;
     }
