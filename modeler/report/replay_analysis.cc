@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "modeler/report/iteration_detection.h"
+
 namespace lumos::modeler {
 namespace {
 
@@ -11,6 +13,9 @@ struct Range {
   std::string name;
   int64_t start_ns, end_ns;
   uint32_t thread_id;
+  // Detected iterations with GPU boundaries (iteration_detection.h): the kernels starting this
+  // repetition and the next; the replayed window is between their simulated starts.
+  uint32_t anchor_begin = kNoNode, anchor_end = kNoNode;
 };
 
 bool IsStepName(std::string_view name) { return name.rfind("ProfilerStep#", 0) == 0; }
@@ -390,6 +395,23 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
                                                         : a < b;
     });
     if (ranges.empty()) {
+      const DetectedIterations detected = DetectIterations(g, r);
+      for (size_t k = 0; k < detected.iterations(); ++k) {
+        std::string name = "iteration " + std::to_string(k + 1) + " (detected, period " +
+                           std::to_string(detected.period_kernels) + " kernels)";
+        if (!detected.launches.empty()) {
+          // Host boundaries, handled as a range on the launching thread.
+          const Node& launch = g.nodes[detected.launches[k]];
+          ranges.push_back({std::move(name), launch.start_ns,
+                            g.nodes[detected.launches[k + 1]].start_ns,
+                            static_cast<uint32_t>(g.processors[launch.processor].id)});
+          continue;
+        }
+        const uint32_t a = detected.anchors[k], b = detected.anchors[k + 1];
+        ranges.push_back({std::move(name), g.nodes[a].start_ns, g.nodes[b].start_ns, 0, a, b});
+      }
+    }
+    if (ranges.empty()) {
       int64_t begin = INT64_MAX, end = INT64_MIN;
       for (uint32_t n : host_nodes) {
         begin = std::min(begin, g.nodes[n].start_ns);
@@ -430,6 +452,11 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
       } else {
         it.replayed_start_ns = sim.start_ns[first] - (g.nodes[first].start_ns - range.start_ns);
         it.replayed_end_ns = sim.end_ns[last] + (range.end_ns - g.nodes[last].end_ns());
+      }
+      if (range.anchor_begin != kNoNode && sim.ran(range.anchor_begin) &&
+          sim.ran(range.anchor_end)) {
+        it.replayed_start_ns = sim.start_ns[range.anchor_begin];
+        it.replayed_end_ns = sim.start_ns[range.anchor_end];
       }
       std::vector<std::pair<int64_t, int64_t>> mc, mm, rc, rm, m_all, r_all;
       std::vector<uint32_t> in_iteration;

@@ -1,11 +1,15 @@
 // Design: what `lumos-model replay` reports, computed from the graph, the measurement and one
 // simulation. Everything here is per iteration and rank, measured and replayed side by side:
 //   iterations  from host ranges (ProfilerStep#N, category STEP, by default) or NVTX/host
-//               ranges whose name matches --iteration REGEX; with none, the whole trace of
-//               each rank is one iteration (said in the report). A replayed boundary is the
-//               boundary's host node (first API call on the range's thread inside it, last one
-//               ending inside it) moved to its simulated time, plus the measured host time
-//               between the boundary and that node.
+//               ranges whose name matches --iteration REGEX; with none, from the repeating
+//               pattern of the rank's kernel stream (iteration_detection.h: from the launch
+//               of one kernel that starts each repetition to the next, as a range on that
+//               thread; kernels with no launch: between their GPU starts, replayed between
+//               their simulated starts); with no repetition either, the whole trace of each rank is
+//               one iteration (said in the report). A range's replayed boundary is the boundary's
+//               host node (first API call on the range's thread inside it, last one ending inside
+//               it) moved to its simulated time, plus the measured host time between the boundary
+//               and that node.
 //   breakdown   the paper's: exposed compute (GPU computes, no collective runs), overlapped
 //               (both), exposed communication (only collectives), other (no GPU work); copies
 //               and memsets count as compute. Sweep over the rank's GPU op intervals.
@@ -54,7 +58,8 @@ struct NamedTime {
 
 struct IterationReport {
   int32_t rank = 0;
-  std::string name;  // "ProfilerStep#10", or "whole trace".
+  // "ProfilerStep#10", "iteration 3 (detected, period 245 kernels)" or "whole trace".
+  std::string name;
   int64_t measured_start_ns = 0, measured_end_ns = 0;
   int64_t replayed_start_ns = 0, replayed_end_ns = 0;
   Breakdown measured, replayed;

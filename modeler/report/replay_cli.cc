@@ -32,7 +32,8 @@ constexpr const char kHelp[] =
     "\n"
     "  --job ID             the job to replay when the files hold several (header job id)\n"
     "  --iteration REGEX    iterations are the host/NVTX ranges whose name matches REGEX\n"
-    "                       (default: ProfilerStep#N ranges; none: the whole trace)\n"
+    "                       (default: ProfilerStep#N ranges; none: detected from the\n"
+    "                       repeating kernel stream, else the whole trace)\n"
     "  --json               print the report as JSON instead of text\n"
     "  --stats              phase times, events/s and peak memory on stderr\n"
     "  --timeline OUT.json  write measured and replayed timelines as a Perfetto/Chrome trace\n"
@@ -252,9 +253,10 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   progress.Step("analysing");
   progress.Update(-1);
   report.iterations = AnalyzeIterations(job, graph, sim, analysis);
-  report.iteration_rule = analysis.iteration
-                              ? "ranges matching '" + analysis.iteration_pattern + "'"
-                              : std::string("ProfilerStep#N ranges; else the whole trace");
+  report.iteration_rule =
+      (analysis.iteration ? "ranges matching '" + analysis.iteration_pattern + "'"
+                          : std::string("ProfilerStep#N ranges")) +
+      "; else detected from the repeating kernel stream; else the whole trace";
   progress.Clear();
   clock.Mark("analyse");
   if (!timeline.empty()) {
