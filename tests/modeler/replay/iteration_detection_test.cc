@@ -190,7 +190,8 @@ TEST(IterationDetectionTest, SetUpKernelsBeforeTheFirstMarkerAreLeftOut) {
     k.start_us += 20;
     kernels.push_back(k);
   }
-  const Replayed r = Replay(JobOf(kernels));
+  const Job job = JobOf(kernels);  // Outlives the graph, whose names view it.
+  const Replayed r = Replay(job);
   const DetectedIterations d = DetectIterations(r.graph, 0);
   EXPECT_EQ(d.marker_name, "A");
   EXPECT_EQ(d.marker_offset_kernels, 0u);
@@ -223,7 +224,8 @@ TEST(IterationDetectionTest, OneKernelNameRepeatedKeepsTheWholeTrace) {
 // Two whole repetitions are the least that is reported; one and a half is not enough.
 TEST(IterationDetectionTest, FewerThanTwoRepetitionsFindNothing) {
   std::vector<Kernel> kernels = Repeat(kAbcd, 2, 100);
-  EXPECT_EQ(DetectIterations(Replay(JobOf(kernels)).graph, 0).iterations(), 0u);
+  const Job half = JobOf(kernels);  // Outlives the graph, whose names view it.
+  EXPECT_EQ(DetectIterations(Replay(half).graph, 0).iterations(), 0u);
   kernels.push_back({"A", 7, 210, 10});  // The third A closes the second repetition.
   const Job job = JobOf(kernels);
   EXPECT_EQ(DetectIterations(Replay(job).graph, 0).iterations(), 2u);
