@@ -126,10 +126,14 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   }
 
   std::fprintf(out, "\niterations (%s)\n", r.iteration_rule.c_str());
-  std::fprintf(out, "  %-6s %-24s %12s %12s %9s\n", "rank", "iteration", "measured ms",
+  int width = 24;  // The iteration column fits the longest name (detected ones are long).
+  for (const IterationReport& it : r.iterations) {
+    width = std::max(width, std::min(64, static_cast<int>(it.name.size())));
+  }
+  std::fprintf(out, "  %-6s %-*s %12s %12s %9s\n", "rank", width, "iteration", "measured ms",
                "replayed ms", r.what_ifs.empty() ? "error %" : "change %");
-  auto row = [out](const IterationReport& it) {
-    std::fprintf(out, "  %-6d %-24s %12.3f %12.3f %+9.2f\n", it.rank, it.name.c_str(),
+  auto row = [out, width](const IterationReport& it) {
+    std::fprintf(out, "  %-6d %-*.64s %12.3f %12.3f %+9.2f\n", it.rank, width, it.name.c_str(),
                  Ms(it.measured_ns()), Ms(it.replayed_ns()), it.error_percent());
   };
   if (r.iterations.size() <= kMaxIterationRows) {
