@@ -837,10 +837,13 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
       for (uint32_t node : members) {
         ranks += (ranks.empty() ? "" : ",") + std::to_string(rank_of(node));
       }
-      diagnose(rank_of(members.front()), g.nodes[members.front()].start_ns,
-               name + ": only rank(s) " + ranks + " of " + std::to_string(size->second) +
-                   " took part (ranks missing, cut short, or seq numbers that do not line up); "
-                   "the present ones are coupled among themselves (further ones counted)");
+      std::string what = name;
+      what += ": only rank(s) " + ranks;
+      what += " of " + std::to_string(size->second);
+      what +=
+          " took part (ranks missing, cut short, or seq numbers that do not line up); the "
+          "present ones are coupled among themselves (further ones counted)";
+      diagnose(rank_of(members.front()), g.nodes[members.front()].start_ns, std::move(what));
     }
     const uint32_t index = static_cast<uint32_t>(g.collectives.size());
     for (uint32_t node : group.nodes) g.nodes[node].collective = index;

@@ -206,7 +206,9 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
     header.world_size = o.ranks;
     header.source_path = t.path;
     header.start_time_ns = static_cast<uint64_t>(std::max<int64_t>(begin, 0));
-    const std::string path = out_dir + "/" + job_id + ".rank" + std::to_string(r) + ".pb.zst";
+    std::string path = out_dir;
+    path += "/" + job_id;
+    path += ".rank" + std::to_string(r) + ".pb.zst";
     agent::WriterOptions options;
     options.zstd_level = o.zstd_level;
     options.header_in_own_frame = false;
