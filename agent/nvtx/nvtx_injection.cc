@@ -286,6 +286,11 @@ void SetSlot(NvtxFunctionTable table, unsigned int size, unsigned int index, Fn 
 
 }  // namespace
 
+namespace internal {
+std::span<const std::byte> NvtxStartEndSlotMemory() { return std::as_bytes(std::span(g_slots)); }
+size_t NvtxPushStackBytes() { return sizeof(PushStack); }
+}  // namespace internal
+
 int InitializeNvtxInjection(NvtxGetExportTableFunc_t get_export_table) noexcept {
   if (get_export_table == nullptr) return 0;
   const auto* callbacks =
