@@ -10,6 +10,7 @@
 // and the loop pauses (untimed) after every kPairsPerBurst pairs long enough for the writer to
 // empty the ring (it drains up to 65,536 records per ring per pass). Whether it did is in the
 // trace: run with LUMOS_OUTPUT_DIR=DIR and check `lumos-model inspect DIR/*.pb.zst` for loss.
+// NVTX_INJECTION64_PATH, when set, names another agent build to compare (a before/after).
 #include <benchmark/benchmark.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ bool InjectAgent() {
       std::atexit(RemoveTemporaryOutputDir);  // Runs after the agent's own atexit Stop().
       setenv("LUMOS_OUTPUT_DIR", path.data(), 1);
     }
-    setenv("NVTX_INJECTION64_PATH", LUMOS_AGENT_SO_PATH, 1);
+    setenv("NVTX_INJECTION64_PATH", LUMOS_AGENT_SO_PATH, /*overwrite=*/0);  // Or another build's.
     setenv("LUMOS_CHANNELS", "nvtx", 1);
     setenv("LUMOS_RING_BYTES", "64M", 1);
     setenv("LUMOS_ARENA_BYTES", "256M", 1);
