@@ -230,22 +230,26 @@ static_assert(offsetof(Record, payload) == 24, "the header has no padding");
 static_assert(std::is_trivially_copyable_v<Record> && std::is_standard_layout_v<Record>,
               "records are copied as bytes between threads");
 
+namespace internal {
+// SetNvtxInlineName's rare path, for text longer than kInlineNameBytes: keeps the longest prefix
+// of at most kInlineNameBytes that ends on a UTF-8 character boundary and flags it truncated.
+// Out of line on purpose (record.cc): GCC 12 at -O3 does not fold strnlen() over a caller's
+// string literal before its -Warray-bounds check, so with this path inlined it threads a "literal
+// longer than 24 bytes" path and reports a memcpy past the literal that can never run. Out of
+// line, no caller's literal reaches it; the common short names keep an inline copy.
+void SetCutNvtxInlineName(Record* record, const char* text);
+}  // namespace internal
+
 // Hot path: copies a C string into an NVTX record inline, reading at most kInlineNameBytes + 1
 // bytes of it. Text longer than kInlineNameBytes is cut on a UTF-8 character boundary and flagged.
 inline void SetNvtxInlineName(Record* record, const char* text) {
-  NvtxPayload& nvtx = record->payload.nvtx;
   record->flags &= static_cast<uint8_t>(~(kRecordFlagNameIsId | kRecordFlagNameTruncated));
-  size_t length = text == nullptr ? 0 : strnlen(text, kInlineNameBytes + 1);
+  const size_t length = text == nullptr ? 0 : strnlen(text, kInlineNameBytes + 1);
   if (length > kInlineNameBytes) {
-    record->flags |= kRecordFlagNameTruncated;
-    length = kInlineNameBytes;
-    // Back off while the first byte left out continues a character (10xxxxxx), so the kept
-    // prefix ends on a character boundary. At most 3 steps for valid UTF-8.
-    for (int i = 0;
-         i < 3 && length > 0 && (static_cast<unsigned char>(text[length]) & 0xC0) == 0x80; ++i) {
-      --length;
-    }
+    internal::SetCutNvtxInlineName(record, text);
+    return;
   }
+  NvtxPayload& nvtx = record->payload.nvtx;
   std::memcpy(nvtx.name.text, text == nullptr ? "" : text, length);
   nvtx.name_length = static_cast<uint8_t>(length);
 }

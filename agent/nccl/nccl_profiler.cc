@@ -560,6 +560,8 @@ void SetNcclEventPoolCapacityForTest(uint32_t capacity) {
   if (capacity == 0 || capacity > kNcclEventPoolSize) capacity = kNcclEventPoolSize;
   g_capacity.store(capacity, std::memory_order_relaxed);
 }
+std::span<const std::byte> NcclEventPoolMemory() { return std::as_bytes(std::span(g_slots)); }
+std::span<const std::byte> NcclContextTableMemory() { return std::as_bytes(std::span(g_contexts)); }
 }  // namespace internal
 
 }  // namespace lumos::agent

@@ -48,7 +48,9 @@
 // lock-free. Exported functions never throw.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "agent/nccl/nccl_profiler_abi.h"
 
@@ -60,6 +62,9 @@ inline constexpr uint32_t kNcclMaxContexts = 256;
 namespace internal {
 // Tests only: use the first `capacity` (1..kNcclEventPoolSize) slots, to reach exhaustion.
 void SetNcclEventPoolCapacityForTest(uint32_t capacity);
+// Footprint reports (bench/): the static event pool and context table, as they sit in memory.
+std::span<const std::byte> NcclEventPoolMemory();
+std::span<const std::byte> NcclContextTableMemory();
 }  // namespace internal
 
 }  // namespace lumos::agent

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
-#include <memory>
 
 #include "agent/core/counted_loss.h"
 #include "agent/core/record.h"
@@ -25,11 +24,30 @@ struct PushStack {
 // dlopen'd (CUDA_INJECTION64_PATH, or NVTX_INJECTION64_PATH without LD_PRELOAD), because
 // t_ring_cache's initial-exec model makes the module's whole TLS block static. With this 2 KiB
 // stack inline, that dlopen failed ("cannot allocate memory in static TLS block").
-thread_local std::unique_ptr<PushStack> t_push_stack;
+// The pointer the handlers read is initial-exec too (8 bytes at a fixed offset from the thread
+// pointer, no __tls_get_addr call in liblumos_agent.so). Freeing needs a thread_local with a
+// destructor, whose every access in a shared object goes through __tls_get_addr and a guard;
+// that owner is touched only when the stack is allocated, once per thread.
+thread_local PushStack* t_push_stack __attribute__((tls_model("initial-exec"))) = nullptr;
+
+struct PushStackOwner {
+  PushStack* stack = nullptr;
+  ~PushStackOwner() {
+    delete stack;
+    t_push_stack = nullptr;
+  }
+};
+thread_local PushStackOwner t_push_stack_owner;
+
+__attribute__((noinline)) PushStack& AllocateThreadPushStack() {
+  t_push_stack_owner.stack = new PushStack();
+  t_push_stack = t_push_stack_owner.stack;
+  return *t_push_stack;
+}
 
 PushStack& ThreadPushStack() {
-  if (!t_push_stack) t_push_stack = std::make_unique<PushStack>();  // Once per thread.
-  return *t_push_stack;
+  PushStack* stack = t_push_stack;
+  return stack != nullptr ? *stack : AllocateThreadPushStack();
 }
 
 // A start/end range waiting for its end. state: 0 free, kClaimed while the starter writes the
@@ -285,6 +303,11 @@ void SetSlot(NvtxFunctionTable table, unsigned int size, unsigned int index, Fn 
 }
 
 }  // namespace
+
+namespace internal {
+std::span<const std::byte> NvtxStartEndSlotMemory() { return std::as_bytes(std::span(g_slots)); }
+size_t NvtxPushStackBytes() { return sizeof(PushStack); }
+}  // namespace internal
 
 int InitializeNvtxInjection(NvtxGetExportTableFunc_t get_export_table) noexcept {
   if (get_export_table == nullptr) return 0;

@@ -31,12 +31,21 @@
 #endif
 #include <nvtx3/nvToolsExt.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace lumos::agent {
 
 inline constexpr int kMaxPushDepth = 32;
 inline constexpr uint64_t kStartEndSlots = 4096;
+
+namespace internal {
+// Footprint reports (bench/): the static start/end slot table as it sits in memory, and the
+// heap block each thread that pushes a range allocates for its push stack.
+std::span<const std::byte> NvtxStartEndSlotMemory();
+size_t NvtxPushStackBytes();
+}  // namespace internal
 
 // Starts the agent (fail open) and patches the tables. Returns 1 (NVTX: success) when the
 // tables were patched, 0 otherwise; NVTX then runs without injection.
