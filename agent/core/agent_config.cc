@@ -251,6 +251,25 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env) {
       config.cupti_library = *text;
     }
   }
+  if (std::optional<std::string> text = reader.Get("LUMOS_NVTX_CHAIN")) {
+    const std::string lower = ToLowerAscii(*text);
+    if (lower == "off") {
+      config.nvtx_chain = NvtxChain::kOff;
+    } else if (lower == "cupti") {
+      config.nvtx_chain = NvtxChain::kCupti;
+    } else if (text->find('/') == std::string::npos ||
+               text->size() > AgentConfig::kMaxOutputDirBytes || HasControlCharacters(*text)) {
+      // A path must name a file: a bare word is far more likely a typo of "cupti" or "off"
+      // than a library the loader would search for.
+      reader.Warn("LUMOS_NVTX_CHAIN", *text,
+                  "not off, cupti or a path (containing '/', at most 4095 bytes, no control "
+                  "characters) to an NVTX injection library",
+                  "the default off");
+    } else {
+      config.nvtx_chain = NvtxChain::kLibrary;
+      config.nvtx_chain_library = *text;
+    }
+  }
   config.flush_interval_ms = static_cast<uint64_t>(
       reader.Int("LUMOS_FLUSH_INTERVAL_MS", AgentConfig::kDefaultFlushIntervalMs,
                  AgentConfig::kMinFlushIntervalMs, AgentConfig::kMaxFlushIntervalMs));

@@ -17,6 +17,11 @@
 //   LUMOS_CUPTI_LIBRARY       ""           libcupti.so.13 to load when none is in the process and
 //                                          the loader finds none ("" = the CUDA toolkit's paths);
 //                                          at most 4095 bytes, no control characters
+//   LUMOS_NVTX_CHAIN          off          off, cupti, or a path (with a '/') to another NVTX
+//                                          injection library the agent chains to: it keeps
+//                                          receiving every NVTX call (agent/nvtx/nvtx_chain.h);
+//                                          cupti = the libcupti.so.13 found as for CUPTI above;
+//                                          at most 4095 bytes, no control characters
 //   LUMOS_FLUSH_INTERVAL_MS   1000         10..60000
 //   LUMOS_MAX_FILE_BYTES      0 (no limit) 0 or 1M..1P
 //   LUMOS_ZSTD_LEVEL          3            1..19
@@ -62,6 +67,13 @@ class ChannelSet {
 // The name LUMOS_CHANNELS uses for a channel ("cupti_activity"); "" for kUnspecified.
 std::string_view ChannelName(schema::Channel channel);
 
+// Which NVTX injection library the agent chains to (LUMOS_NVTX_CHAIN).
+enum class NvtxChain {
+  kOff,      // The agent is the only NVTX injection.
+  kCupti,    // libcupti.so.13, found as the CUPTI channel finds it (CUPTI's MARKER activity).
+  kLibrary,  // AgentConfig::nvtx_chain_library.
+};
+
 struct AgentConfig {
   static constexpr uint64_t kDefaultRingBytes = uint64_t{1} << 20;
   static constexpr uint64_t kMinRingBytes = uint64_t{64} << 10;
@@ -96,6 +108,8 @@ struct AgentConfig {
   uint64_t cupti_buffer_bytes = kDefaultCuptiBufferBytes;
   uint32_t cupti_buffer_count = kDefaultCuptiBuffers;
   std::string cupti_library;  // LUMOS_CUPTI_LIBRARY; "" = agent/cupti/cupti_api.h's paths.
+  NvtxChain nvtx_chain = NvtxChain::kOff;
+  std::string nvtx_chain_library;  // The path, for NvtxChain::kLibrary only.
   uint64_t flush_interval_ms = kDefaultFlushIntervalMs;
   uint64_t max_file_bytes = 0;  // 0 = unlimited.
   int32_t zstd_level = kDefaultZstdLevel;

@@ -15,6 +15,7 @@ namespace lumos::agent {
 enum class CountedLoss : int {
   kNvtxPushDepth,      // NVTX push/pop ranges nested deeper than the per-thread stack.
   kNvtxStartEndSlots,  // NVTX start/end ranges started while their table slot was busy.
+  kNvtxChainHandles,   // NVTX domains/strings beyond the chain's handle maps (named no more).
   kNcclEventPool,      // NCCL profiler events started while the fixed event pool was full.
   kNcclContexts,       // NCCL communicators beyond the profiler's fixed context table.
   kNcclCommTable,      // NCCL communicators beyond the wrappers' fixed table.
@@ -30,6 +31,8 @@ struct CountedLossInfo {
 inline constexpr CountedLossInfo kCountedLossInfo[] = {
     {schema::LossSource::kChannelLimit, "NVTX push/pop ranges nested deeper than 32"},
     {schema::LossSource::kChannelLimit, "NVTX start/end ranges beyond 4096 in flight"},
+    {schema::LossSource::kChannelLimit,
+     "NVTX domains and registered strings beyond the chained handle maps (unnamed)"},
     {schema::LossSource::kChannelLimit, "NCCL profiler events beyond the event pool"},
     {schema::LossSource::kChannelLimit, "NCCL communicators beyond the profiler's table"},
     {schema::LossSource::kChannelLimit, "NCCL communicators beyond the wrappers' table"},

@@ -5,10 +5,8 @@
 #include <vector>
 
 namespace lumos::agent::cupti {
-namespace {
 
-// The first libcupti.so.13 that opens, in the order of the header comment; null when none does.
-void* OpenCupti(const std::string& fallback_path, std::string* tried) {
+void* OpenCuptiLibrary(const std::string& fallback_path, std::string* tried) {
   // RTLD_NOLOAD: only a copy already in the process (its reference count goes up; never closed).
   if (void* handle = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD)) return handle;
   std::vector<std::string> candidates = {"libcupti.so.13"};
@@ -26,6 +24,8 @@ void* OpenCupti(const std::string& fallback_path, std::string* tried) {
   return nullptr;
 }
 
+namespace {
+
 template <typename Fn>
 bool Resolve(void* handle, const char* name, Fn* fn, std::string* missing) {
   *fn = reinterpret_cast<Fn>(dlsym(handle, name));
@@ -37,7 +37,7 @@ bool Resolve(void* handle, const char* name, Fn* fn, std::string* missing) {
 
 StatusOr<CuptiApi> LoadCuptiApi(const std::string& fallback_path) {
   std::string tried;
-  void* handle = OpenCupti(fallback_path, &tried);
+  void* handle = OpenCuptiLibrary(fallback_path, &tried);
   if (handle == nullptr) return Status::Error("libcupti.so.13 not found; tried:" + tried);
   CuptiApi api;
   std::string missing;

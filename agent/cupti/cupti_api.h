@@ -2,9 +2,9 @@
 // (DESIGN.md: the agent never links libcupti, so it loads without CUDA and never drags in a second
 // CUPTI copy). LoadCuptiApi tries, in order: the libcupti.so.13 already in the process
 // (RTLD_NOLOAD: the one PyTorch/Kineto loaded), libcupti.so.13 on the loader path, then
-// LUMOS_CUPTI_LIBRARY (AgentConfig::cupti_library) or the toolkit's paths. The handle is never
-// closed (callbacks point into it until exit). Tests fill a table with fakes instead.
-// CUPTI headers are included for types only; CUPTI types never leave agent/cupti/.
+// LUMOS_CUPTI_LIBRARY (AgentConfig::cupti_library) or the toolkit's paths (cupti_library.h). The
+// handle is never closed (callbacks point into it until exit). Tests fill a table with fakes
+// instead. CUPTI headers are included for types only; CUPTI types never leave agent/cupti/.
 // Threading: load once; the table is immutable afterwards and read from any thread.
 #pragma once
 
@@ -12,6 +12,7 @@
 
 #include <string>
 
+#include "agent/cupti/cupti_library.h"
 #include "base/status.h"
 
 namespace lumos::agent::cupti {
@@ -37,12 +38,6 @@ struct CuptiApi {
   CUptiResult (*enable_callback)(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                  CUpti_CallbackDomain domain, CUpti_CallbackId cbid) = nullptr;
   std::string library_path;  // Where it came from (dladdr), for the log line.
-};
-
-// The toolkit paths tried last when LUMOS_CUPTI_LIBRARY is unset.
-inline constexpr const char* kToolkitCuptiPaths[] = {
-    "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-    "/usr/local/cuda/lib64/libcupti.so.13",
 };
 
 // fallback_path: LUMOS_CUPTI_LIBRARY ("" = the toolkit paths). Fails with one message naming

@@ -7,6 +7,8 @@
 #include "agent/core/counted_loss.h"
 #include "agent/core/record.h"
 #include "agent/core/thread_rings.h"
+#include "agent/nvtx/nvtx_chain.h"
+#include "agent/nvtx/nvtx_handle_map.h"
 #include "agent/runtime/agent_runtime.h"
 
 namespace lumos::agent {
@@ -52,9 +54,10 @@ PushStack& ThreadPushStack() {
 
 // A start/end range waiting for its end. state: 0 free, kClaimed while the starter writes the
 // record or the ender reads it, else the range id (published with release after the record is
-// written).
+// written, as is chained_id).
 struct StartEndSlot {
   std::atomic<uint64_t> state{0};
+  bool chained_id = false;  // The id came from the chained library's start (not our counter).
   Record record;
 };
 constexpr uint64_t kClaimed = ~uint64_t{0};
@@ -67,11 +70,39 @@ std::atomic<uint64_t> g_next_range_id{1};
 // The agent, resolved once at injection so the handlers skip Agent::Get()'s init guard.
 Agent* g_agent = nullptr;
 
+// Chaining to another NVTX injection (nvtx_chain.h); fixed before the tables are patched. With
+// it, domain and registered-string handles are the chained library's (or own map entries) and
+// go through these maps; without it, a handle is the string id itself.
+bool g_chaining = false;
+// Never destroyed (trivially destructible), reachable from any thread.
+NvtxHandleMap<1024> g_domains;
+NvtxHandleMap<4096> g_strings;
+static_assert(std::is_trivially_destructible_v<NvtxHandleMap<1024>>);
+
 inline uint32_t DomainId(nvtxDomainHandle_t domain) {
+  if (g_chaining) return g_domains.Find(domain).id;  // Unknown (W-created, map full): default.
   return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(domain));
 }
 inline uint32_t StringId(nvtxStringHandle_t string) {
+  if (g_chaining) return g_strings.Find(string).id;  // Unknown: unnamed.
   return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(string));
+}
+// The domain handle to pass on to the chained library: ours are replaced by null (the default
+// domain), which is what it would have got from NVTX for a domain it did not create.
+inline nvtxDomainHandle_t ChainedDomain(nvtxDomainHandle_t domain) {
+  return g_domains.Find(domain).own ? nullptr : domain;
+}
+// The attributes to pass on: a copy without the string handle when it is one of ours.
+inline const nvtxEventAttributes_t* ChainedAttributes(const nvtxEventAttributes_t* attributes,
+                                                      nvtxEventAttributes_t* copy) {
+  if (attributes == nullptr || attributes->size < sizeof(nvtxEventAttributes_t) ||
+      attributes->messageType != NVTX_MESSAGE_TYPE_REGISTERED ||
+      !g_strings.Find(attributes->message.registered).own) {
+    return attributes;
+  }
+  *copy = *attributes;
+  copy->message.registered = nullptr;
+  return copy;
 }
 
 // The hot-path entry check (STYLE.md 5.2): one relaxed load; see EnabledFlag for why relaxed
@@ -159,9 +190,13 @@ int PopRange(uint32_t domain_id) {
 
 // ---- start / end ----
 
-nvtxRangeId_t StartRange(uint32_t domain_id, const char* message,
+// id: from our counter (NextRangeId), or the chained library's start when it has one, so that
+// one id ends the range in both tools.
+inline uint64_t NextRangeId() { return g_next_range_id.fetch_add(1, std::memory_order_relaxed); }
+
+nvtxRangeId_t StartRange(uint64_t id, bool chained_id, uint32_t domain_id, const char* message,
                          const nvtxEventAttributes_t* attributes) {
-  const uint64_t id = g_next_range_id.fetch_add(1, std::memory_order_relaxed);
+  if (id == 0 || id == kClaimed) return id;  // A chained "no range": nothing to end later.
   StartEndSlot& slot = g_slots[id % kStartEndSlots];
   uint64_t expected = 0;
   // Acquire: pairs with the last ender's release of the slot, so its copy of the old record is
@@ -180,12 +215,17 @@ nvtxRangeId_t StartRange(uint32_t domain_id, const char* message,
   }
   ThreadRings* rings = g_agent->rings();
   slot.record.thread_id = rings != nullptr ? rings->CurrentThreadRing()->thread_id() : 0;
+  slot.chained_id = chained_id;
   slot.state.store(id, std::memory_order_release);
   return id;
 }
 
-void EndRange(nvtxRangeId_t id) {
-  if (id == 0 || id == kClaimed) return;
+// Whose id an ended range had; kUnknown when no open range had it (never started here, lost to
+// a busy slot, or ended twice).
+enum class EndedRange { kUnknown, kOwnId, kChainedId };
+
+EndedRange EndRange(nvtxRangeId_t id) {
+  if (id == 0 || id == kClaimed) return EndedRange::kUnknown;
   StartEndSlot& slot = g_slots[id % kStartEndSlots];
   // Claim the slot for reading: exactly one ender wins (an unknown or already ended id fails
   // here), and no starter can take the slot over while it is claimed, so the copy below never
@@ -193,14 +233,15 @@ void EndRange(nvtxRangeId_t id) {
   uint64_t expected = id;
   if (!slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire,
                                           std::memory_order_relaxed)) {
-    return;
+    return EndedRange::kUnknown;
   }
   Record record = slot.record;
+  const EndedRange ended = slot.chained_id ? EndedRange::kChainedId : EndedRange::kOwnId;
   slot.state.store(0, std::memory_order_release);  // Free for the next start.
-  if (!Enabled()) return;
+  if (!Enabled()) return ended;
   record.end_ns = MonotonicNowNs();
   ThreadRings* rings = g_agent->rings();
-  if (rings == nullptr) return;
+  if (rings == nullptr) return ended;
   ThreadRing* ring = rings->CurrentThreadRing();
   Record extension{};
   extension.kind = RecordKind::kExtension;
@@ -209,6 +250,7 @@ void EndRange(nvtxRangeId_t id) {
     extension.payload.nvtx_ext.end_thread_id = ring->thread_id();
   }
   ring->Push(record, extension);
+  return ended;
 }
 
 void Mark(uint32_t domain_id, const char* message, const nvtxEventAttributes_t* attributes) {
@@ -227,72 +269,188 @@ void Mark(uint32_t domain_id, const char* message, const nvtxEventAttributes_t* 
 }
 
 // ---- the NVTX handlers (C ABI, noexcept: nothing here throws) ----
+// Each records first, then calls the chained library's handler for the same slot when there is
+// one (nvtx_chain.h) and returns its result where NVTX expects one: the application must see
+// the chained library's depths, range ids and handles, which that library relies on later.
+// Exceptions, where the chained result is needed first: starts (its id becomes ours) and
+// domain/string creation (its handle is mapped to our id).
+
+using PushAFn = int(NVTX_API*)(const char*);
+using PushExFn = int(NVTX_API*)(const nvtxEventAttributes_t*);
+using PopFn = int(NVTX_API*)();
+using DomainPushExFn = int(NVTX_API*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*);
+using DomainPopFn = int(NVTX_API*)(nvtxDomainHandle_t);
+using StartAFn = nvtxRangeId_t(NVTX_API*)(const char*);
+using StartExFn = nvtxRangeId_t(NVTX_API*)(const nvtxEventAttributes_t*);
+using EndFn = void(NVTX_API*)(nvtxRangeId_t);
+using DomainStartExFn = nvtxRangeId_t(NVTX_API*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*);
+using DomainEndFn = void(NVTX_API*)(nvtxDomainHandle_t, nvtxRangeId_t);
+using MarkAFn = void(NVTX_API*)(const char*);
+using MarkExFn = void(NVTX_API*)(const nvtxEventAttributes_t*);
+using DomainMarkExFn = void(NVTX_API*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*);
+using DomainCreateAFn = nvtxDomainHandle_t(NVTX_API*)(const char*);
+using RegisterStringAFn = nvtxStringHandle_t(NVTX_API*)(nvtxDomainHandle_t, const char*);
+using RegisterStringWFn = nvtxStringHandle_t(NVTX_API*)(nvtxDomainHandle_t, const wchar_t*);
+using ResourceCreateFn = nvtxResourceHandle_t(NVTX_API*)(nvtxDomainHandle_t,
+                                                         nvtxResourceAttributes_t*);
+using NameCategoryAFn = void(NVTX_API*)(nvtxDomainHandle_t, uint32_t, const char*);
+using NameCategoryWFn = void(NVTX_API*)(nvtxDomainHandle_t, uint32_t, const wchar_t*);
+using DomainDestroyFn = void(NVTX_API*)(nvtxDomainHandle_t);
 
 int NVTX_API HandleRangePushA(const char* message) noexcept {
   // Pushes are tracked even while off, so that pops stay balanced if the agent turns on between.
-  if (g_agent == nullptr) return -1;
-  return PushRange(0, message, nullptr);
+  const int depth = g_agent != nullptr ? PushRange(0, message, nullptr) : -1;
+  if (auto chained = ChainedCore<PushAFn>(NVTX_CBID_CORE_RangePushA)) return chained(message);
+  return depth;
 }
 int NVTX_API HandleRangePushEx(const nvtxEventAttributes_t* attributes) noexcept {
-  if (g_agent == nullptr) return -1;
-  return PushRange(0, nullptr, attributes);
+  const int depth = g_agent != nullptr ? PushRange(0, nullptr, attributes) : -1;
+  if (auto chained = ChainedCore<PushExFn>(NVTX_CBID_CORE_RangePushEx)) {
+    nvtxEventAttributes_t copy;
+    return chained(ChainedAttributes(attributes, &copy));
+  }
+  return depth;
 }
 int NVTX_API HandleRangePop() noexcept {
-  if (g_agent == nullptr) return -1;
-  return PopRange(0);
+  const int depth = g_agent != nullptr ? PopRange(0) : -1;
+  if (auto chained = ChainedCore<PopFn>(NVTX_CBID_CORE_RangePop)) return chained();
+  return depth;
 }
 int NVTX_API HandleDomainRangePushEx(nvtxDomainHandle_t domain,
                                      const nvtxEventAttributes_t* attributes) noexcept {
-  if (g_agent == nullptr) return -1;
-  return PushRange(DomainId(domain), nullptr, attributes);
+  const int depth = g_agent != nullptr ? PushRange(DomainId(domain), nullptr, attributes) : -1;
+  if (auto chained = ChainedCore2<DomainPushExFn>(NVTX_CBID_CORE2_DomainRangePushEx)) {
+    nvtxEventAttributes_t copy;
+    return chained(ChainedDomain(domain), ChainedAttributes(attributes, &copy));
+  }
+  return depth;
 }
 int NVTX_API HandleDomainRangePop(nvtxDomainHandle_t domain) noexcept {
-  if (g_agent == nullptr) return -1;
-  return PopRange(DomainId(domain));
+  const int depth = g_agent != nullptr ? PopRange(DomainId(domain)) : -1;
+  if (auto chained = ChainedCore2<DomainPopFn>(NVTX_CBID_CORE2_DomainRangePop)) {
+    return chained(ChainedDomain(domain));
+  }
+  return depth;
 }
 nvtxRangeId_t NVTX_API HandleRangeStartA(const char* message) noexcept {
+  if (auto chained = ChainedCore<StartAFn>(NVTX_CBID_CORE_RangeStartA)) {
+    const nvtxRangeId_t id = chained(message);
+    return Enabled() ? StartRange(id, true, 0, message, nullptr) : id;
+  }
   if (!Enabled()) return 0;
-  return StartRange(0, message, nullptr);
+  return StartRange(NextRangeId(), false, 0, message, nullptr);
 }
 nvtxRangeId_t NVTX_API HandleRangeStartEx(const nvtxEventAttributes_t* attributes) noexcept {
+  if (auto chained = ChainedCore<StartExFn>(NVTX_CBID_CORE_RangeStartEx)) {
+    nvtxEventAttributes_t copy;
+    const nvtxRangeId_t id = chained(ChainedAttributes(attributes, &copy));
+    return Enabled() ? StartRange(id, true, 0, nullptr, attributes) : id;
+  }
   if (!Enabled()) return 0;
-  return StartRange(0, nullptr, attributes);
+  return StartRange(NextRangeId(), false, 0, nullptr, attributes);
 }
-void NVTX_API HandleRangeEnd(nvtxRangeId_t id) noexcept { EndRange(id); }
+// A range started with our own id (the chained library had no start handler then) is not passed
+// on: the chained library never handed out that id.
+void NVTX_API HandleRangeEnd(nvtxRangeId_t id) noexcept {
+  const EndedRange ended = EndRange(id);
+  if (auto chained = ChainedCore<EndFn>(NVTX_CBID_CORE_RangeEnd)) {
+    if (ended != EndedRange::kOwnId) chained(id);
+  }
+}
 nvtxRangeId_t NVTX_API HandleDomainRangeStartEx(nvtxDomainHandle_t domain,
                                                 const nvtxEventAttributes_t* attributes) noexcept {
+  if (auto chained = ChainedCore2<DomainStartExFn>(NVTX_CBID_CORE2_DomainRangeStartEx)) {
+    nvtxEventAttributes_t copy;
+    const nvtxRangeId_t id = chained(ChainedDomain(domain), ChainedAttributes(attributes, &copy));
+    return Enabled() ? StartRange(id, true, DomainId(domain), nullptr, attributes) : id;
+  }
   if (!Enabled()) return 0;
-  return StartRange(DomainId(domain), nullptr, attributes);
+  return StartRange(NextRangeId(), false, DomainId(domain), nullptr, attributes);
 }
-void NVTX_API HandleDomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) noexcept { EndRange(id); }
+void NVTX_API HandleDomainRangeEnd(nvtxDomainHandle_t domain, nvtxRangeId_t id) noexcept {
+  const EndedRange ended = EndRange(id);
+  if (auto chained = ChainedCore2<DomainEndFn>(NVTX_CBID_CORE2_DomainRangeEnd)) {
+    if (ended != EndedRange::kOwnId) chained(ChainedDomain(domain), id);
+  }
+}
 void NVTX_API HandleMarkA(const char* message) noexcept {
-  if (!Enabled()) return;
-  Mark(0, message, nullptr);
+  if (Enabled()) Mark(0, message, nullptr);
+  if (auto chained = ChainedCore<MarkAFn>(NVTX_CBID_CORE_MarkA)) chained(message);
 }
 void NVTX_API HandleMarkEx(const nvtxEventAttributes_t* attributes) noexcept {
-  if (!Enabled()) return;
-  Mark(0, nullptr, attributes);
+  if (Enabled()) Mark(0, nullptr, attributes);
+  if (auto chained = ChainedCore<MarkExFn>(NVTX_CBID_CORE_MarkEx)) {
+    nvtxEventAttributes_t copy;
+    chained(ChainedAttributes(attributes, &copy));
+  }
 }
 void NVTX_API HandleDomainMarkEx(nvtxDomainHandle_t domain,
                                  const nvtxEventAttributes_t* attributes) noexcept {
-  if (!Enabled()) return;
-  Mark(DomainId(domain), nullptr, attributes);
+  if (Enabled()) Mark(DomainId(domain), nullptr, attributes);
+  if (auto chained = ChainedCore2<DomainMarkExFn>(NVTX_CBID_CORE2_DomainMarkEx)) {
+    nvtxEventAttributes_t copy;
+    chained(ChainedDomain(domain), ChainedAttributes(attributes, &copy));
+  }
 }
 
 // Registration-time handlers: they intern (lock, allocate) and are off the hot path.
-nvtxDomainHandle_t NVTX_API HandleDomainCreateA(const char* name) noexcept {
-  if (g_agent == nullptr || name == nullptr) return nullptr;
-  const uint32_t id = g_agent->strings().Intern(name);
-  // The handle is the id itself, never dereferenced (by NVTX or us).
-  // NOLINTNEXTLINE(performance-no-int-to-ptr)
-  return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(id));
+
+// The handle for a new domain or string with string id `id`: without the chain, the id itself
+// (never dereferenced, by NVTX or us); with it, the chained library's handle when it made one,
+// else an own map entry. A full map: the chained handle (or null), the name is lost (counted).
+template <typename Handle, typename Map>
+Handle MapHandle(Map* map, Handle theirs, uint32_t id) {
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): an id, not an address.
+  if (!g_chaining) return reinterpret_cast<Handle>(static_cast<uintptr_t>(id));
+  if (theirs != nullptr) {
+    if (!map->AddForeign(theirs, id)) CountLoss(CountedLoss::kNvtxChainHandles);
+    return theirs;
+  }
+  const void* own = map->AddOwn(id);
+  if (own == nullptr) CountLoss(CountedLoss::kNvtxChainHandles);
+  return static_cast<Handle>(const_cast<void*>(own));
 }
-nvtxStringHandle_t NVTX_API HandleDomainRegisterStringA(nvtxDomainHandle_t,
+
+nvtxDomainHandle_t NVTX_API HandleDomainCreateA(const char* name) noexcept {
+  auto chained = ChainedCore2<DomainCreateAFn>(NVTX_CBID_CORE2_DomainCreateA);
+  nvtxDomainHandle_t theirs = chained != nullptr ? chained(name) : nullptr;
+  if (g_agent == nullptr || name == nullptr) return theirs;
+  return MapHandle(&g_domains, theirs, g_agent->strings().Intern(name));
+}
+nvtxStringHandle_t NVTX_API HandleDomainRegisterStringA(nvtxDomainHandle_t domain,
                                                         const char* text) noexcept {
-  if (g_agent == nullptr || text == nullptr) return nullptr;
-  const uint32_t id = g_agent->strings().Intern(text);
-  // NOLINTNEXTLINE(performance-no-int-to-ptr): an id, as for domains.
-  return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(id));
+  auto chained = ChainedCore2<RegisterStringAFn>(NVTX_CBID_CORE2_DomainRegisterStringA);
+  nvtxStringHandle_t theirs = chained != nullptr ? chained(ChainedDomain(domain), text) : nullptr;
+  if (g_agent == nullptr || text == nullptr) return theirs;
+  return MapHandle(&g_strings, theirs, g_agent->strings().Intern(text));
+}
+
+// Installed only while chaining: calls the agent does not record but that take a domain handle,
+// which may be one of ours and must not reach the chained library as such.
+nvtxResourceHandle_t NVTX_API HandleDomainResourceCreate(
+    nvtxDomainHandle_t domain, nvtxResourceAttributes_t* attributes) noexcept {
+  auto chained = ChainedCore2<ResourceCreateFn>(NVTX_CBID_CORE2_DomainResourceCreate);
+  return chained != nullptr ? chained(ChainedDomain(domain), attributes) : nullptr;
+}
+void NVTX_API HandleDomainNameCategoryA(nvtxDomainHandle_t domain, uint32_t category,
+                                        const char* name) noexcept {
+  auto chained = ChainedCore2<NameCategoryAFn>(NVTX_CBID_CORE2_DomainNameCategoryA);
+  if (chained != nullptr) chained(ChainedDomain(domain), category, name);
+}
+void NVTX_API HandleDomainNameCategoryW(nvtxDomainHandle_t domain, uint32_t category,
+                                        const wchar_t* name) noexcept {
+  auto chained = ChainedCore2<NameCategoryWFn>(NVTX_CBID_CORE2_DomainNameCategoryW);
+  if (chained != nullptr) chained(ChainedDomain(domain), category, name);
+}
+nvtxStringHandle_t NVTX_API HandleDomainRegisterStringW(nvtxDomainHandle_t domain,
+                                                        const wchar_t* text) noexcept {
+  auto chained = ChainedCore2<RegisterStringWFn>(NVTX_CBID_CORE2_DomainRegisterStringW);
+  return chained != nullptr ? chained(ChainedDomain(domain), text) : nullptr;
+}
+void NVTX_API HandleDomainDestroy(nvtxDomainHandle_t domain) noexcept {
+  // The map keeps the entry: a handle may still be in use on another thread.
+  auto chained = ChainedCore2<DomainDestroyFn>(NVTX_CBID_CORE2_DomainDestroy);
+  if (chained != nullptr) chained(ChainedDomain(domain));
 }
 
 template <typename Fn>
@@ -300,6 +458,46 @@ void SetSlot(NvtxFunctionTable table, unsigned int size, unsigned int index, Fn 
   if (index < size && table[index] != nullptr) {
     *table[index] = reinterpret_cast<NvtxFunctionPointer>(fn);
   }
+}
+
+int InitializeInstance(NvtxGetExportTableFunc_t get_export_table, NvtxFunctionTable core,
+                       unsigned int core_size, NvtxFunctionTable core2, unsigned int core2_size) {
+  Agent& agent = Agent::Get();
+  agent.LoadConfig();
+  if (!agent.config().enabled) return 0;  // LUMOS_ENABLE=0: out of the process entirely.
+  // Not asked for, or the agent failed to start: no hooks of ours, but a chained library still
+  // gets NVTX as if it were the injection itself.
+  if (!agent.config().channels.Has(schema::Channel::kNvtx) || !agent.Start()) {
+    return InitializeNvtxChain(agent.config(), get_export_table, /*shadow=*/false) ? 1 : 0;
+  }
+  // First the chained library installs its handlers (into the shadow slots), then ours go in.
+  InitializeNvtxChain(agent.config(), get_export_table, /*shadow=*/true);
+  if (g_agent == nullptr) g_chaining = NvtxChainActive();  // Fixed by the first instance.
+  g_agent = &agent;
+
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangePushA, &HandleRangePushA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangePushEx, &HandleRangePushEx);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangePop, &HandleRangePop);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartA, &HandleRangeStartA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartEx, &HandleRangeStartEx);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangeEnd, &HandleRangeEnd);
+  SetSlot(core, core_size, NVTX_CBID_CORE_MarkA, &HandleMarkA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_MarkEx, &HandleMarkEx);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &HandleDomainCreateA);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &HandleDomainRegisterStringA);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, &HandleDomainRangePushEx);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, &HandleDomainRangePop);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &HandleDomainRangeStartEx);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &HandleDomainRangeEnd);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, &HandleDomainMarkEx);
+  if (g_chaining) {
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainResourceCreate, &HandleDomainResourceCreate);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, &HandleDomainNameCategoryA);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, &HandleDomainNameCategoryW);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &HandleDomainRegisterStringW);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, &HandleDomainDestroy);
+  }
+  return 1;
 }
 
 }  // namespace
@@ -326,28 +524,14 @@ int InitializeNvtxInjection(NvtxGetExportTableFunc_t get_export_table) noexcept 
       core == nullptr || core2 == nullptr) {
     return 0;
   }
-  Agent& agent = Agent::Get();
-  agent.LoadConfig();
-  if (!agent.config().channels.Has(schema::Channel::kNvtx)) return 0;  // Not asked for: no hooks.
-  if (!agent.Start()) return 0;  // Off (LUMOS_ENABLE=0, or failed): no hooks.
-  g_agent = &agent;
-
-  SetSlot(core, core_size, NVTX_CBID_CORE_RangePushA, &HandleRangePushA);
-  SetSlot(core, core_size, NVTX_CBID_CORE_RangePushEx, &HandleRangePushEx);
-  SetSlot(core, core_size, NVTX_CBID_CORE_RangePop, &HandleRangePop);
-  SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartA, &HandleRangeStartA);
-  SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartEx, &HandleRangeStartEx);
-  SetSlot(core, core_size, NVTX_CBID_CORE_RangeEnd, &HandleRangeEnd);
-  SetSlot(core, core_size, NVTX_CBID_CORE_MarkA, &HandleMarkA);
-  SetSlot(core, core_size, NVTX_CBID_CORE_MarkEx, &HandleMarkEx);
-  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &HandleDomainCreateA);
-  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &HandleDomainRegisterStringA);
-  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, &HandleDomainRangePushEx);
-  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, &HandleDomainRangePop);
-  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &HandleDomainRangeStartEx);
-  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &HandleDomainRangeEnd);
-  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, &HandleDomainMarkEx);
-  return 1;
+  // A chained library that injects back into the agent (or NVTX calls made while it
+  // initializes) must not re-enter: that NVTX instance then runs without injection.
+  thread_local bool t_initializing = false;
+  if (t_initializing) return 0;
+  t_initializing = true;
+  const int result = InitializeInstance(get_export_table, core, core_size, core2, core2_size);
+  t_initializing = false;
+  return result;
 }
 
 }  // namespace lumos::agent

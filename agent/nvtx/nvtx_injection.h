@@ -22,7 +22,13 @@
 //     (locks; off the hot path); the handle is the string id.
 // Push/pop handlers keep their thread's stack balanced whenever the agent has started (also
 // after Stop() or in a fork child); they only stop emitting records.
-// Wide-character (W) entry points are not hooked: NVTX then treats them as no-ops.
+// Wide-character (W) entry points are not hooked: NVTX then treats them as no-ops (or sends
+// them straight to a chained library).
+// Chaining (LUMOS_NVTX_CHAIN, nvtx_chain.h): the chained library initializes first; each
+// handler records, then calls the chained handler and returns its result. Starts take the
+// chained library's range id as theirs; domains and registered strings take its handles,
+// mapped to our string ids through nvtx_handle_map.h. Without a chain the handlers only pay one
+// load of a null slot.
 #pragma once
 
 // We are the tool, not a user: only the types, not NVTX's own implementation.

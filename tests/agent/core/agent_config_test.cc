@@ -34,6 +34,8 @@ TEST(AgentConfigTest, DefaultsWithoutVariables) {
   EXPECT_EQ(c.zstd_level, 3);
   EXPECT_EQ(c.job_id, "");
   EXPECT_EQ(c.log_level, LogLevel::kInfo);
+  EXPECT_EQ(c.nvtx_chain, NvtxChain::kOff);
+  EXPECT_EQ(c.nvtx_chain_library, "");
 }
 
 TEST(AgentConfigTest, ReadsEveryVariable) {
@@ -52,6 +54,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
       {"LUMOS_JOB_ID", "job-42"},
       {"LUMOS_LOG_LEVEL", "DEBUG"},
       {"LUMOS_FLUSH_ON_SIGNALS", "0"},
+      {"LUMOS_NVTX_CHAIN", "/opt/tools/libnvtx_tool.so"},
   });
   EXPECT_TRUE(parsed.warnings.empty()) << parsed.warnings.front();
   const AgentConfig& c = parsed.config;
@@ -73,6 +76,19 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c.job_id, "job-42");
   EXPECT_EQ(c.log_level, LogLevel::kDebug);
   EXPECT_FALSE(c.flush_on_signals);
+  EXPECT_EQ(c.nvtx_chain, NvtxChain::kLibrary);
+  EXPECT_EQ(c.nvtx_chain_library, "/opt/tools/libnvtx_tool.so");
+}
+
+TEST(AgentConfigTest, NvtxChainTakesCuptiOffOrAPath) {
+  EXPECT_EQ(Parse({{"LUMOS_NVTX_CHAIN", "CUPTI"}}).config.nvtx_chain, NvtxChain::kCupti);
+  EXPECT_EQ(Parse({{"LUMOS_NVTX_CHAIN", "off"}}).config, AgentConfig());
+  ParsedAgentConfig relative = Parse({{"LUMOS_NVTX_CHAIN", "./libtool.so"}});
+  EXPECT_TRUE(relative.warnings.empty());
+  EXPECT_EQ(relative.config.nvtx_chain, NvtxChain::kLibrary);
+  EXPECT_EQ(relative.config.nvtx_chain_library, "./libtool.so");
+  // Only the path is kept: "cupti" needs none.
+  EXPECT_EQ(Parse({{"LUMOS_NVTX_CHAIN", "cupti"}}).config.nvtx_chain_library, "");
 }
 
 TEST(AgentConfigTest, AcceptsBoundsAndRoundsSizes) {
@@ -171,6 +187,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"LUMOS_ZSTD_LEVEL", "fast", "the default 3"},
         BadValue{"LUMOS_FLUSH_ON_SIGNALS", "maybe", "the default 1"},
         BadValue{"LUMOS_ZSTD_LEVEL", "0", "the default 3"},
+        BadValue{"LUMOS_NVTX_CHAIN", "cupit", "the default off"},  // No '/': not a path.
+        BadValue{"LUMOS_NVTX_CHAIN", "/lib\ntool.so", "the default off"},
+        BadValue{"LUMOS_NVTX_CHAIN", "/" + std::string(4095, 'l'), "the default off"},
         BadValue{"LUMOS_ZSTD_LEVEL", "20", "the default 3"},
         BadValue{"LUMOS_JOB_ID", "has space", "the next source (SLURM_JOB_ID"},
         BadValue{"LUMOS_JOB_ID", std::string(129, 'j'), "the next source (SLURM_JOB_ID"}));
@@ -189,8 +208,9 @@ TEST(AgentConfigTest, EachBadVariableWarnsExactlyOnce) {
       {"LUMOS_MAX_FILE_BYTES", "x"},
       {"LUMOS_ZSTD_LEVEL", "x"},
       {"LUMOS_JOB_ID", "x y"},
+      {"LUMOS_NVTX_CHAIN", "x"},
   });
-  EXPECT_EQ(parsed.warnings.size(), 12u);
+  EXPECT_EQ(parsed.warnings.size(), 13u);
   EXPECT_EQ(parsed.config, AgentConfig());
 }
 

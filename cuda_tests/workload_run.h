@@ -1,0 +1,58 @@
+// Shared by the cuda_tests checkers: runs a workload under lumos-run into a fresh directory and
+// reads its one trace packet by packet with the modeler's reader.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "cuda_tests/workload_exit.h"
+#include "modeler/trace/trace_reader.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::cuda_tests {
+
+template <typename E>
+int Int(E value) {
+  return static_cast<int>(value);
+}
+
+struct WorkloadRun {
+  ::lumos::testing::CommandResult result;
+  bool skipped = false;    // The workload found no GPU (exit 77).
+  std::string trace_path;  // The one trace written ("" when none).
+};
+
+// env: extra "NAME=value ..." put before lumos-run.
+inline WorkloadRun RunUnderLumos(const ::lumos::testing::TempDir& dir, const std::string& workload,
+                                 const std::string& env = "") {
+  WorkloadRun run;
+  run.result = ::lumos::testing::RunCommand(env + " " + LUMOS_RUN_PATH + " -o " + dir.path() +
+                                            " -- " + workload);
+  run.skipped = run.result.exit_code == kSkipExitCode;
+  auto ls = ::lumos::testing::RunCommand("ls " + dir.path());
+  if (!ls.out.empty()) run.trace_path = dir.path() + "/" + ls.out.substr(0, ls.out.find('\n'));
+  return run;
+}
+
+// Calls on_packet for every packet of the trace; fails the test when it cannot be read whole.
+inline void ReadTrace(const std::string& path,
+                      const std::function<void(const modeler::pb::TracePacket&,
+                                               const modeler::PacketContext&)>& on_packet) {
+  auto reader = modeler::TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  modeler::ReadResult result;
+  Status status = (*reader)->ReadPackets(
+      [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext& context) {
+        on_packet(packet, context);
+        return Status::Ok();
+      },
+      &result);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_TRUE(result.has_trailer);
+  EXPECT_TRUE(result.damage.ok()) << result.damage.message();
+}
+
+}  // namespace lumos::cuda_tests
