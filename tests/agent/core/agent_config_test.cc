@@ -52,6 +52,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
       {"LUMOS_JOB_ID", "job-42"},
       {"LUMOS_LOG_LEVEL", "DEBUG"},
       {"LUMOS_FLUSH_ON_SIGNALS", "0"},
+      {"LUMOS_CLOCK", "monotonic"},
   });
   EXPECT_TRUE(parsed.warnings.empty()) << parsed.warnings.front();
   const AgentConfig& c = parsed.config;
@@ -73,6 +74,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c.job_id, "job-42");
   EXPECT_EQ(c.log_level, LogLevel::kDebug);
   EXPECT_FALSE(c.flush_on_signals);
+  EXPECT_FALSE(c.tsc_clock);
 }
 
 TEST(AgentConfigTest, AcceptsBoundsAndRoundsSizes) {
@@ -170,6 +172,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"LUMOS_MAX_FILE_BYTES", "2048T", "the default 0"},
         BadValue{"LUMOS_ZSTD_LEVEL", "fast", "the default 3"},
         BadValue{"LUMOS_FLUSH_ON_SIGNALS", "maybe", "the default 1"},
+        BadValue{"LUMOS_CLOCK", "rdtsc", "the default tsc"},
         BadValue{"LUMOS_ZSTD_LEVEL", "0", "the default 3"},
         BadValue{"LUMOS_ZSTD_LEVEL", "20", "the default 3"},
         BadValue{"LUMOS_JOB_ID", "has space", "the next source (SLURM_JOB_ID"},
@@ -189,8 +192,9 @@ TEST(AgentConfigTest, EachBadVariableWarnsExactlyOnce) {
       {"LUMOS_MAX_FILE_BYTES", "x"},
       {"LUMOS_ZSTD_LEVEL", "x"},
       {"LUMOS_JOB_ID", "x y"},
+      {"LUMOS_CLOCK", "x"},
   });
-  EXPECT_EQ(parsed.warnings.size(), 12u);
+  EXPECT_EQ(parsed.warnings.size(), 13u);
   EXPECT_EQ(parsed.config, AgentConfig());
 }
 
