@@ -90,8 +90,8 @@ TscCalibrator::Result TscCalibrator::Refine(const ClockPair& now, int64_t horizo
     result.params = params_;
     return result;
   }
-  const uint64_t rate_change = base_mult > first_mult_ ? base_mult - first_mult_
-                                                       : first_mult_ - base_mult;
+  const uint64_t rate_change =
+      base_mult > first_mult_ ? base_mult - first_mult_ : first_mult_ - base_mult;
   if (static_cast<unsigned __int128>(rate_change) * 1'000'000 >
       static_cast<unsigned __int128>(first_mult_) * kMaxRateChangePpm) {
     result.ok = false;
@@ -99,7 +99,8 @@ TscCalibrator::Result TscCalibrator::Refine(const ClockPair& now, int64_t horizo
     result.why = "the TSC rate moved more than 1% from its first estimate";
     return result;
   }
-  const int64_t predicted_ns = TscToNs(params_.anchor_tsc, params_.anchor_ns, params_.mult, now.tsc);
+  const int64_t predicted_ns =
+      TscToNs(params_.anchor_tsc, params_.anchor_ns, params_.mult, now.tsc);
   const int64_t error_ns = predicted_ns - now.mono_ns;
   result.error_ns = error_ns;
   max_abs_error_ns_ = std::max(max_abs_error_ns_, AbsNs(error_ns));

@@ -106,7 +106,7 @@ ClockPair ReadClockPair();
 // The calibration arithmetic, no clocks read here: fed pairs, it says what to publish.
 class TscCalibrator {
  public:
-  static constexpr int64_t kMaxErrorNs = 1'000'000;    // Above this, the TSC is not trusted.
+  static constexpr int64_t kMaxErrorNs = 1'000'000;     // Above this, the TSC is not trusted.
   static constexpr int64_t kMaxRateChangePpm = 10'000;  // 1% from the first estimate.
   static constexpr int64_t kMaxSlewPpm = 100;           // Correction speed bound.
 
@@ -116,7 +116,7 @@ class TscCalibrator {
     uint64_t mult = 0;
   };
   struct Result {
-    bool ok = false;      // False: stop using the TSC; `why` says why.
+    bool ok = false;       // False: stop using the TSC; `why` says why.
     bool publish = false;  // True: publish `params`.
     Params params;
     int64_t error_ns = 0;  // The current mapping minus the clock at this pair (0 for the first).

@@ -7,10 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -182,8 +182,7 @@ bool Agent::StartOnce() {
   // Started here, after every way to fail: the writer thread refines it (see WriterLoop).
   if (!config_.tsc_clock) {
     LUMOS_LOG(Debug, "LUMOS_CLOCK=monotonic: record times from clock_gettime");
-  } else if (!FastClock::Get().Start(static_cast<int64_t>(config_.flush_interval_ms) *
-                                     1'000'000)) {
+  } else if (!FastClock::Get().Start(static_cast<int64_t>(config_.flush_interval_ms) * 1'000'000)) {
     LUMOS_LOG(Debug, "no invariant TSC: record times from clock_gettime");
   }
   thread_ = std::thread([this] { WriterLoop(); });
@@ -205,7 +204,8 @@ void Agent::WriterLoop() {
     // The fast clock's first refinements come sooner than the flush interval (fast_clock.h).
     int timeout_ms = interval_ms;
     if (const int64_t refine_ns = fast_clock.NsUntilRefine(); refine_ns >= 0) {
-      timeout_ms = static_cast<int>(std::min<int64_t>(interval_ms, (refine_ns + 999'999) / 1'000'000));
+      timeout_ms =
+          static_cast<int>(std::min<int64_t>(interval_ms, (refine_ns + 999'999) / 1'000'000));
     }
     pollfd wake{wake_fd_, POLLIN, 0};
     poll(&wake, 1, timeout_ms);  // Timeout, wake-up or EINTR: all just mean "look again".

@@ -64,7 +64,8 @@ TEST(FastClockTest, RefinementIsContinuousAndSlewsTheErrorAway) {
   ASSERT_TRUE(second.ok) << second.why;
   EXPECT_GT(second.error_ns, 900);
   // No jump: the new mapping starts where the old one is.
-  EXPECT_EQ(second.params.anchor_ns, TscToNs(before.anchor_tsc, before.anchor_ns, before.mult, tsc));
+  EXPECT_EQ(second.params.anchor_ns,
+            TscToNs(before.anchor_tsc, before.anchor_ns, before.mult, tsc));
   // And it runs slower than the true rate, so the error shrinks by the next refinement.
   const TscCalibrator::Params& p = second.params;
   const int64_t at_next = TscToNs(p.anchor_tsc, p.anchor_ns, p.mult, tsc + 20'000'000);
