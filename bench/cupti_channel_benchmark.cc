@@ -10,8 +10,10 @@
 //   alone and into RecordEncoder + TraceFileWriter as the agent's writer thread does.
 #include <benchmark/benchmark.h>
 #include <cupti.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -151,11 +153,54 @@ void BM_CuptiApiCallbackDisabled(benchmark::State& state) {
 }
 BENCHMARK(BM_CuptiApiCallbackDisabled);
 
-// One CLOCK_MONOTONIC read (MonotonicNowNs, vDSO), the clock the handlers read twice per call.
+// One MonotonicNowNs(), the clock the handlers read twice per call: the TSC mapping once the
+// agent's writer calibrated it (agent/core/fast_clock.h), clock_gettime otherwise.
 void BM_ClockMonotonic(benchmark::State& state) {
+  if (!bench::StartChannelAgent()) {
+    state.SkipWithError("the agent did not start");
+    return;
+  }
   for (auto _ : state) benchmark::DoNotOptimize(MonotonicNowNs());
+  state.counters["tsc"] = FastClock::Get().running() ? 1 : 0;
 }
 BENCHMARK(BM_ClockMonotonic);
+
+// One clock_gettime(CLOCK_MONOTONIC) through the vDSO: what MonotonicNowNs() cost before the
+// fast clock, and what it costs with LUMOS_CLOCK=monotonic or without an invariant TSC.
+void BM_ClockGettimeMonotonic(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(ReadMonotonicNs());
+}
+BENCHMARK(BM_ClockGettimeMonotonic);
+
+// The fast clock's error against clock_gettime while the agent's writer refines it: samples
+// for about two seconds (MonotonicNowNs bracketed by two clock_gettime reads; a preempted
+// sample widens the bracket, not the error). Counters: the largest and the 99.9th-percentile
+// distance outside the bracket, in ns.
+void BM_FastClockError(benchmark::State& state) {
+  if (!bench::StartChannelAgent() || !FastClock::Get().running()) {
+    state.SkipWithError("the fast clock is not running");
+    return;
+  }
+  std::vector<int64_t> errors;
+  for (auto _ : state) {
+    const int64_t end = ReadMonotonicNs() + 2'000'000'000;
+    while (ReadMonotonicNs() < end) {
+      for (int i = 0; i < 100; ++i) {
+        const int64_t before = ReadMonotonicNs();
+        const int64_t fast = MonotonicNowNs();
+        const int64_t after = ReadMonotonicNs();
+        errors.push_back(fast < before ? before - fast : (fast > after ? fast - after : 0));
+      }
+      const timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  std::sort(errors.begin(), errors.end());
+  state.counters["max_error_ns"] = static_cast<double>(errors.back());
+  state.counters["p999_error_ns"] = static_cast<double>(errors[errors.size() * 999 / 1000]);
+  state.counters["samples"] = static_cast<double>(errors.size());
+}
+BENCHMARK(BM_FastClockError)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // ---- activity decoding ----
 

@@ -284,6 +284,13 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env) {
     if (!flush) reader.Warn("LUMOS_FLUSH_ON_SIGNALS", *text, "not 0 or 1", "the default 1");
     config.flush_on_signals = flush.value_or(true);
   }
+  if (std::optional<std::string> text = reader.Get("LUMOS_CLOCK")) {
+    if (*text == "monotonic") {
+      config.tsc_clock = false;
+    } else if (*text != "tsc") {
+      reader.Warn("LUMOS_CLOCK", *text, "not tsc or monotonic", "the default tsc");
+    }
+  }
   return parsed;
 }
 

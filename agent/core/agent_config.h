@@ -28,6 +28,9 @@
 //   LUMOS_JOB_ID              SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else ""; at most 128
 //                                          printable ASCII bytes without spaces
 //   LUMOS_LOG_LEVEL           info         debug, info, warn(ing), error
+//   LUMOS_CLOCK               tsc          tsc (records timed from the TSC, calibrated to
+//                                          CLOCK_MONOTONIC; clock_gettime where the TSC is not
+//                                          invariant) or monotonic (clock_gettime always)
 // Threading: call once, at start, before the agent's threads exist.
 #pragma once
 
@@ -116,6 +119,7 @@ struct AgentConfig {
   std::string job_id;
   LogLevel log_level = LogLevel::kInfo;
   bool flush_on_signals = true;  // LUMOS_FLUSH_ON_SIGNALS (agent/runtime/signal_flush.h).
+  bool tsc_clock = true;         // LUMOS_CLOCK=tsc (agent/core/fast_clock.h); false: monotonic.
 
   bool operator==(const AgentConfig& other) const = default;
 };

@@ -204,7 +204,7 @@ void CUPTIAPI CuptiChannel::BufferCompleted(CUcontext context, uint32_t stream_i
 
 void CuptiChannel::Drain(RecordSink& sink) {
   if (!pool_) return;
-  clock_.MaybeRefresh(MonotonicNowNs());
+  clock_.MaybeRefresh(ReadMonotonicNs());
   const int64_t offset_ns = clock_.offset_ns();
   pool_->DrainCompleted([&](const uint8_t* buffer, size_t valid_bytes) {
     decoder_.Decode(buffer, valid_bytes, offset_ns, sink);

@@ -153,7 +153,7 @@ int64_t RealtimeMinusMonotonicNs() {
   clock_gettime(CLOCK_REALTIME, &realtime);
   const int64_t realtime_ns =
       static_cast<int64_t>(realtime.tv_sec) * 1'000'000'000 + realtime.tv_nsec;
-  return realtime_ns - MonotonicNowNs();
+  return realtime_ns - ReadMonotonicNs();  // Exact: a clock-domain offset.
 }
 
 // Builds the record of a finished operation, frees its slot and pushes the record.

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -151,7 +152,7 @@ bool Agent::StartOnce() {
       {schema::ClockId::kMonotonic, "CLOCK_MONOTONIC", ClockResolutionNs(CLOCK_MONOTONIC)},
       {schema::ClockId::kRealtime, "CLOCK_REALTIME", ClockResolutionNs(CLOCK_REALTIME)}};
   header.default_clock_id = schema::ClockId::kMonotonic;
-  header.start_time_ns = static_cast<uint64_t>(MonotonicNowNs());
+  header.start_time_ns = static_cast<uint64_t>(ReadMonotonicNs());
 
   StatusOr<std::unique_ptr<ThreadRings>> rings =
       ThreadRings::Create(config_.arena_bytes, config_.ring_bytes);
@@ -178,6 +179,12 @@ bool Agent::StartOnce() {
   WriteClockSnapshot();
   rings_.store(owned_rings_.get(), std::memory_order_release);
 
+  // Started here, after every way to fail: the writer thread refines it (see WriterLoop).
+  if (!config_.tsc_clock) {
+    LUMOS_LOG(Debug, "LUMOS_CLOCK=monotonic: record times from clock_gettime");
+  } else if (!FastClock::Get().Start(static_cast<int64_t>(config_.flush_interval_ms) * 1'000'000)) {
+    LUMOS_LOG(Debug, "no invariant TSC: record times from clock_gettime");
+  }
   thread_ = std::thread([this] { WriterLoop(); });
   // Registered after the thread exists, so Stop() always has a thread to join.
   std::atexit(AtExitStop);
@@ -192,9 +199,16 @@ void Agent::WriterLoop() {
   // Signals go to the job's threads: their handler waits for this one.
   FlushOnSignals::BlockInThisThread();
   const int interval_ms = static_cast<int>(config_.flush_interval_ms);
+  FastClock& fast_clock = FastClock::Get();
   for (;;) {
+    // The fast clock's first refinements come sooner than the flush interval (fast_clock.h).
+    int timeout_ms = interval_ms;
+    if (const int64_t refine_ns = fast_clock.NsUntilRefine(); refine_ns >= 0) {
+      timeout_ms =
+          static_cast<int>(std::min<int64_t>(interval_ms, (refine_ns + 999'999) / 1'000'000));
+    }
     pollfd wake{wake_fd_, POLLIN, 0};
-    poll(&wake, 1, interval_ms);  // Timeout, wake-up or EINTR: all just mean "look again".
+    poll(&wake, 1, timeout_ms);  // Timeout, wake-up or EINTR: all just mean "look again".
     uint64_t wakes = 0;
     while (read(wake_fd_, &wakes, sizeof(wakes)) == static_cast<ssize_t>(sizeof(wakes))) {
     }
@@ -205,8 +219,9 @@ void Agent::WriterLoop() {
       signal_served_.fetch_add(1, std::memory_order_release);
       return;
     }
+    fast_clock.RefineIfDue();
     DrainOnce();
-    if (MonotonicNowNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
+    if (ReadMonotonicNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
       WriteClockSnapshot();
     }
     // A failed write is already counted as a LossRecord by the writer; nothing to do here.
@@ -214,7 +229,7 @@ void Agent::WriterLoop() {
       writer_->Flush().IgnoreError();
       signal_served_.fetch_add(1, std::memory_order_release);
     } else {
-      writer_->MaybeFlush(static_cast<uint64_t>(MonotonicNowNs())).IgnoreError();
+      writer_->MaybeFlush(static_cast<uint64_t>(ReadMonotonicNs())).IgnoreError();
     }
   }
 }
@@ -237,10 +252,10 @@ bool Agent::FlushFromSignal(bool finish, int64_t timeout_ns) {
          !signal_request_.compare_exchange_weak(current, want, std::memory_order_acq_rel)) {
   }
   Wake();
-  const int64_t deadline = MonotonicNowNs() + timeout_ns;
+  const int64_t deadline = ReadMonotonicNs() + timeout_ns;
   const timespec pause{0, 1'000'000};
   while (signal_served_.load(std::memory_order_acquire) < target) {
-    if (MonotonicNowNs() >= deadline) return false;
+    if (ReadMonotonicNs() >= deadline) return false;
     nanosleep(&pause, nullptr);
   }
   return true;
@@ -323,8 +338,9 @@ void Agent::DrainOnce() {
 
 void Agent::WriteClockSnapshot() {
   // Monotonic first and again last would bracket realtime; one pair is enough at this
-  // resolution (the vDSO reads are ~20 ns apart).
-  const int64_t monotonic = MonotonicNowNs();
+  // resolution (the vDSO reads are ~20 ns apart). The exact clock, never the TSC estimate: the
+  // snapshots define the records' clock domain for readers.
+  const int64_t monotonic = ReadMonotonicNs();
   const int64_t realtime = ReadClockNs(CLOCK_REALTIME);
   ClockReading readings[] = {{schema::ClockId::kMonotonic, static_cast<uint64_t>(monotonic)},
                              {schema::ClockId::kRealtime, static_cast<uint64_t>(realtime)},
@@ -363,7 +379,11 @@ void Agent::FinishTrace() {
   // land after this drain; they are lost with the process, as the design accepts at the edges.
   DrainOnce();
   WriteClockSnapshot();
-  Status closed = writer_->Close(static_cast<uint64_t>(MonotonicNowNs()));
+  if (FastClock::Get().running()) {
+    LUMOS_LOG(Debug, "fast clock: largest error at a refinement %lld ns",
+              static_cast<long long>(FastClock::Get().max_abs_error_ns()));
+  }
+  Status closed = writer_->Close(static_cast<uint64_t>(ReadMonotonicNs()));
   if (!closed.ok()) LUMOS_LOG(Warn, "closing the trace failed: %s", closed.message().c_str());
 }
 

@@ -12,7 +12,9 @@
 //     handler may write) drains all rings through RecordEncoder,
 //     turns ring drops into LossRecords, writes a clock snapshot (CLOCK_MONOTONIC, the records'
 //     clock, with CLOCK_REALTIME) at start, every kClockSnapshotIntervalNs and at the end, and
-//     lets the writer flush frames by age.
+//     lets the writer flush frames by age. It also refines the fast clock (agent/core/
+//     fast_clock.h; started at the end of Start() unless LUMOS_CLOCK=monotonic), waking sooner
+//     than the flush interval for its first refinements.
 //   Stop(): flag off, writer thread joined, final drain, trailer, file closed. Idempotent.
 //     Runs from atexit. SIGTERM/SIGINT: see signal_flush.h (flush, or close when the signal
 //     kills the process). SIGKILL or _exit() leave a readable prefix without a trailer.
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "agent/core/agent_config.h"
+#include "agent/core/fast_clock.h"
 #include "agent/core/no_destructor.h"
 #include "agent/core/rank_detection.h"
 #include "agent/core/string_table.h"
@@ -54,13 +57,10 @@ namespace lumos::agent {
 std::string TraceFileName(const std::string& job_id, const std::string& host, uint32_t pid,
                           const RankInfo& rank);
 
-// CLOCK_MONOTONIC in ns: the clock of every record this agent writes. Inline for the hot path;
-// clock_gettime(CLOCK_MONOTONIC) is served by the vDSO (no syscall, ~20 ns).
-inline int64_t MonotonicNowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+// CLOCK_MONOTONIC in ns: the clock of every record this agent writes. Inline for the hot path:
+// from the TSC once the agent's writer has calibrated it (agent/core/fast_clock.h, a few ns),
+// else clock_gettime (vDSO, ~20 ns). Code that needs the exact clock calls ReadMonotonicNs().
+inline int64_t MonotonicNowNs() { return FastMonotonicNs(); }
 
 class Agent {
  public:

@@ -55,6 +55,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
       {"LUMOS_LOG_LEVEL", "DEBUG"},
       {"LUMOS_FLUSH_ON_SIGNALS", "0"},
       {"LUMOS_NVTX_CHAIN", "/opt/tools/libnvtx_tool.so"},
+      {"LUMOS_CLOCK", "monotonic"},
   });
   EXPECT_TRUE(parsed.warnings.empty()) << parsed.warnings.front();
   const AgentConfig& c = parsed.config;
@@ -78,6 +79,7 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
   EXPECT_FALSE(c.flush_on_signals);
   EXPECT_EQ(c.nvtx_chain, NvtxChain::kLibrary);
   EXPECT_EQ(c.nvtx_chain_library, "/opt/tools/libnvtx_tool.so");
+  EXPECT_FALSE(c.tsc_clock);
 }
 
 TEST(AgentConfigTest, NvtxChainTakesCuptiOffOrAPath) {
@@ -186,6 +188,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"LUMOS_MAX_FILE_BYTES", "2048T", "the default 0"},
         BadValue{"LUMOS_ZSTD_LEVEL", "fast", "the default 3"},
         BadValue{"LUMOS_FLUSH_ON_SIGNALS", "maybe", "the default 1"},
+        BadValue{"LUMOS_CLOCK", "rdtsc", "the default tsc"},
         BadValue{"LUMOS_ZSTD_LEVEL", "0", "the default 3"},
         BadValue{"LUMOS_NVTX_CHAIN", "cupit", "the default off"},  // No '/': not a path.
         BadValue{"LUMOS_NVTX_CHAIN", "/lib\ntool.so", "the default off"},
@@ -209,8 +212,9 @@ TEST(AgentConfigTest, EachBadVariableWarnsExactlyOnce) {
       {"LUMOS_ZSTD_LEVEL", "x"},
       {"LUMOS_JOB_ID", "x y"},
       {"LUMOS_NVTX_CHAIN", "x"},
+      {"LUMOS_CLOCK", "x"},
   });
-  EXPECT_EQ(parsed.warnings.size(), 13u);
+  EXPECT_EQ(parsed.warnings.size(), 14u);
   EXPECT_EQ(parsed.config, AgentConfig());
 }
 
