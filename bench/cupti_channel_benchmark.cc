@@ -28,6 +28,7 @@
 #include "agent/cupti/cupti_api.h"
 #include "agent/runtime/agent_runtime.h"
 #include "agent/runtime/record_source.h"
+#include "agent/runtime/writer_record_sink.h"
 #include "agent/writer/trace_file_writer.h"
 #include "bench/channel_bench_agent.h"
 
@@ -355,25 +356,6 @@ class CountingSink : public RecordSink {
   uint64_t checksum_ = 0;
 };
 
-// What the agent's writer thread hands a RecordSource (agent_runtime.cc's WriterRecordSink):
-// records into the encoder that also takes the rings', losses straight into the file.
-class WriterSink : public RecordSink {
- public:
-  WriterSink(RecordEncoder* encoder, TraceFileWriter* writer, StringTable* strings)
-      : encoder_(encoder), writer_(writer), strings_(strings) {}
-  void Add(const Record& head, const Record* extension) override { encoder_->Add(head, extension); }
-  void AddLoss(schema::LossSource source, uint64_t count, int64_t time_ns,
-               std::string_view detail) override {
-    writer_->Add(LossEvent{time_ns, 0, source, count, 0, detail});
-  }
-  StringTable& strings() override { return *strings_; }
-
- private:
-  RecordEncoder* encoder_;
-  TraceFileWriter* writer_;
-  StringTable* strings_;
-};
-
 // The real libcupti's table; null (and the reason in `why`) when it cannot be loaded.
 const CuptiApi* RealCupti(std::string* why) {
   static StatusOr<CuptiApi>* api = new StatusOr<CuptiApi>(LoadCuptiApi(""));
@@ -434,8 +416,8 @@ void BM_CuptiActivityDecodeEncodeWrite(benchmark::State& state) {
     return;
   }
   RecordEncoder encoder(&strings, writer->get());
-  DecodeBuffers(state,
-                [&] { return std::make_unique<WriterSink>(&encoder, writer->get(), &strings); });
+  DecodeBuffers(
+      state, [&] { return std::make_unique<WriterRecordSink>(&encoder, writer->get(), &strings); });
   Status closed = (*writer)->Close(0);
   state.counters["bytes/event"] = static_cast<double>((*writer)->stats().bytes_written) /
                                   static_cast<double>(encoder.events() != 0 ? encoder.events() : 1);

@@ -19,6 +19,7 @@
 #include "agent/core/env_lookup.h"
 #include "agent/core/record_encoding.h"
 #include "agent/runtime/signal_flush.h"
+#include "agent/runtime/writer_record_sink.h"
 #include "base/logging.h"
 
 #ifndef LUMOS_AGENT_VERSION
@@ -79,24 +80,6 @@ std::string CommandLine() {
 }
 
 void AtExitStop() { Agent::Get().Stop(); }
-
-// A source's records go through the same encoder as the rings'; its losses straight to the file.
-class WriterRecordSink : public RecordSink {
- public:
-  WriterRecordSink(RecordEncoder* encoder, TraceFileWriter* writer, StringTable* strings)
-      : encoder_(encoder), writer_(writer), strings_(strings) {}
-  void Add(const Record& head, const Record* extension) override { encoder_->Add(head, extension); }
-  void AddLoss(schema::LossSource source, uint64_t count, int64_t time_ns,
-               std::string_view detail) override {
-    writer_->Add(LossEvent{time_ns, 0, source, count, 0, detail});
-  }
-  StringTable& strings() override { return *strings_; }
-
- private:
-  RecordEncoder* encoder_;
-  TraceFileWriter* writer_;
-  StringTable* strings_;
-};
 void AtForkChild() { Agent::Get().DisableInForkChild(); }
 
 }  // namespace

@@ -22,22 +22,12 @@ namespace fs = std::filesystem;
 
 std::string Example() { return std::string(LUMOS_SOURCE_DIR) + "/examples/dlrm-8rank"; }
 
-std::string Slurp(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string text;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
-  return text;
-}
-
 int RunCli(const std::vector<std::string>& args, std::string* out, std::string* err) {
   std::FILE* o = std::tmpfile();
   std::FILE* e = std::tmpfile();
   const int code = RunReplayCommand(args, o, e);
-  *out = Slurp(o);
-  *err = Slurp(e);
+  *out = ReadAll(o);
+  *err = ReadAll(e);
   std::fclose(o);
   std::fclose(e);
   return code;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/modeler/replay/replay_test_util.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
@@ -21,23 +22,13 @@ struct CliRun {
   std::string out, err;
 };
 
-std::string Slurp(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string text;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
-  return text;
-}
-
 CliRun Replay(const std::vector<std::string>& args) {
   std::FILE* out = std::tmpfile();
   std::FILE* err = std::tmpfile();
   CliRun run;
   run.code = RunReplayCommand(args, out, err);
-  run.out = Slurp(out);
-  run.err = Slurp(err);
+  run.out = ::lumos::modeler::testing::ReadAll(out);
+  run.err = ::lumos::modeler::testing::ReadAll(err);
   std::fclose(out);
   std::fclose(err);
   return run;

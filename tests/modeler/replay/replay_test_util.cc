@@ -89,6 +89,16 @@ Replayed Replay(const Job& job, const std::vector<std::string>& scales, bool dro
   return out;
 }
 
+std::string ReadAll(std::FILE* file) {
+  std::fflush(file);
+  std::rewind(file);
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) text.append(buffer, n);
+  return text;
+}
+
 uint32_t NodeNamed(const ExecutionGraph& graph, uint32_t rank_index, std::string_view name) {
   for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
     if (graph.nodes[n].rank_index == rank_index && graph.nodes[n].name == name) return n;

@@ -2,6 +2,7 @@
 // replay answers can be worked out by hand, and runs the whole replay pipeline on them.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct Replayed {
 // result (node names view its NamePool).
 Replayed Replay(const Job& job, const std::vector<std::string>& scales = {}, bool drop_gaps = false,
                 bool align = false);
+
+// Everything written to `file` so far (rewinds it).
+std::string ReadAll(std::FILE* file);
 
 // The node of the GPU op or API call with this name on rank index r (first match).
 uint32_t NodeNamed(const ExecutionGraph& graph, uint32_t rank_index, std::string_view name);
