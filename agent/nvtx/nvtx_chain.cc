@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -223,8 +224,9 @@ bool InitializeNvtxChain(const AgentConfig& config, NvtxGetExportTableFunc_t get
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_gave_up) return false;
   if (g_chain_name == nullptr) {
-    g_chain_name = new std::string(
+    g_chain_name = new (std::nothrow) std::string(
         config.nvtx_chain == NvtxChain::kCupti ? std::string("cupti") : config.nvtx_chain_library);
+    if (g_chain_name == nullptr) return false;  // Out of memory: NVTX unchained, never a throw.
   }
   const char* alone = shadow ? "the agent records NVTX alone" : "NVTX is not chained";
   auto give_up = [&](const std::string& why) {
