@@ -129,13 +129,17 @@ std::string_view NamePool::Intern(std::string_view text) {
 
 StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) return Status::Error("no trace files");
-  // First pass: headers only (files are closed again, so a 1000-rank job does not hold 1000
-  // descriptors), to group by job and order by rank.
+  // First pass: headers, to group by job and order by rank. Opening a file reads its first
+  // frame, so the first kMaxHeldOpen readers are kept for the second pass instead of opening
+  // (and decompressing) again; beyond that they are closed, so a 1000-rank job does not hold
+  // 1000 descriptors.
+  constexpr size_t kMaxHeldOpen = 256;
   struct FileInfo {
     std::string path;
     std::string job_id, host;
     bool has_rank = false;
     int32_t rank = 0, world_size = 0;
+    std::unique_ptr<TraceReader> reader;  // Kept from the first pass, or null.
   };
   std::vector<FileInfo> files;
   std::map<std::string, std::vector<std::string>> jobs;  // job id -> files
@@ -147,11 +151,12 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
       unreadable.push_back(opened.status().message());
       continue;
     }
-    const std::unique_ptr<TraceReader>& reader = *opened;
+    std::unique_ptr<TraceReader> reader = std::move(opened).value();
     const pb::TraceHeader& h = reader->header();
     files.push_back({path, h.job_id(), h.host_name(), h.has_rank(), h.rank(),
-                     h.has_world_size() ? h.world_size() : 0});
+                     h.has_world_size() ? h.world_size() : 0, nullptr});
     jobs[h.job_id()].push_back(path);
+    if (files.size() <= kMaxHeldOpen) files.back().reader = std::move(reader);
   }
   if (files.empty()) {
     return Status::Error(unreadable.size() == 1
@@ -194,13 +199,16 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     return a.rank < b.rank;
   });
   int32_t next_free = 0;
-  for (const FileInfo& f : files) {
+  for (FileInfo& f : files) {
     RankTrace rank;
     rank.path = f.path;
     rank.rank = f.rank;
     rank.world_size = f.world_size;
     rank.host = f.host;
-    LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(f.path));
+    std::unique_ptr<TraceReader> reader = std::move(f.reader);
+    if (reader == nullptr) {
+      LUMOS_ASSIGN_OR_RETURN(reader, TraceReader::Open(f.path));
+    }
     Status status =
         ReadRank(reader.get(), &job.names, options, &rank, &job.warnings, &job.events_read);
     if (!status.ok()) return Status::Error(f.path + ": " + status.message());
