@@ -5,15 +5,10 @@
 #include <map>
 #include <queue>
 
+#include "modeler/graph/median.h"
+
 namespace lumos::modeler {
 namespace {
-
-int64_t MedianOf(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  auto middle = v.begin() + static_cast<ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), middle, v.end());
-  return *middle;
-}
 
 using Key = std::pair<uint64_t, uint64_t>;  // (comm id, seq)
 

@@ -4,6 +4,8 @@
 #include <unordered_map>
 
 #include "modeler/graph/execution_graph.h"
+#include "modeler/graph/median.h"
+#include "modeler/import/nccl_names.h"
 
 namespace lumos::modeler {
 namespace {
@@ -14,26 +16,13 @@ using schema::SyncType;
 constexpr int64_t kDefaultLaunchLatencyNs = 5'000;
 constexpr int64_t kDefaultSyncOverheadNs = 1'000;
 
-int64_t Median(std::vector<int64_t> values, int64_t fallback) {
-  if (values.empty()) return fallback;
-  auto middle = values.begin() + static_cast<ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
-
-// NCCL's kernels are "ncclKernel_*" / "ncclDevKernel_*", demangled sometimes with "void ".
-bool IsNcclKernelName(std::string_view name) {
-  if (name.rfind("void ", 0) == 0) name.remove_prefix(5);
-  return name.rfind("nccl", 0) == 0;
-}
-
 // Builds one rank's part of the graph.
 class RankBuilder {
  public:
-  RankBuilder(const RankTrace& trace, uint32_t rank_index, int64_t offset, ExecutionGraph* graph)
+  // Times stay in the rank's own clock here; GraphBuilder::Finish applies the offsets.
+  RankBuilder(const RankTrace& trace, uint32_t rank_index, ExecutionGraph* graph)
       : trace_(trace),
         rank_index_(rank_index),
-        offset_(offset),
         g_(*graph),
         base_node_(graph->nodes.size()),
         first_sync_(graph->syncs.size()) {
@@ -168,7 +157,7 @@ class RankBuilder {
     uint32_t previous_thread = 0;
     for (uint32_t i : order) {
       const agent::ApiCallEvent& call = calls[i];
-      const int64_t start = call.start_ns + offset_;
+      const int64_t start = call.start_ns;
       const int64_t end = start + static_cast<int64_t>(call.duration_ns);
       if (previous != kNoNode && previous_thread == call.thread_id &&
           end <= g_.nodes[previous].end_ns() && start >= g_.nodes[previous].start_ns) {
@@ -246,23 +235,23 @@ class RankBuilder {
         node.rank_index = rank_index_;
         if (op.kind == NodeKind::kKernel) {
           const agent::KernelEvent& k = trace_.kernels[op.source];
-          node.start_ns = k.start_ns + offset_;
+          node.start_ns = k.start_ns;
           node.duration_ns = static_cast<int64_t>(k.duration_ns);
           node.name = k.name;
           correlation = k.correlation_id;
           const bool nccl = (correlation != 0 && collective_correlations_.count(correlation)) ||
-                            IsNcclKernelName(k.name);
+                            kineto::IsNcclKernelName(k.name);
           node.work = nccl ? WorkClass::kCommunication : WorkClass::kCompute;
         } else if (op.kind == NodeKind::kMemcpy) {
           const agent::MemcpyEvent& m = trace_.memcpys[op.source];
-          node.start_ns = m.start_ns + offset_;
+          node.start_ns = m.start_ns;
           node.duration_ns = static_cast<int64_t>(m.duration_ns);
           node.name = "memcpy";
           correlation = m.correlation_id;
           node.work = WorkClass::kMemory;
         } else {
           const agent::MemsetEvent& m = trace_.memsets[op.source];
-          node.start_ns = m.start_ns + offset_;
+          node.start_ns = m.start_ns;
           node.duration_ns = static_cast<int64_t>(m.duration_ns);
           node.name = "memset";
           correlation = m.correlation_id;
@@ -408,8 +397,7 @@ class RankBuilder {
     for (const agent::SyncEvent& s : trace_.syncs) {
       if (s.sync_type != SyncType::kStreamWaitEvent) continue;
       uint32_t wait_api = FindApi(s.correlation_id);
-      const int64_t wait_time =
-          wait_api != kNoNode ? g_.nodes[wait_api].start_ns : s.start_ns + offset_;
+      const int64_t wait_time = wait_api != kNoNode ? g_.nodes[wait_api].start_ns : s.start_ns;
       uint32_t record = FindApi(s.event_record_correlation_id);
       uint64_t record_stream_hint = s.wait_on_stream_id;
       int64_t record_time = 0;
@@ -418,7 +406,7 @@ class RankBuilder {
         if (it != records_by_sync_id.end()) {
           record = FindApi(it->second->correlation_id);
           record_stream_hint = it->second->stream_id;
-          if (record == kNoNode) record_time = it->second->start_ns + offset_;
+          if (record == kNoNode) record_time = it->second->start_ns;
         }
       }
       if (record != kNoNode) record_time = g_.nodes[record].start_ns;
@@ -573,7 +561,7 @@ class RankBuilder {
       target_ends.push_back(target_end);
       if (target_end <= n.start_ns) free_durations.push_back(n.duration_ns);
     }
-    const int64_t overhead = Median(free_durations, kDefaultSyncOverheadNs);
+    const int64_t overhead = MedianOf(free_durations, kDefaultSyncOverheadNs);
     for (size_t i = 0; i < pending.size(); ++i) {
       auto& [node, spec] = pending[i];
       Node& n = g_.nodes[node];
@@ -606,7 +594,7 @@ class RankBuilder {
         // No correlation: the NCCL kernel on the collective's stream that overlaps it most.
         const uint32_t stream = StreamProcessor(c.stream_id);
         if (stream == kNoNode) continue;
-        const int64_t start = c.start_ns + offset_;
+        const int64_t start = c.start_ns;
         int64_t best_distance = INT64_MAX;
         for (uint32_t op : g_.processors[stream].nodes) {
           const int64_t distance = std::abs(g_.nodes[op].start_ns - start);
@@ -656,7 +644,7 @@ class RankBuilder {
         launch_latencies.push_back(g_.nodes[base_node_ + local].start_ns - ready(g_.edges[best]));
       }
     }
-    const int64_t typical_launch = Median(launch_latencies, kDefaultLaunchLatencyNs);
+    const int64_t typical_launch = MedianOf(launch_latencies, kDefaultLaunchLatencyNs);
     g_.typical_launch_ns[rank_index_] = typical_launch;
     for (size_t local = 0; local < count; ++local) {
       const uint32_t node = static_cast<uint32_t>(base_node_ + local);
@@ -698,7 +686,6 @@ class RankBuilder {
  private:
   const RankTrace& trace_;
   uint32_t rank_index_;
-  int64_t offset_;
   ExecutionGraph& g_;
   std::map<uint64_t, uint32_t> threads_, streams_;           // Ordered: deterministic iteration.
   std::unordered_map<uint64_t, uint32_t> stream_of_handle_;  // API stream handle -> processor.
@@ -747,7 +734,7 @@ void GraphBuilder::AddRank(const RankTrace& rank, uint32_t rank_index) {
   }
   g_.ranks[rank_index] = rank.rank;
   // Offsets are applied in Finish (clock alignment needs every rank's collectives first).
-  RankBuilder builder(rank, rank_index, 0, &g_);
+  RankBuilder builder(rank, rank_index, &g_);
   builder.first_edge_ = g_.edges.size();
   builder.Build(options_);
   for (const auto& m : builder.members) {

@@ -76,12 +76,6 @@ struct Job {
   std::vector<std::string> warnings;
   NamePool names;
   uint64_t events_read = 0;  // Timed events in the files (before any are dropped).
-
-  uint64_t events() const {
-    uint64_t n = 0;
-    for (const RankTrace& r : ranks) n += r.events();
-    return n;
-  }
 };
 
 struct LoadOptions {

@@ -162,7 +162,6 @@ class Simulation {
   }
 
   void FinishSync(uint32_t node) {
-    const SyncSpec& spec = g_.syncs[g_.nodes[node].sync];
     const int64_t start = r_.start_ns[node];
     int64_t end = start + s_.sync_min_ns[g_.nodes[node].sync];
     Cause cause = Cause::kOwnDuration;
@@ -179,7 +178,6 @@ class Simulation {
       }
       sync_targets_.erase(it);
     }
-    (void)spec;
     Finish(node, end, cause, cause_node);
   }
 

@@ -39,13 +39,11 @@ Scenario MeasuredScenario(const ExecutionGraph& graph);
 // explain) are dropped. Its error against the measurement is how much the graph explains.
 Scenario DependenciesOnlyScenario(const ExecutionGraph& graph);
 
-// What decided when a node started or ended (for the critical path).
+// What decided when a node ended (its start: SimResult::start_cause_edge).
 enum class Cause : uint8_t {
-  kRoot,         // A processor's first node: its measured start.
-  kEdge,         // An in-edge (cause_node is its source).
-  kOwnDuration,  // End: start + duration.
-  kSyncTarget,   // End: the GPU op a sync waited for (cause_node).
-  kCollective,   // End: the last member of the collective to start (cause_node).
+  kOwnDuration,  // start + duration.
+  kSyncTarget,   // The GPU op a sync waited for (end_cause_node).
+  kCollective,   // The last member of the collective to start (end_cause_node).
 };
 
 struct SimResult {
