@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "modeler/graph/batch_allocator.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
@@ -27,6 +28,9 @@ namespace lumos::bench {
 namespace {
 
 using namespace ::lumos::modeler;  // NOLINT(google-build-using-namespace): one module's bench.
+
+// As lumos-model's main() does.
+const bool kAllocatorTuned = (KeepFreedMemoryInProcess(), true);
 
 constexpr int32_t kRanks = 64;
 constexpr int32_t kIterations = 5;
@@ -75,6 +79,7 @@ struct Loaded {
 std::unique_ptr<Loaded> LoadAndBuild(const std::vector<std::string>& paths) {
   auto out = std::make_unique<Loaded>();
   GraphBuilder builder;
+  builder.ExpectRanks(paths.size());
   LoadOptions load;
   load.keep_events = false;
   load.on_rank = [&builder](const RankTrace& rank, uint32_t index) {

@@ -162,11 +162,16 @@ inline constexpr size_t kMaxDiagnostics = 100;
 class GraphBuilder {
  public:
   explicit GraphBuilder(GraphOptions options = {});
+  // How many ranks will be added (a hint): after the first, the node and edge vectors are
+  // reserved for all of them, so a large job's graph is not copied at every doubling.
+  void ExpectRanks(size_t ranks) { expected_ranks_ = ranks; }
   void AddRank(const RankTrace& rank, uint32_t rank_index);
   ExecutionGraph Finish(const std::vector<int64_t>& rank_offset_ns);
 
  private:
   GraphOptions options_;
+  size_t expected_ranks_ = 0;
+  size_t ranks_added_ = 0;
   ExecutionGraph g_;
   std::map<std::pair<uint64_t, uint64_t>, std::vector<uint32_t>> members_;  // (comm, seq)
   std::unordered_map<uint64_t, uint32_t> comm_sizes_;

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "modeler/graph/execution_graph.h"
+#include "modeler/graph/id_map.h"
 #include "modeler/graph/median.h"
 #include "modeler/import/nccl_names.h"
 
@@ -28,8 +29,8 @@ class RankBuilder {
         first_sync_(graph->syncs.size()) {
     const size_t events =
         trace.api_calls.size() + trace.kernels.size() + trace.memcpys.size() + trace.memsets.size();
-    api_by_correlation_.reserve(trace.api_calls.size());
-    gpu_by_correlation_.reserve(events - trace.api_calls.size());
+    api_by_correlation_.Reserve(trace.api_calls.size());
+    gpu_by_correlation_.Reserve(events - trace.api_calls.size());
   }
 
   // The slot of `node` (this rank's) in a per-node vector, grown with `fill` as needed.
@@ -127,6 +128,18 @@ class RankBuilder {
     return index;
   }
 
+  // kineto::IsNcclKernelName, once per distinct name of this rank: the events of a rank view
+  // few distinct strings (the job's name pool), and matching the name's prefixes for every
+  // kernel was ~4% of loading (perf). Keyed by the view's address: per rank, because only
+  // during this rank's build are the views known to stay put.
+  bool IsNcclKernel(std::string_view name) {
+    auto [it, added] = nccl_names_.try_emplace(name.data(), name.size(), false);
+    if (added || it->second.first != name.size()) {
+      it->second = {name.size(), kineto::IsNcclKernelName(name)};
+    }
+    return it->second.second;
+  }
+
   uint32_t AddNode(Node node) {
     g_.nodes.push_back(node);
     return static_cast<uint32_t>(g_.nodes.size() - 1);
@@ -161,7 +174,7 @@ class RankBuilder {
       const int64_t end = start + static_cast<int64_t>(call.duration_ns);
       if (previous != kNoNode && previous_thread == call.thread_id &&
           end <= g_.nodes[previous].end_ns() && start >= g_.nodes[previous].start_ns) {
-        if (call.correlation_id != 0) api_by_correlation_.emplace(call.correlation_id, previous);
+        api_by_correlation_.Add(call.correlation_id, previous);
         // A nested call can say more about the outer one (the runtime call's kind is OTHER
         // when only its driver call is classified).
         Node& outer = g_.nodes[previous];
@@ -185,7 +198,7 @@ class RankBuilder {
       if (call.kind == ApiKind::kEventRecord && call.event_id != 0) {
         records_by_event_[call.event_id].push_back(id);
       }
-      if (call.correlation_id != 0) api_by_correlation_[call.correlation_id] = id;
+      api_by_correlation_.Set(call.correlation_id, id);
       Processor& p = g_.processors[node.processor];
       if (!p.nodes.empty()) {
         const Node& before = g_.nodes[p.nodes.back()];
@@ -203,7 +216,7 @@ class RankBuilder {
   // Kernels, copies and memsets, per stream in start order; launch edges by correlation id.
   void AddGpuNodes() {
     for (const agent::CollectiveEvent& c : trace_.collectives) {
-      if (c.correlation_id != 0) collective_correlations_.insert({c.correlation_id, &c});
+      collective_correlations_.Add(c.correlation_id, 0);
     }
     struct Op {
       int64_t start;
@@ -239,8 +252,8 @@ class RankBuilder {
           node.duration_ns = static_cast<int64_t>(k.duration_ns);
           node.name = k.name;
           correlation = k.correlation_id;
-          const bool nccl = (correlation != 0 && collective_correlations_.count(correlation)) ||
-                            kineto::IsNcclKernelName(k.name);
+          const bool nccl =
+              collective_correlations_.Find(correlation) != IdMap::kMissing || IsNcclKernel(k.name);
           node.work = nccl ? WorkClass::kCommunication : WorkClass::kCompute;
         } else if (op.kind == NodeKind::kMemcpy) {
           const agent::MemcpyEvent& m = trace_.memcpys[op.source];
@@ -257,11 +270,9 @@ class RankBuilder {
           correlation = m.correlation_id;
           node.work = WorkClass::kMemory;
         }
-        auto launch =
-            correlation != 0 ? api_by_correlation_.find(correlation) : api_by_correlation_.end();
-        if (launch != api_by_correlation_.end()) node.launch = launch->second;
+        node.launch = FindApi(correlation);
         const uint32_t id = AddNode(node);
-        if (correlation != 0) gpu_by_correlation_.emplace(correlation, id);
+        gpu_by_correlation_.Add(correlation, id);
         Processor& p = g_.processors[processor];
         if (!p.nodes.empty()) AddEdge(p.nodes.back(), id, EdgeKind::kStreamOrder, 0);
         p.nodes.push_back(id);
@@ -452,9 +463,8 @@ class RankBuilder {
   }
 
   uint32_t FindApi(uint64_t correlation) const {
-    if (correlation == 0) return kNoNode;
-    auto it = api_by_correlation_.find(correlation);
-    return it == api_by_correlation_.end() ? kNoNode : it->second;
+    static_assert(IdMap::kMissing == kNoNode);
+    return api_by_correlation_.Find(correlation);
   }
 
   // The first GPU op launched by a call after `api` on the same thread.
@@ -585,11 +595,7 @@ class RankBuilder {
 
   void AddCollectiveMembers() {
     for (const agent::CollectiveEvent& c : trace_.collectives) {
-      uint32_t node = kNoNode;
-      if (c.correlation_id != 0) {
-        auto it = gpu_by_correlation_.find(c.correlation_id);
-        if (it != gpu_by_correlation_.end()) node = it->second;
-      }
+      uint32_t node = gpu_by_correlation_.Find(c.correlation_id);
       if (node == kNoNode) {
         // No correlation: the NCCL kernel on the collective's stream that overlaps it most.
         const uint32_t stream = StreamProcessor(c.stream_id);
@@ -689,8 +695,8 @@ class RankBuilder {
   ExecutionGraph& g_;
   std::map<uint64_t, uint32_t> threads_, streams_;           // Ordered: deterministic iteration.
   std::unordered_map<uint64_t, uint32_t> stream_of_handle_;  // API stream handle -> processor.
-  std::unordered_map<uint64_t, uint32_t> api_by_correlation_;
-  std::unordered_map<uint64_t, uint32_t> gpu_by_correlation_;
+  IdMap api_by_correlation_;
+  IdMap gpu_by_correlation_;
   // API nodes of this rank in node order, and node -> index into it.
   std::vector<std::pair<uint32_t, const agent::ApiCallEvent*>> api_event_;
   // Per node of this rank (index: node - base_node_), grown on demand.
@@ -704,9 +710,10 @@ class RankBuilder {
     std::vector<int64_t> suffix_min, prefix_max;
   };
   std::unordered_map<uint32_t, StreamIndex> stream_index_;
-  std::unordered_map<uint64_t, const agent::CollectiveEvent*> collective_correlations_;
+  IdMap collective_correlations_;  // Correlation ids of the NCCL kernels of collectives.
   int unlaunched_reported_ = 0;
   int negative_reported_ = 0;
+  std::unordered_map<const char*, std::pair<size_t, bool>> nccl_names_;  // See IsNcclKernel.
 };
 
 }  // namespace
@@ -737,6 +744,13 @@ void GraphBuilder::AddRank(const RankTrace& rank, uint32_t rank_index) {
   RankBuilder builder(rank, rank_index, &g_);
   builder.first_edge_ = g_.edges.size();
   builder.Build(options_);
+  if (++ranks_added_ == 1 && expected_ranks_ > 1) {
+    // The other ranks of a job are about the size of the first: reserve for them all, with
+    // some room (pages that are never touched cost no memory).
+    const size_t ranks = expected_ranks_ + expected_ranks_ / 8;
+    g_.nodes.reserve(g_.nodes.size() * ranks);
+    g_.edges.reserve(g_.edges.size() * ranks);
+  }
   for (const auto& m : builder.members) {
     members_[{m.comm_id, m.seq}].push_back(m.node);
     if (m.event->comm_size != 0) {

@@ -33,7 +33,10 @@ class FrameNames {
 // Copies a frame's events of one kind, re-pointing their names into the pool.
 template <typename Event, typename List, typename Keep>
 void Append(const List& from, FrameNames* names, std::vector<Event>* to, const Keep& keep) {
-  to->reserve(to->size() + from.size());
+  // Geometric: reserving the exact size for every frame reallocated (and copied) each time.
+  if (to->capacity() < to->size() + from.size()) {
+    to->reserve(std::max(to->size() + from.size(), 2 * to->capacity()));
+  }
   for (const Event& e : from) {
     if (!keep(e)) continue;
     to->push_back(e);

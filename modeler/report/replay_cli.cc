@@ -207,6 +207,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   load.keep_events = false;
   load.job_id = job_id;
   const size_t files = paths->size();
+  builder.ExpectRanks(files);
   load.on_rank = [&](const RankTrace& rank, uint32_t index) {
     builder.AddRank(rank, index);
     progress.Update(static_cast<double>(index + 1) / static_cast<double>(files));

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "modeler/graph/batch_allocator.h"
 #include "modeler/tools/commands.h"
 
 namespace {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  lumos::modeler::KeepFreedMemoryInProcess();
   std::string command = argv[1];
   lumos::modeler::Args args(argv + 2, argv + argc);
   if (command == "inspect") return lumos::modeler::RunInspect(args);
