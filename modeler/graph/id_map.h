@@ -19,7 +19,7 @@ class IdMap {
   // Room for `count` entries without growing.
   void Reserve(size_t count) {
     size_t capacity = 16;
-    while (capacity < count * 2) capacity *= 2;
+    while (capacity < (count + 1) * 2) capacity *= 2;  // Put's load limit: a half.
     if (capacity > slots_.size()) Rehash(capacity);
   }
 

@@ -30,7 +30,18 @@ class FrameNames {
   std::unordered_map<const char*, std::string_view> cache_;
 };
 
-// Copies a frame's events of one kind, re-pointing their names into the pool.
+// Re-points an event's names into the pool.
+template <typename Event>
+void InternNames(Event* e, FrameNames* names) {
+  if constexpr (requires { e->name; }) e->name = names->Intern(e->name);
+  if constexpr (requires { e->domain; }) {
+    if constexpr (std::is_same_v<decltype(e->domain), std::string_view>) {
+      e->domain = names->Intern(e->domain);
+    }
+  }
+}
+
+// Copies the frame's events of one kind that `keep` accepts, names re-pointed into the pool.
 template <typename Event, typename List, typename Keep>
 void Append(const List& from, FrameNames* names, std::vector<Event>* to, const Keep& keep) {
   // Geometric: reserving the exact size for every frame reallocated (and copied) each time.
@@ -40,12 +51,7 @@ void Append(const List& from, FrameNames* names, std::vector<Event>* to, const K
   for (const Event& e : from) {
     if (!keep(e)) continue;
     to->push_back(e);
-    if constexpr (requires { e.name; }) to->back().name = names->Intern(e.name);
-    if constexpr (requires { e.domain; }) {
-      if constexpr (std::is_same_v<decltype(e.domain), std::string_view>) {
-        to->back().domain = names->Intern(e.domain);
-      }
-    }
+    InternNames(&to->back(), names);
   }
 }
 
@@ -54,17 +60,25 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   ReadResult result;
   FrameNames names(pool);
   auto all = [](const auto&) { return true; };
-  auto ranges = [&options](const auto& e) {
+  // keep_range's answer per name of the frame (its views share a pointer per interned string):
+  // most ranges are framework ops that repeat (aten::add, ...), and a --iteration regex run on
+  // each of them doubled the load of a 512-rank job.
+  std::unordered_map<const char*, std::pair<size_t, bool>> kept;
+  auto ranges = [&options, &kept](const auto& e) {
     if (!options.keep_range) return true;
-    bool step = false;
     if constexpr (std::is_same_v<std::decay_t<decltype(e)>, agent::HostRangeEvent>) {
-      step = e.category == schema::HostRangeCategory::kStep;
+      if (e.category == schema::HostRangeCategory::kStep) return options.keep_range(e.name, true);
     }
-    return options.keep_range(e.name, step);
+    auto [it, added] = kept.try_emplace(e.name.data(), e.name.size(), false);
+    if (added || it->second.first != e.name.size()) {
+      it->second = {e.name.size(), options.keep_range(e.name, false)};
+    }
+    return it->second.second;
   };
   Status status = reader->ReadFrames(
       [&](const FrameEvents& frame) {
         names.Clear();  // The frame's views die with it.
+        kept.clear();
         Append(frame.kernels, &names, &rank->kernels, all);
         Append(frame.api_calls, &names, &rank->api_calls, all);
         Append(frame.memcpys, &names, &rank->memcpys, all);
