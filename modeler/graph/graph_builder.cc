@@ -67,8 +67,9 @@ class RankBuilder {
     auto remap = [&](uint32_t& id) {
       if (id != kNoNode && id >= base_node_) id = new_id[id - base_node_];
     };
-    std::vector<Node> nodes(count);
-    for (uint32_t i = 0; i < count; ++i) nodes[i] = g_.nodes[base_node_ + order[i]];
+    std::vector<Node> nodes;
+    nodes.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) nodes.push_back(g_.nodes[base_node_ + order[i]]);
     std::copy(nodes.begin(), nodes.end(), g_.nodes.begin() + static_cast<ptrdiff_t>(base_node_));
     for (size_t i = base_node_; i < g_.nodes.size(); ++i) remap(g_.nodes[i].launch);
     for (size_t e = first_edge_; e < g_.edges.size(); ++e) {
