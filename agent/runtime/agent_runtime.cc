@@ -145,6 +145,13 @@ bool Agent::StartOnce() {
   header.command_line = CommandLine();
   // Every enabled channel; one that fails later says so in a LossRecord (CHANNEL_FAILED).
   header.capture_config = ToCaptureConfigInfo(config_);
+  if (config_.channels.Has(schema::Channel::kCuptiActivity) ||
+      config_.channels.Has(schema::Channel::kCuptiCallback)) {
+    // Loads libcupti now (the channel reuses it at cuInit); a failure is the channel's to report.
+    if (CuptiVersionProbe probe = cupti_version_probe_.load(std::memory_order_acquire)) {
+      header.cupti_version = probe(config_);
+    }
+  }
   header.clock_domains = {
       {schema::ClockId::kMonotonic, "CLOCK_MONOTONIC", ClockResolutionNs(CLOCK_MONOTONIC)},
       {schema::ClockId::kRealtime, "CLOCK_REALTIME", ClockResolutionNs(CLOCK_REALTIME)}};

@@ -6,9 +6,11 @@
 //   Start(): once per process (std::call_once; later calls return the first result). Maps the
 //     rings, opens <output_dir>/<name> (see TraceFileName; the rank from the environment,
 //     rank_detection.h), writes the header, starts ONE writer thread, registers the atexit
-//     (Stop) and pthread_atfork (child) handlers, then turns the enabled flag on. Any failure
-//     (unwritable directory, arena mmap) logs one warning line and leaves the agent off: the
-//     traced job is never affected (fail open, STYLE.md 3.2).
+//     (Stop) and pthread_atfork (child) handlers, then turns the enabled flag on. With a CUPTI
+//     channel enabled, the header's cupti_version comes from the CuptiVersionProbe (the CUPTI
+//     channel's dlopen'd libcupti; 0 when it cannot be loaded). Any failure (unwritable
+//     directory, arena mmap) logs one warning line and leaves the agent off: the traced job is
+//     never affected (fail open, STYLE.md 3.2).
 //   Writer thread: every flush interval (or when woken through an eventfd, which a signal
 //     handler may write) drains all rings through RecordEncoder,
 //     turns ring drops into LossRecords, writes a clock snapshot (CLOCK_MONOTONIC, the records'
@@ -98,6 +100,14 @@ class Agent {
   // from NCCL, see above): read it after Stop() for the final name.
   const std::string& trace_path() const { return trace_path_; }
 
+  // Where the header's cupti_version comes from (cuptiGetVersion through the CUPTI channel's
+  // loader; 0 when libcupti cannot be loaded), so the runtime needs no CUPTI. Set by the .so's
+  // load constructor before anything can start the agent; Start() calls it once, and only with
+  // a CUPTI channel enabled (else libcupti is never loaded for it).
+  using CuptiVersionProbe = uint32_t (*)(const AgentConfig& config);
+  void SetCuptiVersionProbe(CuptiVersionProbe probe) {
+    cupti_version_probe_.store(probe, std::memory_order_release);
+  }
   // A communicator this process belongs to: `rank` of `size` (the NCCL channel, at communicator
   // creation). The largest one seen is the job's world communicator and decides the trace's
   // rank at the close (see above). Invalid values (size < 1, rank outside [0, size)) are
@@ -158,6 +168,7 @@ class Agent {
   // close compares the communicator's rank with it and builds the new name from both.
   RankInfo env_rank_;
   std::string host_name_;
+  std::atomic<CuptiVersionProbe> cupti_version_probe_{nullptr};
   // The largest communicator noted: size in the high 32 bits, rank in the low 32; 0 = none. One
   // word, so the pair is always consistent; relaxed is enough, the word is the whole message
   // (the close reads whatever was noted before it, nothing else depends on it).
