@@ -8,7 +8,8 @@
 //   SLURM (srun)                   SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS
 // Validation: decimal integers; rank, local rank >= 0; world size >= 1; rank and local rank below
 // the world size. A bad value gives one warning naming the variable, the value and what is used
-// instead (the next source, or that field left unknown). Start-up only.
+// instead (the next source, or that field left unknown). Start-up only. Later, the NCCL world
+// communicator's rank overrides this one for the file name and the trailer (agent_runtime.h).
 #pragma once
 
 #include <cstdint>

@@ -249,7 +249,7 @@ int InitializeCuptiInjection() noexcept {
     }
     if (!agent.Start()) return;  // Off (LUMOS_ENABLE=0, or failed; it said why).
     static NoDestructor<AgentHost> host;
-    StatusOr<CuptiApi> api = LoadCuptiApi(config.cupti_library);
+    const StatusOr<CuptiApi>& api = ProcessCuptiApi(config.cupti_library);
     if (!api.ok()) {
       Failures failures;
       for (schema::Channel channel :
@@ -263,6 +263,22 @@ int InitializeCuptiInjection() noexcept {
     channel->Start(config);
   });
   return 1;
+}
+
+const StatusOr<CuptiApi>& ProcessCuptiApi(const std::string& fallback_path) {
+  // Never destroyed: the channel copies the table, but late callers may still ask at exit.
+  static NoDestructor<StatusOr<CuptiApi>> api(LoadCuptiApi(fallback_path));
+  return *api;
+}
+
+uint32_t CuptiVersionForHeader(const AgentConfig& config) noexcept {
+  const StatusOr<CuptiApi>& api = ProcessCuptiApi(config.cupti_library);
+  uint32_t version = 0;
+  if (!api.ok() || api.value().get_version == nullptr ||
+      api.value().get_version(&version) != CUPTI_SUCCESS) {
+    return 0;
+  }
+  return version;
 }
 
 }  // namespace lumos::agent::cupti

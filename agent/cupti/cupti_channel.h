@@ -2,15 +2,16 @@
 // callbacks (channel cupti_callback), started once per process from InitializeInjection (the
 // CUDA driver calls it at cuInit when CUDA_INJECTION64_PATH names the agent).
 //
-// Start: (1) the CuptiApi table (dlopen, see cupti_api.h); (2) cuptiGetVersion must equal the
-// headers' CUPTI_API_VERSION, else activity stays off (record layouts differ between 13.x
-// releases) while callbacks, whose data structs are stable, still run; (3) activity: the buffer
-// pool, the CUPTI clock offset, buffer callbacks, device timestamps for CUDA events (when the
-// call exists), and CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, SYNCHRONIZATION, CUDA_EVENT,
-// EXTERNAL_CORRELATION; the channel registers as the agent's RecordSource and puts the CUPTI
-// clock in every clock snapshot; (4) callbacks: cuptiSubscribe, then every cbid of TracedApis().
-// Failure: any CUPTI error switches off the channel it belongs to (fail open): one warning line
-// for the whole start (naming each channel, the call and CUPTI's result) and one
+// Start: (1) the CuptiApi table (dlopen, see cupti_api.h; ProcessCuptiApi: loaded once per
+// process, often already by Agent::Start() for the header's cupti_version); (2) cuptiGetVersion
+// must equal the headers' CUPTI_API_VERSION, else activity stays off (record layouts differ
+// between 13.x releases) while callbacks, whose data structs are stable, still run; (3) activity:
+// the buffer pool, the CUPTI clock offset, buffer callbacks, device timestamps for CUDA events
+// (when the call exists), and CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, SYNCHRONIZATION,
+// CUDA_EVENT, EXTERNAL_CORRELATION; the channel registers as the agent's RecordSource and puts the
+// CUPTI clock in every clock snapshot; (4) callbacks: cuptiSubscribe, then every cbid of
+// TracedApis(). Failure: any CUPTI error switches off the channel it belongs to (fail open): one
+// warning line for the whole start (naming each channel, the call and CUPTI's result) and one
 // CHANNEL_FAILED LossRecord per channel; the job and the agent's other channels carry on.
 // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (Nsight Systems, torch.profiler, Kineto
 // already subscribed) is named as such.
@@ -101,5 +102,15 @@ class CuptiChannel : public RecordSource {
 // The process's channel, started once with the agent (fail open). Returns 1, as the CUDA driver
 // expects from InitializeInjection, whatever happened.
 int InitializeCuptiInjection() noexcept;
+
+// The process's CUPTI table: LoadCuptiApi(fallback_path) on the first call, that result after
+// (the path is the config's, the same for every caller). Shared by the header's version probe
+// and InitializeCuptiInjection, so libcupti is looked for once. Any thread.
+const StatusOr<CuptiApi>& ProcessCuptiApi(const std::string& fallback_path);
+
+// The trace header's cupti_version (Agent::CuptiVersionProbe): cuptiGetVersion() of the
+// process's libcupti, which needs no driver; 0 when the library cannot be loaded or the call
+// fails. Logs nothing: InitializeCuptiInjection reports a library that cannot be loaded.
+uint32_t CuptiVersionForHeader(const AgentConfig& config) noexcept;
 
 }  // namespace lumos::agent::cupti

@@ -7,8 +7,14 @@
 namespace {
 
 // LD_PRELOAD (and dlopen) load hook: parse the configuration only (STYLE.md 6.2). No threads,
-// no file: those start lazily at the first channel's initialisation.
-__attribute__((constructor)) void LumosAgentOnLoad() { lumos::agent::Agent::Get().LoadConfig(); }
+// no file: those start lazily at the first channel's initialisation. It also tells the runtime
+// where the header's CUPTI version comes from (loaded only when Start() finds a CUPTI channel
+// enabled), before any entry point can start the agent.
+__attribute__((constructor)) void LumosAgentOnLoad() {
+  lumos::agent::Agent& agent = lumos::agent::Agent::Get();
+  agent.SetCuptiVersionProbe(&lumos::agent::cupti::CuptiVersionForHeader);
+  agent.LoadConfig();
+}
 
 }  // namespace
 

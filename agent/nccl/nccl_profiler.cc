@@ -356,6 +356,8 @@ ncclResult_t InitContext(void** context, int* activation_mask, uint64_t comm_id,
   *activation_mask = 0;  // Nothing asked for unless the channel is on.
   if (!NcclChannelOn(schema::Channel::kNcclPlugin)) return ncclSuccess;
   g_agent.store(&Agent::Get(), std::memory_order_relaxed);
+  // As the wrappers do (the plugin may run without them): the largest names the trace's rank.
+  Agent::Get().NoteCommunicator(rank, nranks);
   ProfilerContext* claimed = nullptr;
   for (ProfilerContext& candidate : g_contexts) {
     bool expected = false;

@@ -10,7 +10,8 @@
 // Each wrapper calls the real function and, when the nccl_wrappers channel is on, records:
 //   communicator creation (InitRank, InitRankConfig, InitAll, Split): a Communicator record and
 //     an entry in the CommTable (comm id, rank, size, device from ncclCommCuDevice, seq
-//     counters); Destroy/Abort remove it;
+//     counters), and its rank and size to Agent::NoteCommunicator (the largest communicator
+//     names the trace's rank); Destroy/Abort remove it;
 //   collectives and send/recv: one Collective record, host start/end (CLOCK_MONOTONIC) of the
 //     call, op, count, datatype, bytes, reduce op, root/peer, comm id, stream, per-communicator
 //     and per-op seq number. Calls that return an error are counted, not recorded (the record
@@ -173,6 +174,8 @@ void RegisterComm(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, in
   }
   const uint32_t size = nranks > 0 ? static_cast<uint32_t>(nranks) : 0;
   const uint32_t device_id = device >= 0 ? static_cast<uint32_t>(device) : 0;
+  // The largest communicator gives the trace its rank (agent_runtime.h).
+  Agent::Get().NoteCommunicator(rank, nranks);
   if (Comms().Insert(comm, comm_id, rank, size, device_id) == nullptr) {
     CountLoss(CountedLoss::kNcclCommTable);
   }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>  // renameat2
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +80,19 @@ std::string CommandLine() {
   return text;
 }
 
+// rename(2) that never replaces an existing `to`: RENAME_NOREPLACE, or link + unlink where the
+// file system cannot do that (some network file systems). "" on success, else why not.
+std::string RenameNoReplace(const std::string& from, const std::string& to) {
+  if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return "";
+  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return std::strerror(errno);
+  if (link(from.c_str(), to.c_str()) != 0) return std::strerror(errno);  // EEXIST as well.
+  if (unlink(from.c_str()) != 0) {
+    // Both names now lead to the same complete file; the old one is only left over.
+    return std::string("unlink of the old name: ") + std::strerror(errno);
+  }
+  return "";
+}
+
 void AtExitStop() { Agent::Get().Stop(); }
 void AtForkChild() { Agent::Get().DisableInForkChild(); }
 
@@ -131,6 +145,13 @@ bool Agent::StartOnce() {
   header.command_line = CommandLine();
   // Every enabled channel; one that fails later says so in a LossRecord (CHANNEL_FAILED).
   header.capture_config = ToCaptureConfigInfo(config_);
+  if (config_.channels.Has(schema::Channel::kCuptiActivity) ||
+      config_.channels.Has(schema::Channel::kCuptiCallback)) {
+    // Loads libcupti now (the channel reuses it at cuInit); a failure is the channel's to report.
+    if (CuptiVersionProbe probe = cupti_version_probe_.load(std::memory_order_acquire)) {
+      header.cupti_version = probe(config_);
+    }
+  }
   header.clock_domains = {
       {schema::ClockId::kMonotonic, "CLOCK_MONOTONIC", ClockResolutionNs(CLOCK_MONOTONIC)},
       {schema::ClockId::kRealtime, "CLOCK_REALTIME", ClockResolutionNs(CLOCK_REALTIME)}};
@@ -159,6 +180,8 @@ bool Agent::StartOnce() {
   owned_rings_ = std::move(rings).value();
   writer_ = std::move(writer).value();
   trace_path_ = path;
+  env_rank_ = std::move(rank);
+  host_name_ = header.host_name;
   WriteClockSnapshot();
   rings_.store(owned_rings_.get(), std::memory_order_release);
 
@@ -278,6 +301,18 @@ void Agent::SetSnapshotClock(schema::ClockId id, int64_t (*read_ns)()) {
   snapshot_clock_.store(read_ns, std::memory_order_release);
 }
 
+void Agent::NoteCommunicator(int32_t rank, int32_t size) {
+  if (size < 1 || rank < 0 || rank >= size) return;
+  const uint64_t noted =
+      (static_cast<uint64_t>(static_cast<uint32_t>(size)) << 32) | static_cast<uint32_t>(rank);
+  // Relaxed: see world_comm_. Only a strictly larger communicator replaces the one noted, so
+  // of equal sizes the first stays.
+  uint64_t current = world_comm_.load(std::memory_order_relaxed);
+  while ((current >> 32) < static_cast<uint64_t>(size) &&
+         !world_comm_.compare_exchange_weak(current, noted, std::memory_order_relaxed)) {
+  }
+}
+
 bool Agent::AddRecordSource(RecordSource* source) {
   for (std::atomic<RecordSource*>& slot : sources_) {
     RecordSource* expected = nullptr;
@@ -366,8 +401,41 @@ void Agent::FinishTrace() {
     LUMOS_LOG(Debug, "fast clock: largest error at a refinement %lld ns",
               static_cast<long long>(FastClock::Get().max_abs_error_ns()));
   }
-  Status closed = writer_->Close(static_cast<uint64_t>(ReadMonotonicNs()));
+  TrailerInfo trailer;
+  const uint64_t world = world_comm_.load(std::memory_order_relaxed);
+  if (world != 0) {
+    trailer = {.has_rank = true,
+               .has_world_size = true,
+               .rank = static_cast<int32_t>(world & 0xffffffffu),
+               .world_size = static_cast<int32_t>(world >> 32)};
+  }
+  Status closed = writer_->Close(static_cast<uint64_t>(ReadMonotonicNs()), trailer);
   if (!closed.ok()) LUMOS_LOG(Warn, "closing the trace failed: %s", closed.message().c_str());
+  if (world != 0) AdoptCommunicatorRank(trailer.rank, trailer.world_size);
+}
+
+void Agent::AdoptCommunicatorRank(int32_t rank, int32_t size) {
+  if (env_rank_.rank.has_value() && (*env_rank_.rank != rank || (env_rank_.world_size.has_value() &&
+                                                                 *env_rank_.world_size != size))) {
+    const std::string env_size =
+        env_rank_.world_size.has_value() ? std::to_string(*env_rank_.world_size) : "?";
+    LUMOS_LOG(Warn,
+              "rank: the environment says %s=%d (world size %s), the NCCL world communicator says "
+              "rank %d of %d; the trace's trailer and file name follow the communicator",
+              env_rank_.source.c_str(), *env_rank_.rank, env_size.c_str(), rank, size);
+  }
+  if (env_rank_.rank == rank) return;  // The name is right already.
+  RankInfo learned;
+  learned.rank = rank;
+  const std::string to =
+      config_.output_dir + "/" + TraceFileName(config_.job_id, host_name_, owner_pid_, learned);
+  const std::string why = RenameNoReplace(trace_path_, to);
+  if (!why.empty()) {
+    LUMOS_LOG(Warn, "rank %d from NCCL: the trace keeps its name %s, not renamed to %s: %s", rank,
+              trace_path_.c_str(), to.c_str(), why.c_str());
+    return;
+  }
+  trace_path_ = to;
 }
 
 void Agent::DisableInForkChild() {

@@ -4,10 +4,13 @@
 //   LoadConfig(): reads AgentConfig from the real environment once (the only getenv) and logs
 //     its warnings once. Cheap and thread-free: the LD_PRELOAD constructor calls only this.
 //   Start(): once per process (std::call_once; later calls return the first result). Maps the
-//     rings, opens <output_dir>/<name> (see TraceFileName), writes the header, starts ONE writer
-//     thread, registers the atexit (Stop) and pthread_atfork (child) handlers, then turns the
-//     enabled flag on. Any failure (unwritable directory, arena mmap) logs one warning line and
-//     leaves the agent off: the traced job is never affected (fail open, STYLE.md 3.2).
+//     rings, opens <output_dir>/<name> (see TraceFileName; the rank from the environment,
+//     rank_detection.h), writes the header, starts ONE writer thread, registers the atexit
+//     (Stop) and pthread_atfork (child) handlers, then turns the enabled flag on. With a CUPTI
+//     channel enabled, the header's cupti_version comes from the CuptiVersionProbe (the CUPTI
+//     channel's dlopen'd libcupti; 0 when it cannot be loaded). Any failure (unwritable
+//     directory, arena mmap) logs one warning line and leaves the agent off: the traced job is
+//     never affected (fail open, STYLE.md 3.2).
 //   Writer thread: every flush interval (or when woken through an eventfd, which a signal
 //     handler may write) drains all rings through RecordEncoder,
 //     turns ring drops into LossRecords, writes a clock snapshot (CLOCK_MONOTONIC, the records'
@@ -18,6 +21,14 @@
 //   Stop(): flag off, writer thread joined, final drain, trailer, file closed. Idempotent.
 //     Runs from atexit. SIGTERM/SIGINT: see signal_flush.h (flush, or close when the signal
 //     kills the process). SIGKILL or _exit() leave a readable prefix without a trailer.
+//   Rank from NCCL: the header is written at start, usually before NCCL. The NCCL channel
+//     reports every communicator it sees (NoteCommunicator); the largest (the world
+//     communicator; ties: the first) is authoritative. At the close its rank and size go into
+//     the trailer, and when the file name's rank differs (or reads "norank") the closed file is
+//     renamed to that rank (rename in the same directory, never over an existing file; on any
+//     failure the old name stays, with one warning). An environment rank that disagrees gets
+//     one warning naming both. No communicator seen: the environment's rank, as before. A
+//     process killed without a close keeps the environment's name and no trailer.
 //   fork(): the child stays off for its whole life. It does not own the parent's file or writer
 //     thread, so it never writes (its atexit Stop() is a no-op: the pid differs).
 //   Channels: the agent starts when any channel is enabled, at the first channel's entry point
@@ -85,8 +96,23 @@ class Agent {
   StringTable& strings() { return strings_; }
   // The config, valid after LoadConfig().
   const AgentConfig& config() const { return config_; }
-  // The trace being written ("" when not started or disabled).
+  // The trace being written ("" when not started or disabled). The close may rename it (rank
+  // from NCCL, see above): read it after Stop() for the final name.
   const std::string& trace_path() const { return trace_path_; }
+
+  // Where the header's cupti_version comes from (cuptiGetVersion through the CUPTI channel's
+  // loader; 0 when libcupti cannot be loaded), so the runtime needs no CUPTI. Set by the .so's
+  // load constructor before anything can start the agent; Start() calls it once, and only with
+  // a CUPTI channel enabled (else libcupti is never loaded for it).
+  using CuptiVersionProbe = uint32_t (*)(const AgentConfig& config);
+  void SetCuptiVersionProbe(CuptiVersionProbe probe) {
+    cupti_version_probe_.store(probe, std::memory_order_release);
+  }
+  // A communicator this process belongs to: `rank` of `size` (the NCCL channel, at communicator
+  // creation). The largest one seen is the job's world communicator and decides the trace's
+  // rank at the close (see above). Invalid values (size < 1, rank outside [0, size)) are
+  // ignored. Any thread; lock-free (a CAS loop on one word).
+  void NoteCommunicator(int32_t rank, int32_t size);
 
   // A channel that could not start, or gave up: one warning line naming it, and a LossRecord
   // (LOSS_SOURCE_CHANNEL_FAILED, count 1, detail "<channel>: <why>") in the trace at the next
@@ -120,6 +146,8 @@ class Agent {
   // Final drain, clock snapshot, trailer, close: once, by Stop() or the writer on a signal.
   void FinishTrace();
   void DrainOnce();
+  // After the close: the trailer's rank vs the file name's, rename and warnings (see above).
+  void AdoptCommunicatorRank(int32_t rank, int32_t size);
   // A ThreadInfo packet (thread id, name from /proc, pid) for each thread seen the first time.
   void DescribeNewThreads();
   void WriteClockSnapshot();
@@ -136,6 +164,15 @@ class Agent {
   StringTable strings_;
   std::string trace_path_;
   uint32_t owner_pid_ = 0;  // The process that started the agent; forked children differ.
+  // What Start() named the file after (the environment's rank) and the host in the name: the
+  // close compares the communicator's rank with it and builds the new name from both.
+  RankInfo env_rank_;
+  std::string host_name_;
+  std::atomic<CuptiVersionProbe> cupti_version_probe_{nullptr};
+  // The largest communicator noted: size in the high 32 bits, rank in the low 32; 0 = none. One
+  // word, so the pair is always consistent; relaxed is enough, the word is the whole message
+  // (the close reads whatever was noted before it, nothing else depends on it).
+  std::atomic<uint64_t> world_comm_{0};
 
   // Writer thread state. Only the writer thread touches writer_/encoder_ until Stop() joins it.
   std::unique_ptr<TraceFileWriter> writer_;

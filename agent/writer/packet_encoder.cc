@@ -272,13 +272,15 @@ void PacketEncoder::AddHeader(const HeaderInfo& h) {
 
 void PacketEncoder::AddTrailer(uint64_t packets_written, uint64_t frames_written,
                                uint64_t events_dropped, uint64_t end_time_ns,
-                               uint64_t events_written) {
+                               uint64_t events_written, const TrailerInfo& extra) {
   Slots s = BeginUntimedPacket(pf::kTrailer, kEventBound);
   events_.PutUint(1, packets_written);
   events_.PutUint(2, frames_written);
   events_.PutUint(3, events_dropped);
   events_.PutUint(4, end_time_ns);
   events_.PutUint(5, events_written);
+  if (extra.has_rank) events_.PutIntAlways(6, extra.rank);
+  if (extra.has_world_size) events_.PutIntAlways(7, extra.world_size);
   EndPacket(s);
 }
 

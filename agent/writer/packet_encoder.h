@@ -39,7 +39,7 @@ class PacketEncoder {
   void AddHeader(const HeaderInfo& header);
   // Trailer fields are filled in by the caller (it knows the file-level totals).
   void AddTrailer(uint64_t packets_written, uint64_t frames_written, uint64_t events_dropped,
-                  uint64_t end_time_ns, uint64_t events_written);
+                  uint64_t end_time_ns, uint64_t events_written, const TrailerInfo& extra = {});
 
   // Bytes added since the last TakeFrame (columns estimated, see ColumnEncoder).
   size_t pending_bytes() const {

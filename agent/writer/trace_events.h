@@ -293,4 +293,11 @@ struct HeaderInfo {
   std::string command_line;
 };
 
+// What a producer learned after the header was written, for the Trailer (TraceFileWriter::Close).
+struct TrailerInfo {
+  // Trailer.rank / world_size: the job's rank and size from the NCCL world communicator.
+  bool has_rank = false, has_world_size = false;
+  int32_t rank = 0, world_size = 0;
+};
+
 }  // namespace lumos::agent

@@ -149,7 +149,7 @@ Status TraceFileWriter::MaybeFlush(uint64_t now_ns) {
   return Flush();
 }
 
-Status TraceFileWriter::Close(uint64_t end_time_ns) {
+Status TraceFileWriter::Close(uint64_t end_time_ns, const TrailerInfo& extra) {
   if (closed_) return Status::Ok();
   closed_ = true;
   Status status;
@@ -171,7 +171,7 @@ Status TraceFileWriter::Close(uint64_t end_time_ns) {
   ReportWriteLossInPendingFrame();
   uint64_t packets_before = stats_.packets_written + 1 /*FramePacket*/ + encoder_.pending_packets();
   encoder_.AddTrailer(packets_before, stats_.frames_written, stats_.events_lost, end_time_ns,
-                      stats_.events + events_in_frame_);
+                      stats_.events + events_in_frame_, extra);
   Status trailer = Flush();
   options_.max_file_bytes = limit;
   if (::close(fd_) != 0 && status.ok()) {

@@ -71,8 +71,9 @@ class TraceFileWriter {
   Status MaybeFlush(uint64_t now_ns);
   // Compresses and writes the pending packets as one frame (no-op when none are pending).
   Status Flush();
-  // Writes what is pending and a final frame with the trailer, then closes the file.
-  Status Close(uint64_t end_time_ns);
+  // Writes what is pending and a final frame with the trailer (file totals, plus `extra`), then
+  // closes the file.
+  Status Close(uint64_t end_time_ns, const TrailerInfo& extra = {});
 
   const WriterStats& stats() const { return stats_; }
   const std::string& path() const { return path_; }

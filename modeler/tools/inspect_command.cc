@@ -82,6 +82,14 @@ std::string Rank(const pb::TraceHeader& h) {
   return s;
 }
 
+// The rank the agent learned from the NCCL world communicator (Trailer, 2.1), when it did.
+std::string NcclRank(const TraceSummary& s) {
+  const pb::Trailer& t = s.read.trailer;
+  if (!s.read.has_trailer || !t.has_rank()) return "";
+  return " (NCCL " + std::to_string(t.rank()) + " / " +
+         (t.has_world_size() ? std::to_string(t.world_size()) : std::string("?")) + ")";
+}
+
 std::string Version(uint32_t v) {
   if (v == 0) return "-";
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
@@ -91,7 +99,7 @@ void PrintText(const TraceSummary& s) {
   const pb::TraceHeader& h = s.header;
   std::printf("%s\n", s.path.c_str());
   std::printf("  job        %s   rank %s   host %s   pid %u\n",
-              h.job_id().empty() ? "-" : h.job_id().c_str(), Rank(h).c_str(),
+              h.job_id().empty() ? "-" : h.job_id().c_str(), (Rank(h) + NcclRank(s)).c_str(),
               h.host_name().empty() ? "-" : h.host_name().c_str(), h.pid());
   std::printf("  producer   %s %s, schema %u.%u\n",
               std::string(EnumShortName(h.producer())).c_str(), h.agent_version().c_str(),
@@ -160,6 +168,12 @@ void PrintJson(const TraceSummary& s, bool last) {
   if (h.has_rank()) std::printf("\"rank\": %d, ", h.rank());
   if (h.has_world_size()) std::printf("\"world_size\": %d, ", h.world_size());
   if (h.has_local_rank()) std::printf("\"local_rank\": %d, ", h.local_rank());
+  if (s.read.has_trailer && s.read.trailer.has_rank()) {
+    std::printf("\"nccl_rank\": %d, ", s.read.trailer.rank());
+  }
+  if (s.read.has_trailer && s.read.trailer.has_world_size()) {
+    std::printf("\"nccl_world_size\": %d, ", s.read.trailer.world_size());
+  }
   std::printf(
       "\"host\": \"%s\", \"pid\": %u, \"producer\": \"%s\", \"agent_version\": \"%s\", "
       "\"schema\": \"%u.%u\",\n     \"devices\": [",

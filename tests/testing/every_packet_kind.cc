@@ -64,7 +64,10 @@ void WriteEveryPacketKind(const std::string& path) {
                         true});
   w.Add(CommunicatorEvent{t + 100, 0xC0FFEE, 1, 2, 0, "default_pg", {0, 1}});
   w.Add(LossEvent{t + 90'000, 1'000, LossSource::kRingFull, 3, 11, "ring of thread 11 full"});
-  LUMOS_CHECK(w.Close(static_cast<uint64_t>(t + 100'000)).ok());
+  // Schema 2.1: the rank the agent learned from the NCCL world communicator (the header's).
+  LUMOS_CHECK(w.Close(static_cast<uint64_t>(t + 100'000),
+                      {.has_rank = true, .has_world_size = true, .rank = 1, .world_size = 2})
+                  .ok());
 }
 
 }  // namespace lumos::testing

@@ -1,13 +1,17 @@
 // End to end, in subprocesses: liblumos_agent.so as CUDA_INJECTION64_PATH with the real libcupti
 // and no CUDA driver. The job's output and exit status are unchanged, stderr has one warning,
 // and the trace says which channels failed (CHANNEL_FAILED LossRecords). Under lumos-run the
-// preloaded agent and the injected one are the same object: one trace file.
+// preloaded agent and the injected one are the same object: one trace file. The header's
+// cupti_version is what that libcupti's cuptiGetVersion says (it needs no driver).
+#include <cupti.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "agent/cupti/cupti_library.h"
 #include "modeler/trace/trace_reader.h"
 #include "schema/enums.h"
 #include "tests/testing/run_command.h"
@@ -54,6 +58,28 @@ std::vector<std::string> ChannelFailures(const std::string& path, bool* has_trai
   return details;
 }
 
+// cuptiGetVersion() of the libcupti.so.13 the agent finds (the loader path, else the toolkit's),
+// asked here directly; 0 when there is none (the tests then fail elsewhere too).
+uint32_t RealCuptiVersion() {
+  void* library = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+  for (const char* path : cupti::kToolkitCuptiPaths) {
+    if (library == nullptr) library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  }
+  EXPECT_NE(library, nullptr) << "no libcupti.so.13";
+  if (library == nullptr) return 0;
+  auto get_version =
+      reinterpret_cast<decltype(&cuptiGetVersion)>(dlsym(library, "cuptiGetVersion"));
+  uint32_t version = 0;
+  EXPECT_TRUE(get_version != nullptr && get_version(&version) == CUPTI_SUCCESS);
+  return version;
+}
+
+uint32_t HeaderCuptiVersion(const std::string& path) {
+  auto reader = modeler::TraceReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  return reader.ok() ? (*reader)->header().cupti_version() : 0;
+}
+
 int Count(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -72,6 +98,10 @@ void ExpectBothChannelsFailed(const std::string& dir) {
   for (const std::string& failure : failures) {
     EXPECT_NE(failure.find("CUPTI_ERROR_UNKNOWN (999)"), std::string::npos) << failure;
   }
+  // Read before the header was written, although the channel itself could not start.
+  const uint32_t version = RealCuptiVersion();
+  EXPECT_GT(version, 0u);
+  EXPECT_EQ(HeaderCuptiVersion(files[0]), version);
 }
 
 TEST(CuptiInjectionTest, NoDriverDegradesWithOneWarningAndTheJobRunsOn) {

@@ -367,5 +367,127 @@ TEST(NcclInterpositionTest, LumosRunKeepsTheUsersProfilerPlugin) {
   ExpectSequence(ReadOnlyTrace(dir.path()), 1, /*from_plugin=*/false);  // The wrappers' records.
 }
 
+// ---- the trace's rank from the NCCL world communicator ----
+
+// No launcher rank anywhere, whatever the test's own environment holds.
+const std::string kNoLauncherRank =
+    "env -u RANK -u LOCAL_RANK -u WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_LOCAL_RANK "
+    "-u OMPI_COMM_WORLD_SIZE -u SLURM_PROCID -u SLURM_LOCALID -u SLURM_NTASKS";
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The one trace in `dir` must be named after rank `rank` and carry rank/world in its trailer.
+Trace ExpectCommunicatorRank(const std::string& dir, int rank, int world_size) {
+  std::vector<std::string> files = ListDir(dir);
+  EXPECT_EQ(files.size(), 1u);
+  if (files.size() == 1) {
+    EXPECT_TRUE(EndsWith(files[0], ".rank" + std::to_string(rank) + ".pb.zst")) << files[0];
+  }
+  Trace trace = ReadOnlyTrace(dir);  // Readable to its trailer, no damage.
+  EXPECT_TRUE(trace.read.trailer.has_rank());
+  EXPECT_EQ(trace.read.trailer.rank(), rank);
+  EXPECT_TRUE(trace.read.trailer.has_world_size());
+  EXPECT_EQ(trace.read.trailer.world_size(), world_size);
+  return trace;
+}
+
+// ncclCommInitRank(nranks=4, rank=2) in a process without a launcher rank: the file the agent
+// opened as "norank" is renamed to rank2 at the close, silently; the header still says what the
+// environment said (nothing), the trailer says 2 of 4. Communicators of 2, then 4, then another
+// 4: the largest and, of equal ones, the first decides.
+TEST(NcclInterpositionTest, WorldCommunicatorNamesTheTraceWithoutALauncherRank) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly + " " + kNoLauncherRank,
+                     std::string(LINKED_WORKLOAD_PATH) + " initrank 1/2 2/4 3/4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "initrank workload: 3 communicators\n");
+  EXPECT_EQ(r.err, "");
+  Trace trace = ExpectCommunicatorRank(dir.path(), 2, 4);
+  EXPECT_FALSE(trace.header.has_rank());
+  EXPECT_FALSE(trace.header.has_world_size());
+  EXPECT_EQ(trace.communicators.size(), 3u);
+  EXPECT_EQ(trace.collectives.size(), 3u);
+  // The renamed file is what `lumos-model inspect` reads.
+  auto inspect = RunCommand(::lumos::testing::LumosModelBinary() + " inspect " + dir.path());
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find(".rank2.pb.zst"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("collective 3 communicator 3"), std::string::npos) << inspect.out;
+}
+
+// The plugin alone sees communicators too (NCCL's init passes it rank and size).
+TEST(NcclInterpositionTest, PluginAloneAlsoNamesTheTraceAfterTheWorldCommunicator) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), "LUMOS_CHANNELS=nccl_plugin " + kNoLauncherRank,
+                     std::string(LINKED_WORKLOAD_PATH) + " 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  Trace trace = ExpectCommunicatorRank(dir.path(), 3, 4);
+  EXPECT_EQ(trace.collectives.size(), 13u);
+}
+
+// A launcher rank that disagrees: the communicator wins (name and trailer), the header keeps
+// what the environment said, and one warning names both.
+TEST(NcclInterpositionTest, WorldCommunicatorWinsOverADisagreeingLauncherRank) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly + " " + kNoLauncherRank + " RANK=5 WORLD_SIZE=8",
+                     std::string(LINKED_WORKLOAD_PATH) + " initrank 2/4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // Exactly one line.
+  EXPECT_NE(r.err.find("RANK=5 (world size 8)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rank 2 of 4"), std::string::npos) << r.err;
+  Trace trace = ExpectCommunicatorRank(dir.path(), 2, 4);
+  EXPECT_EQ(trace.header.rank(), 5);
+  EXPECT_EQ(trace.header.world_size(), 8);
+  auto inspect = RunCommand(::lumos::testing::LumosModelBinary() + " inspect " + dir.path());
+  EXPECT_NE(inspect.out.find("rank 5 / 8 (NCCL 2 / 4)"), std::string::npos) << inspect.out;
+}
+
+// A launcher rank that agrees: same name as before, no warning, and the trailer confirms it.
+TEST(NcclInterpositionTest, AgreeingLauncherRankKeepsItsName) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly + " " + kNoLauncherRank + " RANK=2 WORLD_SIZE=4",
+                     std::string(LINKED_WORKLOAD_PATH) + " initrank 2/4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  Trace trace = ExpectCommunicatorRank(dir.path(), 2, 4);
+  EXPECT_EQ(trace.header.rank(), 2);
+}
+
+// A file already at the new name is never replaced: the trace keeps its norank name (whole and
+// readable), the other file its bytes, and one warning says why.
+TEST(NcclInterpositionTest, ExistingFileAtTheCommunicatorsNameIsNotOverwritten) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly + " " + kNoLauncherRank,
+                     std::string(LINKED_WORKLOAD_PATH) + " initrank squat 2/4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // Exactly one line.
+  EXPECT_NE(r.err.find("not renamed"), std::string::npos) << r.err;
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 2u);
+  std::string trace_path, squatter_path;
+  for (const std::string& file : files) {
+    (EndsWith(file, ".norank.pb.zst") ? trace_path : squatter_path) = file;
+  }
+  ASSERT_FALSE(trace_path.empty());
+  ASSERT_TRUE(EndsWith(squatter_path, ".rank2.pb.zst")) << squatter_path;
+  auto squatter = RunCommand("cat " + squatter_path);
+  EXPECT_EQ(squatter.out, "squatter\n");
+  auto reader = modeler::TraceReader::Open(trace_path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  modeler::ReadResult read;
+  ASSERT_TRUE((*reader)
+                  ->ReadPackets([](const pb::TracePacket&,
+                                   const modeler::PacketContext&) { return Status::Ok(); },
+                                &read)
+                  .ok());
+  EXPECT_TRUE(read.has_trailer);
+  EXPECT_TRUE(read.damage.ok()) << read.damage.message();
+  EXPECT_EQ(read.trailer.rank(), 2);  // Readers still learn the rank.
+  EXPECT_EQ(read.trailer.world_size(), 4);
+}
+
 }  // namespace
 }  // namespace lumos::agent

@@ -1,13 +1,84 @@
 // Case A: a program linked to libnccl.so.2 (the fake) calling NCCL through its PLT, with NVTX
-// ranges around the steps. Usage: nccl_linked_workload [RANK]
+// ranges around the steps. Usage:
+//   nccl_linked_workload [RANK]            the sequence (nccl_sequence.h) as RANK
+//   nccl_linked_workload initrank [squat] R/N...
+//                                          ncclCommInitRank(nranks=N, rank=R) for each pair, in
+//                                          order, one all-reduce on each, then destroys them. With
+//                                          `squat`, first puts a file where the agent would rename
+//                                          its trace for the last pair's rank: the agent's
+//                                          "*.norank.pb.zst" in LUMOS_OUTPUT_DIR, as "*.rank<R>".
+#include <dirent.h>
+#include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "tests/agent/nccl/nccl_sequence.h"
 
+namespace {
+
+// Writes "squatter\n" at the name the agent's norank trace would get as rank `rank`.
+bool Squat(int rank) {
+  const char* dir = std::getenv("LUMOS_OUTPUT_DIR");
+  DIR* listing = dir != nullptr ? opendir(dir) : nullptr;
+  if (listing == nullptr) return false;
+  const std::string suffix = ".norank.pb.zst";
+  std::string target;
+  while (dirent* entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      target = std::string(dir) + "/" + name.substr(0, name.size() - suffix.size()) + ".rank" +
+               std::to_string(rank) + ".pb.zst";
+    }
+  }
+  closedir(listing);
+  FILE* file = target.empty() ? nullptr : std::fopen(target.c_str(), "wx");
+  if (file == nullptr) return false;
+  std::fputs("squatter\n", file);
+  return std::fclose(file) == 0;
+}
+
+int RunInitRank(int argc, char** argv) {
+  bool squat = false;
+  std::vector<ncclComm_t> comms;
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  std::strcpy(id.internal, "lumos-fake-initrank");
+  char buffer[64] = {};
+  int last_rank = -1;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "squat") == 0) {
+      squat = true;
+      continue;
+    }
+    int rank = -1, nranks = 0;
+    if (std::sscanf(argv[i], "%d/%d", &rank, &nranks) != 2) return 20;
+    id.internal[100] = static_cast<char>(i);  // A communicator of its own per pair.
+    ncclComm_t comm = nullptr;
+    if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) return 21;
+    if (ncclAllReduce(buffer, buffer, 4, ncclFloat32, ncclSum, comm, nullptr) != ncclSuccess) {
+      return 22;
+    }
+    comms.push_back(comm);
+    last_rank = rank;
+  }
+  if (squat && !Squat(last_rank)) return 23;
+  for (ncclComm_t comm : comms) {
+    if (ncclCommDestroy(comm) != ncclSuccess) return 24;
+  }
+  std::printf("initrank workload: %zu communicators\n", comms.size());
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "initrank") == 0) return RunInitRank(argc - 2, argv + 2);
   const int rank = argc > 1 ? std::atoi(argv[1]) : 0;
   const lumos::testing::NcclApi api = {&ncclCommInitRankConfig,
                                        &ncclAllReduce,

@@ -231,8 +231,10 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   internal::SetNcclEventPoolCapacityForTest(kNcclEventPoolSize);
   EXPECT_EQ(ncclProfiler_v4.finalize(dp), ncclSuccess);
 
-  const std::string path = Agent::Get().trace_path();
   Agent::Get().Stop();
+  // After Stop(): the close names the file after the largest communicator ("tp": rank 1 of 4).
+  const std::string path = Agent::Get().trace_path();
+  EXPECT_EQ(path.substr(path.size() - 13), ".rank1.pb.zst") << path;
   Trace trace = ReadTrace(path);
 
   ASSERT_EQ(trace.communicators.size(), 2u);

@@ -204,7 +204,8 @@ TEST(PacketEncoderTest, CaptureAndLossRoundTrip) {
   encoder.Add(LossEvent{600, 1, LossSource::kRingFull, 3, 4, "thread ring full"});
   ClockReading readings[] = {{ClockId::kCupti, 1}, {ClockId::kMonotonic, 2}};
   encoder.AddClockSnapshot(readings, 2);
-  encoder.AddTrailer(1, 2, 3, 4, 5);
+  encoder.AddTrailer(1, 2, 3, 4, 5,
+                     {.has_rank = true, .has_world_size = true, .rank = 6, .world_size = 7});
   pb::Trace trace = Decode(encoder);
   ASSERT_EQ(trace.packet_size(), 5);
   ExpectPacket(trace.packet(1),
@@ -218,7 +219,22 @@ TEST(PacketEncoderTest, CaptureAndLossRoundTrip) {
                "reading { clock_id: CLOCK_ID_MONOTONIC value_ns: 2 } }");
   ExpectPacket(trace.packet(4),
                "trailer { packets_written: 1 frames_written: 2 events_dropped: 3 "
-               "end_time_ns: 4 events_written: 5 }");
+               "end_time_ns: 4 events_written: 5 rank: 6 world_size: 7 }");
+}
+
+// Rank 0 is written (presence: the communicator said 0); no rank leaves both fields absent.
+TEST(PacketEncoderTest, TrailerRankIsPresentEvenWhenZero) {
+  PacketEncoder encoder;
+  encoder.AddTrailer(1, 0, 0, 0, 0, {.has_rank = true, .has_world_size = true, .world_size = 1});
+  encoder.AddTrailer(2, 0, 0, 0, 0);
+  pb::Trace trace = Decode(encoder);
+  ASSERT_EQ(trace.packet_size(), 3);
+  ASSERT_TRUE(trace.packet(1).has_trailer());
+  EXPECT_TRUE(trace.packet(1).trailer().has_rank());
+  EXPECT_EQ(trace.packet(1).trailer().rank(), 0);
+  EXPECT_EQ(trace.packet(1).trailer().world_size(), 1);
+  EXPECT_FALSE(trace.packet(2).trailer().has_rank());
+  EXPECT_FALSE(trace.packet(2).trailer().has_world_size());
 }
 
 TEST(PacketEncoderTest, HeaderRoundTrips) {
@@ -258,7 +274,7 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
   ASSERT_EQ(trace.packet_size(), 2);
   ExpectPacket(
       trace.packet(1),
-      "header { schema_major: 2 schema_minor: 0 agent_version: '0.1.0' producer: PRODUCER_AGENT "
+      "header { schema_major: 2 schema_minor: 1 agent_version: '0.1.0' producer: PRODUCER_AGENT "
       "host_name: 'node-7' pid: 4242 job_id: 'job-1' rank: 3 local_rank: 1 world_size: 16 "
       "devices { device_id: 0 name: 'NVIDIA H200' sm_count: 132 sm_clock_khz: 1980000 "
       "memory_clock_khz: 3201000 memory_bytes: 161061273600 pci_bus_id: '0000:18:00.0' "
@@ -269,8 +285,7 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
       "[CHANNEL_CUPTI_ACTIVITY, CHANNEL_NVTX] channels_failed: [CHANNEL_NCCL_PLUGIN] "
       "ring_bytes: 1 activity_buffer_bytes: 2 activity_buffer_count: 3 flush_interval_ns: 4 "
       "frame_bytes: 5 max_file_bytes: 6 zstd_level: 7 } source_path: '/tmp/x.json' "
-      "start_time_ns: 99 command_line: 'python train.py' }",
-      /*all_fields=*/false);  // schema_minor is 0, the proto3 default, so it is not on the wire.
+      "start_time_ns: 99 command_line: 'python train.py' }");
 }
 
 TEST(PacketEncoderTest, LongStringsAndNegativeDeltasSurvive) {

@@ -56,6 +56,30 @@ TEST(InspectCommandTest, MonotonicTimesAreMappedToRealtime) {
       << r.out;
 }
 
+// The rank the agent learned from NCCL after the header (Trailer, schema 2.1) is shown beside the
+// header's; without it (older files, no communicator) nothing changes (the tests above).
+TEST(InspectCommandTest, ShowsTheTrailersNcclRank) {
+  TempDir dir;
+  auto writer = agent::TraceFileWriter::Create(dir.File("t.pb.zst"),
+                                               ::lumos::testing::SampleHeader(5, 8), {});
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)
+                  ->Close(0, {.has_rank = true, .has_world_size = true, .rank = 2, .world_size = 4})
+                  .ok());
+  auto r = RunCommand(Inspect(dir.File("t.pb.zst")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rank 5 / 8 (NCCL 2 / 4)"), std::string::npos) << r.out;
+  auto json = RunCommand(Inspect("--json " + dir.File("t.pb.zst")));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS) << json.out;
+  simdjson::dom::element file = doc["files"].at(0);
+  EXPECT_EQ(int64_t(file["rank"]), 5);
+  EXPECT_EQ(int64_t(file["nccl_rank"]), 2);
+  EXPECT_EQ(int64_t(file["nccl_world_size"]), 4);
+}
+
 TEST(InspectCommandTest, JsonHasTheSameFacts) {
   TempDir dir;
   WriteSampleTrace(dir.File("t.pb.zst"), 50);

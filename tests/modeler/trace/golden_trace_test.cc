@@ -20,7 +20,7 @@ class GoldenTraceTest : public ::testing::TestWithParam<const char*> {
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Versions, GoldenTraceTest, ::testing::Values("1.0", "2.0"),
+INSTANTIATE_TEST_SUITE_P(Versions, GoldenTraceTest, ::testing::Values("1.0", "2.0", "2.1"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name[1] = '_';
@@ -138,6 +138,23 @@ TEST_P(GoldenTraceTest, EveryEventKindReadsAsFrames) {
   }
   EXPECT_EQ(rows.count("frame"), 0u);  // Bookkeeping stays inside the reader.
   EXPECT_EQ(rows.count("interned"), 0u);
+}
+
+// Trailer.rank/world_size (2.1): present from 2.1 on, absent (not 0) in older files.
+TEST_P(GoldenTraceTest, TrailerRankFromSchema21) {
+  auto reader = TraceReader::Open(Path());
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  ReadResult result;
+  ASSERT_TRUE((*reader)->ReadFrames([](const FrameEvents&) { return Status::Ok(); }, &result).ok());
+  ASSERT_TRUE(result.has_trailer);
+  const bool v21 = std::string(GetParam()) == "2.1";
+  EXPECT_EQ((*reader)->header().schema_minor(), v21 ? 1u : 0u);
+  EXPECT_EQ(result.trailer.has_rank(), v21);
+  EXPECT_EQ(result.trailer.has_world_size(), v21);
+  if (v21) {
+    EXPECT_EQ(result.trailer.rank(), 1);
+    EXPECT_EQ(result.trailer.world_size(), 2);
+  }
 }
 
 }  // namespace
