@@ -402,7 +402,13 @@ void Agent::FinishTrace() {
               static_cast<long long>(FastClock::Get().max_abs_error_ns()));
   }
   TrailerInfo trailer;
-  const uint64_t world = world_comm_.load(std::memory_order_relaxed);
+  uint64_t world = world_comm_.load(std::memory_order_relaxed);
+  if (world != 0 && env_rank_.world_size.has_value() &&
+      static_cast<int64_t>(world >> 32) < *env_rank_.world_size) {
+    // Smaller than the launcher's world: a sub-group (tensor, data or pipeline parallel) of a
+    // job whose world communicator never ran here. Its rank is not the process's global rank.
+    world = 0;
+  }
   if (world != 0) {
     trailer = {.has_rank = true,
                .has_world_size = true,

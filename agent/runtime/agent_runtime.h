@@ -23,7 +23,9 @@
 //     kills the process). SIGKILL or _exit() leave a readable prefix without a trailer.
 //   Rank from NCCL: the header is written at start, usually before NCCL. The NCCL channel
 //     reports every communicator it sees (NoteCommunicator); the largest (the world
-//     communicator; ties: the first) is authoritative. At the close its rank and size go into
+//     communicator; ties: the first) is authoritative, unless it is smaller than the
+//     launcher's WORLD_SIZE (a tensor/data/pipeline sub-group: its rank is not the global one,
+//     and the launcher's stays). At the close its rank and size go into
 //     the trailer, and when the file name's rank differs (or reads "norank") the closed file is
 //     renamed to that rank (rename in the same directory, never over an existing file; on any
 //     failure the old name stays, with one warning). An environment rank that disagrees gets

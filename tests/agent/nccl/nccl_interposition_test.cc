@@ -428,21 +428,40 @@ TEST(NcclInterpositionTest, PluginAloneAlsoNamesTheTraceAfterTheWorldCommunicato
   EXPECT_EQ(trace.collectives.size(), 13u);
 }
 
-// A launcher rank that disagrees: the communicator wins (name and trailer), the header keeps
-// what the environment said, and one warning names both.
+// A launcher rank that disagrees with a communicator of the launcher's world size: the
+// communicator wins (name and trailer), the header keeps what the environment said, and one
+// warning names both.
 TEST(NcclInterpositionTest, WorldCommunicatorWinsOverADisagreeingLauncherRank) {
   TempDir dir;
   auto r = RunTraced(dir.path(), kWrappersOnly + " " + kNoLauncherRank + " RANK=5 WORLD_SIZE=8",
-                     std::string(LINKED_WORKLOAD_PATH) + " initrank 2/4");
+                     std::string(LINKED_WORKLOAD_PATH) + " initrank 2/8");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // Exactly one line.
   EXPECT_NE(r.err.find("RANK=5 (world size 8)"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("rank 2 of 4"), std::string::npos) << r.err;
-  Trace trace = ExpectCommunicatorRank(dir.path(), 2, 4);
+  EXPECT_NE(r.err.find("rank 2 of 8"), std::string::npos) << r.err;
+  Trace trace = ExpectCommunicatorRank(dir.path(), 2, 8);
   EXPECT_EQ(trace.header.rank(), 5);
   EXPECT_EQ(trace.header.world_size(), 8);
   auto inspect = RunCommand(::lumos::testing::LumosModelBinary() + " inspect " + dir.path());
-  EXPECT_NE(inspect.out.find("rank 5 / 8 (NCCL 2 / 4)"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("rank 5 / 8 (NCCL 2 / 8)"), std::string::npos) << inspect.out;
+}
+
+// Communicators smaller than the launcher's world are sub-groups (tensor, data, pipeline
+// parallel) of a job whose world communicator never ran in this process: their rank is not the
+// global one, so the launcher's stays (name, no trailer rank) and nothing is said.
+TEST(NcclInterpositionTest, SubGroupCommunicatorsLeaveTheLauncherRank) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), kWrappersOnly + " " + kNoLauncherRank + " RANK=5 WORLD_SIZE=8",
+                     std::string(LINKED_WORKLOAD_PATH) + " initrank 1/2 2/4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(EndsWith(files[0], ".rank5.pb.zst")) << files[0];
+  Trace trace = ReadOnlyTrace(dir.path());
+  EXPECT_EQ(trace.header.rank(), 5);
+  EXPECT_FALSE(trace.read.trailer.has_rank());
+  EXPECT_FALSE(trace.read.trailer.has_world_size());
 }
 
 // A launcher rank that agrees: same name as before, no warning, and the trailer confirms it.
