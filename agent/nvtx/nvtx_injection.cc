@@ -163,6 +163,20 @@ int PushRange(uint32_t domain_id, const char* message, const nvtxEventAttributes
   return depth;
 }
 
+// A popped range: its end time, then into this thread's ring. Returns its depth.
+inline int FinishRange(Record* record) {
+  // A range pushed while the agent was off is dropped at its pop, keeping the stack balanced.
+  if (!Enabled()) return record->payload.nvtx.depth;
+  record->end_ns = MonotonicNowNs();
+  ThreadRings* rings = g_agent->rings();
+  if (rings != nullptr) {
+    ThreadRing* ring = rings->CurrentThreadRing();
+    record->thread_id = ring->thread_id();
+    ring->Push(*record);
+  }
+  return record->payload.nvtx.depth;
+}
+
 int PopRange(uint32_t domain_id) {
   PushStack& stack = ThreadPushStack();
   if (stack.overflow > 0) {
@@ -173,19 +187,16 @@ int PopRange(uint32_t domain_id) {
   int index = stack.size - 1;
   while (index >= 0 && stack.open[index].payload.nvtx.domain_id != domain_id) --index;
   if (index < 0) return -1;  // Unbalanced pop: ignored.
+  if (index == stack.size - 1) {
+    // The usual pop, of the top: finished and pushed from its stack slot, without a copy
+    // (the slot is free once the size drops, and only this thread's next push reuses it).
+    --stack.size;
+    return FinishRange(&stack.open[index]);
+  }
   Record record = stack.open[index];
   for (int i = index; i + 1 < stack.size; ++i) stack.open[i] = stack.open[i + 1];
   --stack.size;
-  // A range pushed while the agent was off is dropped at its pop, keeping the stack balanced.
-  if (!Enabled()) return record.payload.nvtx.depth;
-  record.end_ns = MonotonicNowNs();
-  ThreadRings* rings = g_agent->rings();
-  if (rings != nullptr) {
-    ThreadRing* ring = rings->CurrentThreadRing();
-    record.thread_id = ring->thread_id();
-    ring->Push(record);
-  }
-  return record.payload.nvtx.depth;
+  return FinishRange(&record);
 }
 
 // ---- start / end ----
