@@ -30,8 +30,12 @@ void CheckAllReduceTrace(const std::string& env) {
   std::vector<modeler::pb::NcclCollective> collectives;
   int allreduce_ranges = 0;
   std::vector<std::string> failures;
+  modeler::pb::TraceHeader header;
+  modeler::pb::Trailer trailer;
   ReadTrace(run.trace_path, [&](const modeler::pb::TracePacket& p,
                                 const modeler::PacketContext& context) {
+    if (p.has_header()) header = p.header();
+    if (p.has_trailer()) trailer = p.trailer();
     if (p.has_communicator()) communicators.push_back(p.communicator());
     if (p.has_collective()) collectives.push_back(p.collective());
     // NCCL's own NVTX ranges (domain "NCCL") come through the agent too; count ours only.
@@ -46,6 +50,13 @@ void CheckAllReduceTrace(const std::string& env) {
   });
   EXPECT_TRUE(failures.empty()) << failures.front();
   EXPECT_EQ(allreduce_ranges, kAllReduces);
+  // The rank the NCCL world communicator gives (here 0 of 1) names the file and is in the
+  // trailer; with the CUPTI channels on, the header has the loaded CUPTI's version.
+  EXPECT_TRUE(trailer.has_rank());
+  EXPECT_EQ(trailer.rank(), 0);
+  EXPECT_EQ(trailer.world_size(), 1);
+  EXPECT_NE(run.trace_path.find(".rank0.pb.zst"), std::string::npos) << run.trace_path;
+  EXPECT_GT(header.cupti_version(), 0u);  // Both runs have the CUPTI channels on.
 
   ASSERT_EQ(communicators.size(), 1u);
   const modeler::pb::Communicator& comm = communicators[0];
