@@ -169,6 +169,12 @@ class RankBuilder {
     });
     uint32_t previous = kNoNode;
     uint32_t previous_thread = 0;
+    // Host nodes come first, so every per-node vector indexed by an API node fits this size.
+    api_of_.reserve(calls.size());
+    thread_position_.reserve(calls.size());
+    first_launched_.assign(calls.size(), kNoNode);
+    last_launched_.assign(calls.size(), kNoNode);
+    uint32_t thread_processor = kNoNode;  // Calls come thread by thread: one look-up each.
     for (uint32_t i : order) {
       const agent::ApiCallEvent& call = calls[i];
       const int64_t start = call.start_ns;
@@ -188,7 +194,10 @@ class RankBuilder {
       node.start_ns = start;
       node.duration_ns = static_cast<int64_t>(call.duration_ns);
       node.name = call.name;
-      node.processor = ProcessorFor(false, call.thread_id);
+      if (thread_processor == kNoNode || previous_thread != call.thread_id || previous == kNoNode) {
+        thread_processor = ProcessorFor(false, call.thread_id);
+      }
+      node.processor = thread_processor;
       node.rank_index = rank_index_;
       node.kind = NodeKind::kApiCall;
       node.work = WorkClass::kHost;
