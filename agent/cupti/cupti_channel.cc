@@ -1,5 +1,6 @@
 #include "agent/cupti/cupti_channel.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <utility>
@@ -247,9 +248,12 @@ int InitializeCuptiInjection() noexcept {
         !config.channels.Has(schema::Channel::kCuptiCallback)) {
       return;
     }
-    if (!agent.Start()) return;  // Off (LUMOS_ENABLE=0, or failed; it said why).
-    static NoDestructor<AgentHost> host;
+    if (!config.enabled) return;
+    // libcupti is loaded here, in the driver's injection call (CUPTI's own pattern), before
+    // the agent starts, so the header can carry its version (CuptiVersionForHeader).
     const StatusOr<CuptiApi>& api = ProcessCuptiApi(config.cupti_library);
+    if (!agent.Start()) return;  // Off (failed; it said why).
+    static NoDestructor<AgentHost> host;
     if (!api.ok()) {
       Failures failures;
       for (schema::Channel channel :
@@ -265,13 +269,22 @@ int InitializeCuptiInjection() noexcept {
   return 1;
 }
 
+namespace {
+std::atomic<bool> g_cupti_api_loaded{false};  // ProcessCuptiApi has run (release: its table).
+}  // namespace
+
 const StatusOr<CuptiApi>& ProcessCuptiApi(const std::string& fallback_path) {
   // Never destroyed: the channel copies the table, but late callers may still ask at exit.
   static NoDestructor<StatusOr<CuptiApi>> api(LoadCuptiApi(fallback_path));
+  g_cupti_api_loaded.store(true, std::memory_order_release);
   return *api;
 }
 
 uint32_t CuptiVersionForHeader(const AgentConfig& config) noexcept {
+  // Never the first to load libcupti: Start() runs this under its once-lock, and a library load
+  // there (from an NVTX or NCCL thread) could wait for the driver's lock while the driver's
+  // thread, in InitializeInjection, waits for that once-lock.
+  if (!g_cupti_api_loaded.load(std::memory_order_acquire)) return 0;
   const StatusOr<CuptiApi>& api = ProcessCuptiApi(config.cupti_library);
   uint32_t version = 0;
   if (!api.ok() || api.value().get_version == nullptr ||

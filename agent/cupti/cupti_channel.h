@@ -109,8 +109,10 @@ int InitializeCuptiInjection() noexcept;
 const StatusOr<CuptiApi>& ProcessCuptiApi(const std::string& fallback_path);
 
 // The trace header's cupti_version (Agent::CuptiVersionProbe): cuptiGetVersion() of the
-// process's libcupti, which needs no driver; 0 when the library cannot be loaded or the call
-// fails. Logs nothing: InitializeCuptiInjection reports a library that cannot be loaded.
+// process's libcupti, which needs no driver, when InitializeCuptiInjection has loaded it (it
+// does so before starting the agent: the usual order in a CUDA job). 0 when the agent was
+// started first by another channel (NVTX, NCCL), when the library cannot be loaded, or when
+// the call fails: this never loads libcupti itself (see the .cc). Logs nothing.
 uint32_t CuptiVersionForHeader(const AgentConfig& config) noexcept;
 
 }  // namespace lumos::agent::cupti

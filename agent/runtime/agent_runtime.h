@@ -8,7 +8,8 @@
 //     rank_detection.h), writes the header, starts ONE writer thread, registers the atexit
 //     (Stop) and pthread_atfork (child) handlers, then turns the enabled flag on. With a CUPTI
 //     channel enabled, the header's cupti_version comes from the CuptiVersionProbe (the CUPTI
-//     channel's dlopen'd libcupti; 0 when it cannot be loaded). Any failure (unwritable
+//     channel's libcupti when the CUDA injection loaded it before starting the agent; else 0:
+//     the probe never loads a library under Start()'s once-lock). Any failure (unwritable
 //     directory, arena mmap) logs one warning line and leaves the agent off: the traced job is
 //     never affected (fail open, STYLE.md 3.2).
 //   Writer thread: every flush interval (or when woken through an eventfd, which a signal
@@ -102,10 +103,10 @@ class Agent {
   // from NCCL, see above): read it after Stop() for the final name.
   const std::string& trace_path() const { return trace_path_; }
 
-  // Where the header's cupti_version comes from (cuptiGetVersion through the CUPTI channel's
-  // loader; 0 when libcupti cannot be loaded), so the runtime needs no CUPTI. Set by the .so's
-  // load constructor before anything can start the agent; Start() calls it once, and only with
-  // a CUPTI channel enabled (else libcupti is never loaded for it).
+  // Where the header's cupti_version comes from (cuptiGetVersion of the libcupti the CUDA
+  // injection already loaded; else 0), so the runtime needs no CUPTI. Set by the .so's load
+  // constructor before anything can start the agent; Start() calls it once, and only with a
+  // CUPTI channel enabled. It must not load libraries (it runs under Start()'s once-lock).
   using CuptiVersionProbe = uint32_t (*)(const AgentConfig& config);
   void SetCuptiVersionProbe(CuptiVersionProbe probe) {
     cupti_version_probe_.store(probe, std::memory_order_release);

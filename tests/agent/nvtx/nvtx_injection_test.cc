@@ -108,6 +108,8 @@ TEST(NvtxInjectionTest, RecordsEveryRangeKindUnderLumosRun) {
   EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
   EXPECT_EQ(std::to_string(trace.header.pid()), match[2].str());
   EXPECT_EQ(trace.header.producer(), modeler::pb::PRODUCER_AGENT);
+  // NVTX started the agent (no CUDA here): libcupti was not loaded for the header's version.
+  EXPECT_EQ(trace.header.cupti_version(), 0u);
   EXPECT_EQ(trace.header.rank(), 3);
   EXPECT_EQ(trace.header.world_size(), 8);
   EXPECT_EQ(trace.header.local_rank(), 1);
