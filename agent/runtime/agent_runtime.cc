@@ -1,6 +1,7 @@
 #include "agent/runtime/agent_runtime.h"
 
 #include <fcntl.h>
+#include <limits.h>  // PATH_MAX
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>  // renameat2
@@ -87,10 +88,21 @@ std::string RenameNoReplace(const std::string& from, const std::string& to) {
   if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return std::strerror(errno);
   if (link(from.c_str(), to.c_str()) != 0) return std::strerror(errno);  // EEXIST as well.
   if (unlink(from.c_str()) != 0) {
-    // Both names now lead to the same complete file; the old one is only left over.
-    return std::string("unlink of the old name: ") + std::strerror(errno);
+    // Two names for one file would read as two ranks: take the new one back.
+    const std::string why = std::string("unlink of the old name: ") + std::strerror(errno);
+    unlink(to.c_str());
+    return why;
   }
   return "";
+}
+
+// `dir` with the current directory in front when it is relative ("." by default); as given
+// when the current directory cannot be read.
+std::string AbsoluteDirectory(const std::string& dir) {
+  if (!dir.empty() && dir[0] == '/') return dir;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return dir;
+  return dir.empty() || dir == "." ? std::string(cwd) : std::string(cwd) + "/" + dir;
 }
 
 void AtExitStop() { Agent::Get().Stop(); }
@@ -164,8 +176,10 @@ bool Agent::StartOnce() {
     LUMOS_LOG(Warn, "agent disabled: %s", rings.status().message().c_str());
     return false;
   }
+  // Absolute, so the rename at the close (AdoptCommunicatorRank) finds the file after a chdir.
+  trace_dir_ = AbsoluteDirectory(config_.output_dir);
   std::string path =
-      config_.output_dir + "/" + TraceFileName(config_.job_id, header.host_name, owner_pid_, rank);
+      trace_dir_ + "/" + TraceFileName(config_.job_id, header.host_name, owner_pid_, rank);
   StatusOr<std::unique_ptr<TraceFileWriter>> writer =
       TraceFileWriter::Create(path, header, ToWriterOptions(config_));
   if (!writer.ok()) {
@@ -434,7 +448,7 @@ void Agent::AdoptCommunicatorRank(int32_t rank, int32_t size) {
   RankInfo learned;
   learned.rank = rank;
   const std::string to =
-      config_.output_dir + "/" + TraceFileName(config_.job_id, host_name_, owner_pid_, learned);
+      trace_dir_ + "/" + TraceFileName(config_.job_id, host_name_, owner_pid_, learned);
   const std::string why = RenameNoReplace(trace_path_, to);
   if (!why.empty()) {
     LUMOS_LOG(Warn, "rank %d from NCCL: the trace keeps its name %s, not renamed to %s: %s", rank,

@@ -171,6 +171,7 @@ class Agent {
   // close compares the communicator's rank with it and builds the new name from both.
   RankInfo env_rank_;
   std::string host_name_;
+  std::string trace_dir_;  // LUMOS_OUTPUT_DIR made absolute at Start().
   std::atomic<CuptiVersionProbe> cupti_version_probe_{nullptr};
   // The largest communicator noted: size in the high 32 bits, rank in the low 32; 0 = none. One
   // word, so the pair is always consistent; relaxed is enough, the word is the whole message

@@ -464,6 +464,19 @@ TEST(NcclInterpositionTest, SubGroupCommunicatorsLeaveTheLauncherRank) {
   EXPECT_FALSE(trace.read.trailer.has_world_size());
 }
 
+// A relative output directory (the default ".") and a job that changes directory before it
+// exits: the agent's rename at the close still finds its file.
+TEST(NcclInterpositionTest, RenameAtTheCloseSurvivesAChangeOfDirectory) {
+  TempDir dir;
+  auto r = RunCommand("cd " + dir.path() +
+                      " && LD_LIBRARY_PATH=" FAKE_NCCL_DIR " LUMOS_FLUSH_INTERVAL_MS=10 " +
+                      kWrappersOnly + " " + kNoLauncherRank + " LUMOS_OUTPUT_DIR=. " +
+                      LUMOS_RUN_PATH + " -- " + LINKED_WORKLOAD_PATH + " initrank chdir 2/4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  ExpectCommunicatorRank(dir.path(), 2, 4);
+}
+
 // A launcher rank that agrees: same name as before, no warning, and the trailer confirms it.
 TEST(NcclInterpositionTest, AgreeingLauncherRankKeepsItsName) {
   TempDir dir;

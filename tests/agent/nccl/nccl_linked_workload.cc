@@ -1,15 +1,18 @@
 // Case A: a program linked to libnccl.so.2 (the fake) calling NCCL through its PLT, with NVTX
 // ranges around the steps. Usage:
 //   nccl_linked_workload [RANK]            the sequence (nccl_sequence.h) as RANK
-//   nccl_linked_workload initrank [squat] R/N...
+//   nccl_linked_workload initrank [squat] [chdir] R/N...
 //                                          ncclCommInitRank(nranks=N, rank=R) for each pair, in
 //                                          order, one all-reduce on each, then destroys them. With
 //                                          `squat`, first puts a file where the agent would rename
 //                                          its trace for the last pair's rank: the agent's
 //                                          "*.norank.pb.zst" in LUMOS_OUTPUT_DIR, as "*.rank<R>".
+//                                          With `chdir`, ends in "/" (the agent's rename at
+//                                          exit must not depend on the current directory).
 #include <dirent.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -44,7 +47,7 @@ bool Squat(int rank) {
 }
 
 int RunInitRank(int argc, char** argv) {
-  bool squat = false;
+  bool squat = false, change_directory = false;
   std::vector<ncclComm_t> comms;
   ncclUniqueId id;
   std::memset(&id, 0, sizeof(id));
@@ -54,6 +57,10 @@ int RunInitRank(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "squat") == 0) {
       squat = true;
+      continue;
+    }
+    if (std::strcmp(argv[i], "chdir") == 0) {
+      change_directory = true;
       continue;
     }
     int rank = -1, nranks = 0;
@@ -72,6 +79,7 @@ int RunInitRank(int argc, char** argv) {
     if (ncclCommDestroy(comm) != ncclSuccess) return 24;
   }
   std::printf("initrank workload: %zu communicators\n", comms.size());
+  if (change_directory && chdir("/") != 0) return 25;
   return 0;
 }
 
