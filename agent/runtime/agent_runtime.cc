@@ -89,7 +89,7 @@ std::string RenameNoReplace(const std::string& from, const std::string& to) {
   if (link(from.c_str(), to.c_str()) != 0) return std::strerror(errno);  // EEXIST as well.
   if (unlink(from.c_str()) != 0) {
     // Two names for one file would read as two ranks: take the new one back.
-    const std::string why = std::string("unlink of the old name: ") + std::strerror(errno);
+    std::string why = std::string("unlink of the old name: ") + std::strerror(errno);
     unlink(to.c_str());
     return why;
   }
