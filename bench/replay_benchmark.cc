@@ -79,9 +79,9 @@ struct Loaded {
 std::unique_ptr<Loaded> LoadAndBuild(const std::vector<std::string>& paths) {
   auto out = std::make_unique<Loaded>();
   GraphBuilder builder;
-  builder.ExpectRanks(paths.size());
   LoadOptions load;
   load.keep_events = false;
+  load.on_rank_count = [&builder](size_t ranks) { builder.ExpectRanks(ranks); };
   load.on_rank = [&builder](const RankTrace& rank, uint32_t index) {
     builder.AddRank(rank, index);
   };

@@ -240,6 +240,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     if (a.has_rank != b.has_rank) return a.has_rank;
     return a.rank < b.rank;
   });
+  if (options.on_rank_count) options.on_rank_count(files.size());
   int32_t next_free = 0;
   for (FileInfo& f : files) {
     RankTrace rank;

@@ -84,6 +84,9 @@ struct LoadOptions {
   // Called once per rank, in rank order, with all of its events (names already in the Job's
   // pool); rank_index is its index in Job::ranks.
   std::function<void(const RankTrace& rank, uint32_t rank_index)> on_rank;
+  // Called once before the first on_rank: how many ranks will be loaded (the chosen job's
+  // readable files), e.g. for GraphBuilder::ExpectRanks.
+  std::function<void(size_t ranks)> on_rank_count;
   // After on_rank: keep every event (true), or only collectives, communicators and the ranges
   // keep_range accepts (false).
   bool keep_events = true;

@@ -206,11 +206,15 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   LoadOptions load;
   load.keep_events = false;
   load.job_id = job_id;
-  const size_t files = paths->size();
-  builder.ExpectRanks(files);
+  size_t ranks_to_load = paths->size();
+  // The chosen job's rank count, not the input's file count: a directory may hold other jobs.
+  load.on_rank_count = [&builder, &ranks_to_load](size_t ranks) {
+    ranks_to_load = ranks;
+    builder.ExpectRanks(ranks);
+  };
   load.on_rank = [&](const RankTrace& rank, uint32_t index) {
     builder.AddRank(rank, index);
-    progress.Update(static_cast<double>(index + 1) / static_cast<double>(files));
+    progress.Update(static_cast<double>(index + 1) / static_cast<double>(ranks_to_load));
   };
   load.keep_range = [&analysis](std::string_view name, bool step) {
     return MayMarkIteration(name, step, analysis);

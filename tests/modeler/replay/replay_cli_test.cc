@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "modeler/graph/job.h"
+#include "modeler/trace/trace_set.h"
 #include "tests/modeler/replay/replay_test_util.h"
 #include "tests/testing/sample_trace.h"
 
@@ -77,6 +79,27 @@ TEST(ReplayCliTest, TwoJobsAreRefusedByName) {
   CliRun unknown = Replay({dir.path(), "--job", "nope"});
   EXPECT_EQ(unknown.code, 1);
   EXPECT_NE(unknown.err.find("no files of job 'nope'"), std::string::npos) << unknown.err;
+}
+
+// The graph is reserved for the ranks LoadJob will load (on_rank_count): the chosen job's, not
+// every file of the input (a directory of many runs would reserve for all of them).
+TEST(ReplayCliTest, RankCountIsTheChosenJobsNotTheInputs) {
+  TempDir dir;
+  std::filesystem::copy(Example() + "/worker0_step_12.1694128201545.pt.trace.pb.zst",
+                        dir.File("a.pb.zst"));
+  std::filesystem::copy(std::string(LUMOS_SOURCE_DIR) + "/tests/data/schema_v2.0",
+                        dir.File("other"), std::filesystem::copy_options::recursive);
+  auto paths = ExpandTracePaths({dir.path()});
+  ASSERT_TRUE(paths.ok()) << paths.status().message();
+  ASSERT_GT(paths->size(), 1u);
+  LoadOptions options;
+  options.job_id = "dlrm_kineto";
+  std::vector<size_t> counts;
+  options.on_rank_count = [&counts](size_t ranks) { counts.push_back(ranks); };
+  auto job = LoadJob(*paths, options);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(counts, std::vector<size_t>{1});
+  EXPECT_EQ(job->ranks.size(), 1u);
 }
 
 TEST(ReplayCliTest, ExampleReplaysWithReportJsonAndTimeline) {
