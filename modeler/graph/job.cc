@@ -124,6 +124,10 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
       &result);
   LUMOS_RETURN_IF_ERROR(status);
   *events_read += result.events;
+  if (result.has_trailer && result.trailer.has_rank()) {
+    rank->trailer_rank = result.trailer.rank();
+    rank->trailer_world_size = result.trailer.world_size();
+  }
   if (!result.damage.ok()) {
     rank->cut_short = true;
     warnings->push_back("rank " + std::to_string(rank->rank) +
@@ -132,10 +136,19 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   return Status::Ok();
 }
 
-// A file without a rank in its header: the rank it has in its largest NCCL communicator
-// (with the whole job in it, that is its global rank), when free; else the next free one.
+// A file without a usable rank in its header: the rank its trailer gives (the agent's, from the
+// NCCL world communicator), else the one it has in its largest NCCL communicator (with the whole
+// job in it, that is its global rank), when free; else the next free one.
 void AssignRank(RankTrace* rank, std::set<int32_t>* taken, int32_t* next_free,
                 std::vector<std::string>* warnings) {
+  if (rank->trailer_rank >= 0 && taken->count(rank->trailer_rank) == 0) {
+    rank->rank = rank->trailer_rank;
+    taken->insert(rank->rank);
+    if (rank->world_size == 0) rank->world_size = rank->trailer_world_size;
+    warnings->push_back(rank->path + ": rank " + std::to_string(rank->rank) +
+                        " from its trailer (the NCCL world communicator)");
+    return;
+  }
   const CommunicatorInfo* largest = nullptr;
   for (const CommunicatorInfo& c : rank->communicators) {
     if (largest == nullptr || c.comm_size > largest->comm_size) largest = &c;
@@ -227,11 +240,28 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
   Job job;
   job.job_id = jobs.begin()->first;
   for (const std::string& why : unreadable) job.warnings.push_back("skipped: " + why);
-  std::set<int32_t> taken;
+  // Two headers with one rank (a launcher that set RANK wrongly, e.g. per node): those files
+  // take their rank from what they recorded instead (the trailer's NCCL rank; AssignRank), and
+  // it is an error only when that cannot tell them apart (checked after reading).
+  std::map<int32_t, std::vector<std::string>> claims;
   for (const FileInfo& f : files) {
-    if (f.has_rank && !taken.insert(f.rank).second) {
-      return Status::Error("two files claim rank " + std::to_string(f.rank) + " (one is " + f.path +
-                           ")");
+    if (f.has_rank) claims[f.rank].push_back(f.path);
+  }
+  std::set<std::string> contested;
+  for (const auto& [r, claimants] : claims) {
+    if (claimants.size() < 2) continue;
+    job.warnings.push_back(std::to_string(claimants.size()) + " files claim rank " +
+                           std::to_string(r) + " in their headers (e.g. " + claimants[0] + " and " +
+                           claimants[1] + "); their ranks come from their trailers");
+    contested.insert(claimants.begin(), claimants.end());
+  }
+  std::set<int32_t> taken;
+  for (FileInfo& f : files) {
+    if (contested.count(f.path) != 0) {
+      f.has_rank = false;
+      f.rank = 0;
+    } else if (f.has_rank) {
+      taken.insert(f.rank);
     }
   }
   // Files with a rank in the header first, in rank order; the others last, so their rank can
@@ -255,7 +285,23 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     Status status =
         ReadRank(reader.get(), &job.names, options, &rank, &job.warnings, &job.events_read);
     if (!status.ok()) return Status::Error(f.path + ": " + status.message());
-    if (!f.has_rank) AssignRank(&rank, &taken, &next_free, &job.warnings);
+    if (!f.has_rank) {
+      if (contested.count(f.path) != 0 &&
+          (rank.trailer_rank < 0 || taken.count(rank.trailer_rank))) {
+        return Status::Error(
+            f.path + ": another file claims the same rank in its header, and " +
+            (rank.trailer_rank < 0
+                 ? std::string("this trace has no NCCL rank in its trailer")
+                 : "its trailer's rank " + std::to_string(rank.trailer_rank) + " is taken too") +
+            " to tell them apart (files of two runs under one job id?)");
+      }
+      AssignRank(&rank, &taken, &next_free, &job.warnings);
+    } else if (rank.trailer_rank >= 0 && rank.trailer_rank != rank.rank) {
+      job.warnings.push_back(rank.path + ": rank " + std::to_string(rank.rank) +
+                             " in the header (the launcher's), " +
+                             std::to_string(rank.trailer_rank) +
+                             " in the trailer (NCCL's); replayed as " + std::to_string(rank.rank));
+    }
     if (options.on_rank) options.on_rank(rank, static_cast<uint32_t>(job.ranks.size()));
     if (!options.keep_events) {
       Release(&rank.kernels);

@@ -3,9 +3,12 @@
 // can index them. Names (kernel, API, range) are copied once into a job-wide NamePool: the
 // reader's views die with each frame, the pool's live as long as the Job.
 // Grouping: files are grouped by the header's job id; LoadOptions::job_id picks one, else
-// more than one job in the input is an error that names them (replay one job at a time). A file
-// without a rank takes the next free one, with a warning; two files with the same rank are an
-// error. Clocks: every event keeps the time of its own file (agent traces: CLOCK_MONOTONIC of the
+// more than one job in the input is an error that names them (replay one job at a time). Ranks:
+// the header's (the launcher's). A file without one, or whose header rank another file claims
+// too, takes its trailer's (the agent's NCCL world rank, schema 2.1), else its largest NCCL
+// communicator's, else the next free one, each with a warning; duplicates no trailer tells
+// apart are an error. A unique header rank the trailer contradicts is kept, with a warning.
+// Clocks: every event keeps the time of its own file (agent traces: CLOCK_MONOTONIC of the
 // host; imported ones: the profiler's clock). Aligning hosts is clock_alignment.h's job.
 // Streaming: with LoadOptions::on_rank a caller (the graph builder) sees each rank's events as
 // soon as they are read, in rank order; with keep_events = false they are then dropped, except
@@ -53,6 +56,10 @@ struct RankTrace {
   int32_t world_size = 0;
   std::string host;
   bool cut_short = false;  // The file has a damaged tail (see warnings).
+  // The trailer's rank and world size (schema 2.1: what the agent learned from the NCCL world
+  // communicator after the header was written); -1 / 0 when absent.
+  int32_t trailer_rank = -1;
+  int32_t trailer_world_size = 0;
   std::vector<agent::KernelEvent> kernels;
   std::vector<agent::ApiCallEvent> api_calls;
   std::vector<agent::MemcpyEvent> memcpys;

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "agent/writer/trace_file_writer.h"
+#include "modeler/graph/job.h"
 #include "modeler/report/replay_cli.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/trace/trace_set.h"
@@ -159,6 +161,88 @@ TEST(ReplayBadInputTest, ClockJumpIsReportedWithItsTime) {
   // The offset fits one side (the median); the replay still runs everything.
   const Replayed r = Replay(job, {}, false, /*align=*/true);
   EXPECT_EQ(r.sim.not_run, 0u);
+}
+
+// A one-launch trace with the given header rank (none when rank < 0) and trailer rank (none
+// when trailer_rank < 0), as the agent writes them (schema 2.1).
+void WriteRankTrace(const std::string& path, int32_t rank, int32_t trailer_rank) {
+  agent::HeaderInfo header = lumos::testing::SampleHeader(rank < 0 ? 0 : rank, 2);
+  header.has_rank = rank >= 0;
+  auto writer = agent::TraceFileWriter::Create(path, header, agent::WriterOptions{});
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  agent::ApiCallEvent launch;
+  launch.start_ns = 1000;
+  launch.duration_ns = 50;
+  launch.thread_id = 7;
+  launch.correlation_id = 1;
+  launch.kind = ApiKind::kLaunchKernel;
+  launch.name = "cudaLaunchKernel";
+  (*writer)->Add(launch);
+  agent::KernelEvent kernel;
+  kernel.start_ns = 2000;
+  kernel.duration_ns = 500;
+  kernel.correlation_id = 1;
+  kernel.stream_id = 7;
+  kernel.name = "gemm_kernel";
+  (*writer)->Add(kernel);
+  agent::TrailerInfo trailer;
+  if (trailer_rank >= 0) {
+    trailer = {.has_rank = true, .has_world_size = true, .rank = trailer_rank, .world_size = 2};
+  }
+  ASSERT_TRUE((*writer)->Close(3000, trailer).ok());
+}
+
+std::vector<int32_t> RanksOf(const Job& job) {
+  std::vector<int32_t> ranks;
+  for (const RankTrace& r : job.ranks) ranks.push_back(r.rank);
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+bool AnyWarningHas(const Job& job, const std::string& text) {
+  return std::any_of(job.warnings.begin(), job.warnings.end(),
+                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
+// A launcher that set the same RANK on two processes (e.g. per node): the NCCL ranks the agent
+// put in the trailers tell them apart, with a warning; without them it is one clear error.
+TEST(ReplayBadInputTest, DuplicateHeaderRanksAreResolvedByTheTrailers) {
+  TempDir dir;
+  WriteRankTrace(dir.File("a.pb.zst"), 0, 0);
+  WriteRankTrace(dir.File("b.pb.zst"), 0, 1);
+  auto job = LoadJob({dir.File("a.pb.zst"), dir.File("b.pb.zst")});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(RanksOf(*job), (std::vector<int32_t>{0, 1}));
+  EXPECT_TRUE(AnyWarningHas(*job, "2 files claim rank 0 in their headers"));
+
+  TempDir bare;
+  WriteRankTrace(bare.File("a.pb.zst"), 0, -1);
+  WriteRankTrace(bare.File("b.pb.zst"), 0, -1);
+  auto refused = LoadJob({bare.File("a.pb.zst"), bare.File("b.pb.zst")});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("claims the same rank"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("no NCCL rank in its trailer"), std::string::npos)
+      << refused.status().message();
+}
+
+// A header without a rank takes the trailer's; a header rank the trailer contradicts stays (it
+// is unique) and the disagreement is reported.
+TEST(ReplayBadInputTest, TrailerRankFillsAMissingHeaderRankAndDisagreementsAreReported) {
+  TempDir dir;
+  WriteRankTrace(dir.File("a.pb.zst"), -1, 1);
+  WriteRankTrace(dir.File("b.pb.zst"), 0, 0);
+  auto job = LoadJob({dir.File("a.pb.zst"), dir.File("b.pb.zst")});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(RanksOf(*job), (std::vector<int32_t>{0, 1}));
+  EXPECT_TRUE(AnyWarningHas(*job, "rank 1 from its trailer"));
+
+  TempDir other;
+  WriteRankTrace(other.File("a.pb.zst"), 1, 0);
+  auto kept = LoadJob({other.File("a.pb.zst")});
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(RanksOf(*kept), (std::vector<int32_t>{1}));
+  EXPECT_TRUE(AnyWarningHas(*kept, "1 in the header (the launcher's), 0 in the trailer"));
 }
 
 }  // namespace
