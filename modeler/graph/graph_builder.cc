@@ -6,6 +6,7 @@
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/id_map.h"
 #include "modeler/graph/median.h"
+#include "modeler/graph/view_cache.h"
 #include "modeler/import/nccl_names.h"
 
 namespace lumos::modeler {
@@ -129,16 +130,11 @@ class RankBuilder {
     return index;
   }
 
-  // kineto::IsNcclKernelName, once per distinct name of this rank: the events of a rank view
-  // few distinct strings (the job's name pool), and matching the name's prefixes for every
-  // kernel was ~4% of loading (perf). Keyed by the view's address: per rank, because only
-  // during this rank's build are the views known to stay put.
+  // kineto::IsNcclKernelName, once per distinct name of this rank (ViewCache): matching the
+  // name's prefixes for every kernel was ~4% of a 512-rank replay (perf).
   bool IsNcclKernel(std::string_view name) {
-    auto [it, added] = nccl_names_.try_emplace(name.data(), name.size(), false);
-    if (added || it->second.first != name.size()) {
-      it->second = {name.size(), kineto::IsNcclKernelName(name)};
-    }
-    return it->second.second;
+    return nccl_names_.Get(name,
+                           [](std::string_view text) { return kineto::IsNcclKernelName(text); });
   }
 
   uint32_t AddNode(Node node) {
@@ -194,7 +190,7 @@ class RankBuilder {
       node.start_ns = start;
       node.duration_ns = static_cast<int64_t>(call.duration_ns);
       node.name = call.name;
-      if (thread_processor == kNoNode || previous_thread != call.thread_id || previous == kNoNode) {
+      if (thread_processor == kNoNode || previous_thread != call.thread_id) {
         thread_processor = ProcessorFor(false, call.thread_id);
       }
       node.processor = thread_processor;
@@ -723,7 +719,7 @@ class RankBuilder {
   IdMap collective_correlations_;  // Correlation ids of the NCCL kernels of collectives.
   int unlaunched_reported_ = 0;
   int negative_reported_ = 0;
-  std::unordered_map<const char*, std::pair<size_t, bool>> nccl_names_;  // See IsNcclKernel.
+  ViewCache<bool> nccl_names_;  // See IsNcclKernel.
 };
 
 }  // namespace

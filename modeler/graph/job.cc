@@ -6,42 +6,11 @@
 #include <set>
 #include <type_traits>
 
+#include "modeler/graph/view_cache.h"
 #include "modeler/trace/trace_reader.h"
 
 namespace lumos::modeler {
 namespace {
-
-// A small direct-mapped cache keyed by a view's address: within one frame, every view of an
-// interned string shares its pointer, so per-event work on names (interning into the pool,
-// keep_range) is done once per distinct name. Direct-mapped rather than a hash map: a lookup is
-// a shift, a mask and a compare (the hash map's lookups were ~5% of loading a 512-rank job,
-// perf). A collision only costs a recomputation. Clear() between frames: addresses are reused.
-template <typename Value>
-class ViewCache {
- public:
-  // The cached value for `view`, computing it with make(view) when absent.
-  template <typename Make>
-  const Value& Get(std::string_view view, const Make& make) {
-    Slot& slot = slots_[(reinterpret_cast<uintptr_t>(view.data()) >> 3) & (kSlots - 1)];
-    if (slot.data != view.data() || slot.size != view.size() || !slot.used) {
-      slot = {view.data(), view.size(), true, make(view)};
-    }
-    return slot.value;
-  }
-  void Clear() {
-    for (Slot& slot : slots_) slot.used = false;
-  }
-
- private:
-  static constexpr size_t kSlots = 1024;
-  struct Slot {
-    const char* data = nullptr;
-    size_t size = 0;
-    bool used = false;
-    Value value{};
-  };
-  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
-};
 
 // Interns the names of one frame into the pool, once per distinct name (see ViewCache).
 class FrameNames {
