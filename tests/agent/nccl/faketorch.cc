@@ -6,22 +6,7 @@
 #include "tests/agent/nccl/nccl_sequence.h"
 
 extern "C" __attribute__((visibility("default"))) int faketorch_run(int rank) {
-  const lumos::testing::NcclApi api = {&ncclCommInitRankConfig,
-                                       &ncclAllReduce,
-                                       &ncclBroadcast,
-                                       &ncclBcast,
-                                       &ncclReduce,
-                                       &ncclAllGather,
-                                       &ncclReduceScatter,
-                                       &ncclAlltoAll,
-                                       &ncclGather,
-                                       &ncclScatter,
-                                       &ncclSend,
-                                       &ncclRecv,
-                                       &ncclGroupStart,
-                                       &ncclGroupEnd,
-                                       &ncclCommSplit,
-                                       &ncclCommDestroy};
+  const lumos::testing::NcclApi api = lumos::testing::LinkedNcclApi();
   const int failed = lumos::testing::RunNcclSequence(api, rank);
   std::printf("faketorch rank %d: %s\n", rank, failed == 0 ? "done" : "failed");
   std::fflush(stdout);

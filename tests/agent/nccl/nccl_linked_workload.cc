@@ -88,22 +88,7 @@ int RunInitRank(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "initrank") == 0) return RunInitRank(argc - 2, argv + 2);
   const int rank = argc > 1 ? std::atoi(argv[1]) : 0;
-  const lumos::testing::NcclApi api = {&ncclCommInitRankConfig,
-                                       &ncclAllReduce,
-                                       &ncclBroadcast,
-                                       &ncclBcast,
-                                       &ncclReduce,
-                                       &ncclAllGather,
-                                       &ncclReduceScatter,
-                                       &ncclAlltoAll,
-                                       &ncclGather,
-                                       &ncclScatter,
-                                       &ncclSend,
-                                       &ncclRecv,
-                                       &ncclGroupStart,
-                                       &ncclGroupEnd,
-                                       &ncclCommSplit,
-                                       &ncclCommDestroy};
+  const lumos::testing::NcclApi api = lumos::testing::LinkedNcclApi();
   nvtxRangePushA("train_step");
   nvtxMarkA("before-nccl");
   const int failed = lumos::testing::RunNcclSequence(api, rank);

@@ -26,6 +26,28 @@ struct NcclApi {
   decltype(&ncclCommDestroy) destroy;
 };
 
+// The entry points as the including module links them. Internal linkage on purpose: each
+// module (a program linked to libnccl, a library that NEEDs it and is dlopen'd RTLD_LOCAL) must
+// take the addresses through its own relocations, never share one copy of this function.
+[[maybe_unused]] static NcclApi LinkedNcclApi() {
+  return {&ncclCommInitRankConfig,
+          &ncclAllReduce,
+          &ncclBroadcast,
+          &ncclBcast,
+          &ncclReduce,
+          &ncclAllGather,
+          &ncclReduceScatter,
+          &ncclAlltoAll,
+          &ncclGather,
+          &ncclScatter,
+          &ncclSend,
+          &ncclRecv,
+          &ncclGroupStart,
+          &ncclGroupEnd,
+          &ncclCommSplit,
+          &ncclCommDestroy};
+}
+
 // The counts the tests check (see nccl_sequence.cc for the list).
 inline constexpr int kSequenceWorldRanks = 4;
 inline constexpr int kSequenceWorldOps = 12;
