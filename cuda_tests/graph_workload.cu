@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "cuda_tests/graph_workload.h"
+#include "cuda_tests/workload_cuda.h"
 
 namespace {
 
@@ -17,21 +18,11 @@ __global__ void AddValue(float* data, int n, float value) {
   if (i < n) data[i] += value;
 }
 
-bool Ok(cudaError_t result, const char* what) {
-  if (result == cudaSuccess) return true;
-  std::fprintf(stderr, "graph_workload: %s: %s\n", what, cudaGetErrorString(result));
-  return false;
-}
-
 }  // namespace
 
 int main() {
   using namespace lumos::cuda_tests;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::puts("graph_workload: no CUDA device, skipping");
-    return kSkipExitCode;
-  }
+  if (NoCudaDevice()) return kSkipExitCode;
   constexpr int kN = 1 << 16;
   float* data = nullptr;
   cudaStream_t stream;

@@ -9,19 +9,19 @@
 #include <cstdio>
 
 #include "cuda_tests/nccl_allreduce_workload.h"
+#include "cuda_tests/workload_cuda.h"
 
-namespace {
-
-bool Ok(cudaError_t result, const char* what) {
-  if (result == cudaSuccess) return true;
-  std::fprintf(stderr, "nccl_allreduce_workload: %s: %s\n", what, cudaGetErrorString(result));
-  return false;
-}
+namespace lumos::cuda_tests {
+// Beside workload_cuda.h's Ok(cudaError_t), so one unqualified call finds both.
 bool Ok(ncclResult_t result, const char* what) {
   if (result == ncclSuccess) return true;
-  std::fprintf(stderr, "nccl_allreduce_workload: %s: %s\n", what, ncclGetErrorString(result));
+  std::fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
+               ncclGetErrorString(result));
   return false;
 }
+}  // namespace lumos::cuda_tests
+
+namespace {
 
 __global__ void Fill(float* data, int n, float value) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -32,11 +32,7 @@ __global__ void Fill(float* data, int n, float value) {
 
 int main() {
   using namespace lumos::cuda_tests;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::puts("nccl_allreduce_workload: no CUDA device, skipping");
-    return kSkipExitCode;
-  }
+  if (NoCudaDevice()) return kSkipExitCode;
   if (!Ok(cudaSetDevice(0), "cudaSetDevice")) return 1;
   ncclUniqueId id;
   ncclComm_t comm;
@@ -55,9 +51,9 @@ int main() {
   Fill<<<(kAllReduceElements + 255) / 256, 256, 0, stream>>>(send, kAllReduceElements, 2.0f);
   for (int i = 0; i < kAllReduces; ++i) {
     nvtxRangePushA(kAllReduceRange);
-    const bool issued = Ok(ncclAllReduce(send, recv, kAllReduceElements, ncclFloat32, ncclSum,
-                                         comm, stream),
-                           "ncclAllReduce");
+    const bool issued =
+        Ok(ncclAllReduce(send, recv, kAllReduceElements, ncclFloat32, ncclSum, comm, stream),
+           "ncclAllReduce");
     nvtxRangePop();
     if (!issued) return 1;
   }

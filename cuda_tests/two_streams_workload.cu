@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "cuda_tests/two_streams_workload.h"
+#include "cuda_tests/workload_cuda.h"
 
 namespace {
 
@@ -21,21 +22,11 @@ __global__ void AddOne(float* data, int n) {
   if (i < n) data[i] += 1.0f;
 }
 
-bool Ok(cudaError_t result, const char* what) {
-  if (result == cudaSuccess) return true;
-  std::fprintf(stderr, "two_streams_workload: %s: %s\n", what, cudaGetErrorString(result));
-  return false;
-}
-
 }  // namespace
 
 int main() {
   using namespace lumos::cuda_tests;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::puts("two_streams_workload: no CUDA device, skipping");
-    return kSkipExitCode;
-  }
+  if (NoCudaDevice()) return kSkipExitCode;
   constexpr int kN = 1 << 20;
   constexpr size_t kBytes = kN * sizeof(float);
   float* host = nullptr;
