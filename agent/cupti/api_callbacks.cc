@@ -1,6 +1,7 @@
 #include "agent/cupti/api_callbacks.h"
 
 // cupti.h (via api_callbacks.h) brings the params structs of every runtime/driver API.
+#include <cstddef>
 #include <iterator>
 #include <string>
 #include <type_traits>
@@ -39,6 +40,32 @@ void FillHandles(const void* raw, ApiCallPayload* out) {
   }
 }
 
+// CUDA 13's nvcc compiles every `<<<>>>` launch into a call of __cudaLaunchKernel
+// (crt/host_runtime.h, __cudaLaunch), CUPTI cbids 505/506, so most kernels of an nvcc-13 build
+// (ATen's included) come through here rather than cudaLaunchKernel. CUPTI 13's
+// generated_cuda_runtime_api_meta.h has no params struct for it; CUPTI's params structs are
+// the prototype's parameters in order (see cudaLaunchKernel_v7000_params), so this mirrors the
+// prototype in crt/device_functions.h. Not yet checked against a real CUPTI (it needs a GPU):
+// the stream is taken only when the launch dimensions look like a launch's.
+struct CompilerLaunchKernelParams {
+  cudaKernel_t kernel;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+static_assert(offsetof(CompilerLaunchKernelParams, stream) ==
+              offsetof(cudaLaunchKernel_v7000_params, stream));
+
+void FillCompilerLaunchHandles(const void* raw, ApiCallPayload* out) {
+  const auto& p = *static_cast<const CompilerLaunchKernelParams*>(raw);
+  const uint64_t threads = uint64_t{p.blockDim.x} * p.blockDim.y * p.blockDim.z;
+  const bool plausible =
+      p.gridDim.x != 0 && p.gridDim.y != 0 && p.gridDim.z != 0 && threads != 0 && threads <= 1024;
+  if (plausible) out->stream_id = Handle(p.stream);
+}
+
 using schema::ApiKind;
 #define LUMOS_RT(id, kind)                                                          \
   ApiSpec {                                                                         \
@@ -49,6 +76,8 @@ using schema::ApiKind;
   ApiSpec {                                                                                 \
     CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, #id, ApiKind::kind, nullptr \
   }
+#define LUMOS_RT_WITH(id, kind, fill) \
+  ApiSpec { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, #id, ApiKind::kind, fill }
 #define LUMOS_DRV(id, kind)                                                       \
   ApiSpec {                                                                       \
     CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##id, #id, ApiKind::kind, \
@@ -60,6 +89,8 @@ using schema::ApiKind;
 // clang-format off
 constexpr ApiSpec kTracedApis[] = {
     // Runtime: kernel launches.
+    LUMOS_RT_WITH(__cudaLaunchKernel_v13000, kLaunchKernel, &FillCompilerLaunchHandles),
+    LUMOS_RT_WITH(__cudaLaunchKernel_ptsz_v13000, kLaunchKernel, &FillCompilerLaunchHandles),
     LUMOS_RT(cudaLaunchKernel_v7000, kLaunchKernel),
     LUMOS_RT(cudaLaunchKernel_ptsz_v7000, kLaunchKernel),
     LUMOS_RT(cudaLaunchKernelExC_v11060, kLaunchKernel),
@@ -94,6 +125,19 @@ constexpr ApiSpec kTracedApis[] = {
     LUMOS_RT(cudaMemcpyToSymbol_ptds_v7000, kMemcpy),
     LUMOS_RT(cudaMemcpyFromSymbol_v3020, kMemcpy),
     LUMOS_RT(cudaMemcpyFromSymbol_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpy3DPeer_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpyToArray_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpyToArray_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpy2DToArray_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpy2DToArray_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpyFromArray_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpyFromArray_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpy2DFromArray_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpy2DFromArray_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpyArrayToArray_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpyArrayToArray_ptds_v7000, kMemcpy),
+    LUMOS_RT(cudaMemcpy2DArrayToArray_v3020, kMemcpy),
+    LUMOS_RT(cudaMemcpy2DArrayToArray_ptds_v7000, kMemcpy),
     LUMOS_RT(cudaMemset_v3020, kMemset),
     LUMOS_RT(cudaMemset_ptds_v7000, kMemset),
     LUMOS_RT(cudaMemset2D_v3020, kMemset),
@@ -113,6 +157,15 @@ constexpr ApiSpec kTracedApis[] = {
     LUMOS_RT(cudaMemcpyToSymbolAsync_ptsz_v7000, kMemcpyAsync),
     LUMOS_RT(cudaMemcpyFromSymbolAsync_v3020, kMemcpyAsync),
     LUMOS_RT(cudaMemcpyFromSymbolAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy3DPeerAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyToArrayAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyToArrayAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy2DToArrayAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy2DToArrayAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyFromArrayAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpyFromArrayAsync_ptsz_v7000, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy2DFromArrayAsync_v3020, kMemcpyAsync),
+    LUMOS_RT(cudaMemcpy2DFromArrayAsync_ptsz_v7000, kMemcpyAsync),
     LUMOS_RT(cudaMemcpyBatchAsync_v13000, kMemcpyAsync),
     LUMOS_RT(cudaMemcpyBatchAsync_ptsz_v13000, kMemcpyAsync),
     LUMOS_RT(cudaMemcpy3DBatchAsync_v13000, kMemcpyAsync),
@@ -123,6 +176,14 @@ constexpr ApiSpec kTracedApis[] = {
     LUMOS_RT(cudaMemset2DAsync_ptsz_v7000, kMemsetAsync),
     LUMOS_RT(cudaMemset3DAsync_v3020, kMemsetAsync),
     LUMOS_RT(cudaMemset3DAsync_ptsz_v7000, kMemsetAsync),
+    // Runtime: stream work that is not a kernel (a host function runs in stream order), and
+    // frees: cudaFree and cudaFreeHost wait for the device, cudaFreeAsync is stream-ordered.
+    LUMOS_RT(cudaLaunchHostFunc_v10000, kOther),
+    LUMOS_RT(cudaLaunchHostFunc_ptsz_v10000, kOther),
+    LUMOS_RT(cudaFree_v3020, kFree),
+    LUMOS_RT(cudaFreeHost_v3020, kFree),
+    LUMOS_RT(cudaFreeAsync_v11020, kFree),
+    LUMOS_RT(cudaFreeAsync_ptsz_v11020, kFree),
     // Driver: kernel launches.
     LUMOS_DRV(cuLaunchKernel, kLaunchKernel),
     LUMOS_DRV(cuLaunchKernel_ptsz, kLaunchKernel),
@@ -163,6 +224,20 @@ constexpr ApiSpec kTracedApis[] = {
     LUMOS_DRV(cuMemcpy2D_v2_ptds, kMemcpy),
     LUMOS_DRV(cuMemcpy3D_v2, kMemcpy),
     LUMOS_DRV(cuMemcpy3D_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpy3DPeer, kMemcpy),
+    LUMOS_DRV(cuMemcpy3DPeer_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpy2DUnaligned_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpy2DUnaligned_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyHtoA_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpyHtoA_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyAtoH_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpyAtoH_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyDtoA_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpyDtoA_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyAtoD_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpyAtoD_v2_ptds, kMemcpy),
+    LUMOS_DRV(cuMemcpyAtoA_v2, kMemcpy),
+    LUMOS_DRV(cuMemcpyAtoA_v2_ptds, kMemcpy),
     LUMOS_DRV(cuMemsetD8_v2, kMemset),
     LUMOS_DRV(cuMemsetD8_v2_ptds, kMemset),
     LUMOS_DRV(cuMemsetD16_v2, kMemset),
@@ -190,6 +265,16 @@ constexpr ApiSpec kTracedApis[] = {
     LUMOS_DRV(cuMemcpy2DAsync_v2_ptsz, kMemcpyAsync),
     LUMOS_DRV(cuMemcpy3DAsync_v2, kMemcpyAsync),
     LUMOS_DRV(cuMemcpy3DAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy3DPeerAsync, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy3DPeerAsync_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyHtoAAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyHtoAAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyAtoHAsync_v2, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyAtoHAsync_v2_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyBatchAsync, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpyBatchAsync_ptsz, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy3DBatchAsync, kMemcpyAsync),
+    LUMOS_DRV(cuMemcpy3DBatchAsync_ptsz, kMemcpyAsync),
     LUMOS_DRV(cuMemcpyBatchAsync_v2, kMemcpyAsync),
     LUMOS_DRV(cuMemcpyBatchAsync_v2_ptsz, kMemcpyAsync),
     LUMOS_DRV(cuMemcpy3DBatchAsync_v2, kMemcpyAsync),
@@ -206,10 +291,29 @@ constexpr ApiSpec kTracedApis[] = {
     LUMOS_DRV(cuMemsetD2D16Async_ptsz, kMemsetAsync),
     LUMOS_DRV(cuMemsetD2D32Async, kMemsetAsync),
     LUMOS_DRV(cuMemsetD2D32Async_ptsz, kMemsetAsync),
+    // Driver: stream work that is not a kernel (host functions, waits on a memory value, a
+    // context waiting for an event), and frees as in the runtime.
+    LUMOS_DRV(cuLaunchHostFunc, kOther),
+    LUMOS_DRV(cuLaunchHostFunc_ptsz, kOther),
+    LUMOS_DRV(cuStreamWaitValue32_v2, kOther),
+    LUMOS_DRV(cuStreamWaitValue32_v2_ptsz, kOther),
+    LUMOS_DRV(cuStreamWaitValue64_v2, kOther),
+    LUMOS_DRV(cuStreamWaitValue64_v2_ptsz, kOther),
+    LUMOS_DRV(cuStreamWaitValue32, kOther),
+    LUMOS_DRV(cuStreamWaitValue32_ptsz, kOther),
+    LUMOS_DRV(cuStreamWaitValue64, kOther),
+    LUMOS_DRV(cuStreamWaitValue64_ptsz, kOther),
+    LUMOS_DRV(cuCtxWaitEvent, kOther),
+    LUMOS_DRV(cuGreenCtxWaitEvent, kOther),
+    LUMOS_DRV(cuMemFree_v2, kFree),
+    LUMOS_DRV(cuMemFreeHost, kFree),
+    LUMOS_DRV(cuMemFreeAsync, kFree),
+    LUMOS_DRV(cuMemFreeAsync_ptsz, kFree),
 };
 // clang-format on
 #undef LUMOS_RT
 #undef LUMOS_RT0
+#undef LUMOS_RT_WITH
 #undef LUMOS_DRV
 #undef LUMOS_DRV0
 

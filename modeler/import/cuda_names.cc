@@ -44,6 +44,7 @@ struct NamedKind {
 // Exact names (after suffix stripping). Families matched by prefix are handled in code.
 constexpr NamedKind kExactNames[] = {
     {"cudaLaunchKernel", ApiKind::kLaunchKernel},
+    {"__cudaLaunchKernel", ApiKind::kLaunchKernel},  // CUDA 13's <<<>>> launches.
     {"cudaLaunchKernelExC", ApiKind::kLaunchKernel},
     {"cudaLaunchCooperativeKernel", ApiKind::kLaunchKernel},
     {"cudaLaunchCooperativeKernelMultiDevice", ApiKind::kLaunchKernel},

@@ -13,6 +13,8 @@ using schema::SyncType;
 TEST(CudaNamesTest, ClassifiesApiCalls) {
   EXPECT_EQ(ClassifyApiName("cudaLaunchKernel"), ApiKind::kLaunchKernel);
   EXPECT_EQ(ClassifyApiName("cudaLaunchKernel_ptsz"), ApiKind::kLaunchKernel);
+  EXPECT_EQ(ClassifyApiName("__cudaLaunchKernel_v13000"),
+            ApiKind::kLaunchKernel);  // CUDA 13 <<<>>>
   EXPECT_EQ(ClassifyApiName("cudaLaunchKernelExC_v11060"), ApiKind::kLaunchKernel);
   EXPECT_EQ(ClassifyApiName("cudaLaunchCooperativeKernel"), ApiKind::kLaunchKernel);
   EXPECT_EQ(ClassifyApiName("cuLaunchKernel"), ApiKind::kLaunchKernel);
