@@ -76,6 +76,16 @@ struct Expected {
   uint64_t stream, event, graph;
 };
 
+// __cudaLaunchKernel (CUDA 13's <<<>>>) has no params struct in CUPTI's headers: its
+// prototype's parameters, as the agent mirrors them.
+struct CompilerLaunchParams {
+  cudaKernel_t kernel;
+  dim3 gridDim, blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+
 void Check(const Record& record, const Expected& want, uint32_t correlation_id,
            const std::string& name) {
   SCOPED_TRACE(want.name);
@@ -125,16 +135,8 @@ TEST_F(ApiCallbacksTest, EveryLaunchPathCarriesItsStream) {
   cu_graph.hGraph = H<CUgraphExec>(0x2002);
   cu_graph.hStream = H<CUstream>(0x1009);
 
-  // __cudaLaunchKernel (CUDA 13's <<<>>>) has no params struct in CUPTI's headers: the
-  // agent's mirror of its prototype, filled as CUPTI would.
-  struct {
-    cudaKernel_t kernel;
-    dim3 gridDim, blockDim;
-    void** args;
-    size_t sharedMem;
-    cudaStream_t stream;
-  } compiler_launch{H<cudaKernel_t>(0x3001), dim3(128), dim3(256), nullptr, 0,
-                    H<cudaStream_t>(0x100a)};
+  CompilerLaunchParams compiler_launch{H<cudaKernel_t>(0x3001), dim3(128), dim3(256), nullptr, 0,
+                                       H<cudaStream_t>(0x100a)};
   Call(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch, 0, 1);
   Call(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, &launch_ptsz, 0, 2);
   Call(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, &launch_ex, 0, 3);
@@ -173,13 +175,7 @@ TEST_F(ApiCallbacksTest, EveryLaunchPathCarriesItsStream) {
 // block whose launch dimensions are not a launch's gives the launch without a stream rather
 // than a wrong one.
 TEST_F(ApiCallbacksTest, CompilerLaunchWithImplausibleDimensionsKeepsNoStream) {
-  struct {
-    cudaKernel_t kernel;
-    dim3 gridDim, blockDim;
-    void** args;
-    size_t sharedMem;
-    cudaStream_t stream;
-  } params{nullptr, dim3(1), dim3(2048), nullptr, 0, H<cudaStream_t>(0x100b)};
+  CompilerLaunchParams params{nullptr, dim3(1), dim3(2048), nullptr, 0, H<cudaStream_t>(0x100b)};
   Call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, &params, 0,
        1);
   params.blockDim = dim3(32);
