@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -25,12 +26,25 @@ struct WorkloadRun {
   std::string trace_path;  // The one trace written ("" when none).
 };
 
+// The build tree's paths are compiled in. Where the binaries were copied instead (a GPU machine
+// without our build dependencies: scripts/gpu-bundle.sh), LUMOS_RUN names lumos-run and
+// LUMOS_CUDA_WORKLOADS the folder that holds the workloads.
+inline std::string LumosRunPath() {
+  const char* copied = std::getenv("LUMOS_RUN");
+  return copied != nullptr && *copied != '\0' ? copied : LUMOS_RUN_PATH;
+}
+inline std::string WorkloadPath(const std::string& built) {
+  const char* folder = std::getenv("LUMOS_CUDA_WORKLOADS");
+  if (folder == nullptr || *folder == '\0') return built;
+  return std::string(folder) + "/" + built.substr(built.rfind('/') + 1);
+}
+
 // env: extra "NAME=value ..." put before lumos-run.
 inline WorkloadRun RunUnderLumos(const ::lumos::testing::TempDir& dir, const std::string& workload,
                                  const std::string& env = "") {
   WorkloadRun run;
-  run.result = ::lumos::testing::RunCommand(env + " " + LUMOS_RUN_PATH + " -o " + dir.path() +
-                                            " -- " + workload);
+  run.result = ::lumos::testing::RunCommand(env + " " + LumosRunPath() + " -o " + dir.path() +
+                                            " -- " + WorkloadPath(workload));
   run.skipped = run.result.exit_code == kSkipExitCode;
   auto ls = ::lumos::testing::RunCommand("ls " + dir.path());
   if (!ls.out.empty()) run.trace_path = dir.path() + "/" + ls.out.substr(0, ls.out.find('\n'));
