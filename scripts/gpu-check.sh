@@ -1,105 +1,208 @@
 #!/usr/bin/env bash
-# scripts/gpu-check.sh [OUT_DIR]: the checks that need a GPU, as one script for a machine lent
-# for a few minutes (docs/performance.md says what it measured last). It builds nothing that is
-# already there: on a GPU machine without our build dependencies, carry the agent built here
-# (build/agent/inject/liblumos_agent.so: it needs only libc) and, optionally, build/ for ctest.
-#   1. ctest -L gpu (the cuda_tests/ label) when a build with tests is present;
-#   2. scripts/gpu/train_loop.py (a few GPT-style layers, bf16, random data) three ways:
-#      without the agent, with it (LD_PRELOAD + NVTX_INJECTION64_PATH, as lumos-run sets up),
-#      and under torch.profiler;
-#   3. a table: median step time, overhead against the plain run, what each way wrote.
-# Outputs in OUT_DIR (default $OUT, else gpu-check-out/): gpu-check.md (the table), log.txt,
-# the agent's trace(s) and the profiler's trace (gzipped). Without a GPU it says so and exits 0.
-# Knobs: LUMOS_AGENT (the .so), STEPS (default 40), PYTHON (default python3).
+# scripts/gpu-check.sh [OUT_DIR]: the checks that need a GPU, as one script for a GPU machine lent
+# for a few minutes (docs/performance.md says what it measured last):
+#   1. the cuda_tests checkers (ctest label `gpu`), each run directly under a timeout;
+#   2. scripts/gpu/train_loop.py (GPT-style causal layers, bf16, random data, no downloads) in
+#      two sizes, `gpt` (GPU-bound) and `small` (launch-bound, where host-side costs show), three
+#      ways each: plain, under lumos-run (all four routes: LD_PRELOAD, CUDA_INJECTION64_PATH,
+#      NVTX_INJECTION64_PATH, NCCL_PROFILER_PLUGIN) and under torch.profiler; ROUNDS rounds, the
+#      three ways interleaved within each round so drift hits them alike;
+#   3. `lumos-model replay` of one agent trace (measured against replayed step);
+#   4. a table: median step time (the median of the rounds' medians, and their range), overhead
+#      against plain, the agent's overhead as a share of torch.profiler's, events captured and
+#      bytes written.
+# Binaries: from BUNDLE (default gpu-bundle/, made here by scripts/gpu-bundle.sh and carried:
+# the GPU machine has CUDA, PyTorch and CMake but none of our build dependencies), else from
+# build/. Outputs in OUT_DIR (default $OUT, else gpu-check-out/): gpu-check.md (the tables),
+# log.txt, and one agent trace per size. Without a GPU it says so and exits 0.
+# Knobs: ROUNDS (3), STEPS (40 measured steps per run), SIZES ("gpt small"; "tiny" for a
+# rehearsal), PYTHON (python3), RUN_TIMEOUT (240 s per training run), TEST_TIMEOUT (120 s per
+# checker), DEVICE (cuda; `DEVICE=cpu SIZES=tiny ROUNDS=1 STEPS=3` rehearses the whole script on
+# a machine without a GPU, with a CPU PyTorch: the checkers skip, the times mean nothing).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-gpu-check-out}}
 mkdir -p "$out"
+out=$(realpath "$out")
 log="$out/log.txt"
+: >"$log"
 python=${PYTHON:-python3}
+rounds=${ROUNDS:-3}
 steps=${STEPS:-40}
-agent=${LUMOS_AGENT:-build/agent/inject/liblumos_agent.so}
+sizes=${SIZES:-gpt small}
+run_timeout=${RUN_TIMEOUT:-240}
+test_timeout=${TEST_TIMEOUT:-120}
+device=${DEVICE:-cuda}
+work=$(mktemp -d /tmp/gpu-check.XXXXXX)
 
-if ! nvidia-smi -L >/dev/null 2>&1; then
+if [ "$device" = cuda ] && ! nvidia-smi -L >/dev/null 2>&1; then
   echo "gpu-check: no GPU here (nvidia-smi -L failed); nothing to do"
   exit 0
 fi
+
+bundle=${BUNDLE:-gpu-bundle}
+if [ -d "$bundle/bin" ]; then
+  bundle=$(realpath "$bundle")
+  bin=$bundle/bin
+  lumos_run=$bin/lumos-run
+  lumos_model=$bin/lumos-model
+  tool_libs=$bundle/lib  # Only for our tools and checkers, never for the training runs.
+else
+  bin=build/cuda_tests
+  lumos_run=build/agent/tools/lumos-run
+  lumos_model=build/modeler/tools/lumos-model
+  tool_libs=
+fi
+for tool in "$lumos_run" "$lumos_model"; do
+  if [ ! -x "$tool" ]; then
+    echo "gpu-check: no $tool (run scripts/gpu-bundle.sh here and carry gpu-bundle)" | tee -a "$log"
+    exit 1
+  fi
+done
+lumos_run=$(realpath "$lumos_run")
+lumos_model=$(realpath "$lumos_model")
+# libnccl for the NCCL checker's workload: the toolkit's, else the one PyTorch's wheel brings.
+nccl_libs=$("$python" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+tools_env=(env "LD_LIBRARY_PATH=${tool_libs}:/usr/local/cuda/lib64:${nccl_libs}:${LD_LIBRARY_PATH:-}")
+
 {
   echo "== machine"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
   "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+  echo "bundle: ${bundle}; nccl libs: ${nccl_libs:-none}"
 } >>"$log" 2>&1
 
-if [ ! -f "$agent" ] && command -v cmake >/dev/null; then
-  echo "== building the agent" >>"$log"
-  LUMOS_TARGETS="lumos_agent lumos-run" bash scripts/build.sh build >>"$log" 2>&1
-fi
-if [ ! -f "$agent" ]; then
-  echo "gpu-check: no agent at $agent (carry build/agent/inject, or set LUMOS_AGENT)" | tee -a "$log"
-  exit 1
-fi
-agent=$(realpath "$agent")
-
-if [ -f build/CTestTestfile.cmake ] && command -v ctest >/dev/null; then
-  echo "== ctest -L gpu" >>"$log"
-  ctest --test-dir build -L gpu --output-on-failure >>"$log" 2>&1
-  echo "ctest -L gpu: exit $?" >>"$log"
-fi
-
-run() {  # run NAME [env...] -- [train_loop args...]: one JSON line in $out/NAME.json
-  local name=$1
-  shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
+# 1. The checkers.
+checks="$work/checks.txt"
+: >"$checks"
+for checker in "$bin"/lumos_cuda_*_test; do
+  [ -x "$checker" ] || continue
+  name=$(basename "$checker")
   echo "== $name" >>"$log"
-  env "${envs[@]}" "$python" scripts/gpu/train_loop.py --steps "$steps" "$@" \
-    >"$out/$name.json" 2>>"$log"
-  echo "$name: exit $? $(cat "$out/$name.json")" >>"$log"
-}
-traces="$out/traces"
-mkdir -p "$traces"
-run plain --
-run agent LD_PRELOAD="$agent" NVTX_INJECTION64_PATH="$agent" LUMOS_OUTPUT_DIR="$traces" \
-  LUMOS_JOB_ID=gpu-check --
-run profiler -- --profile --out "$out"
-# Only plain files come back from $OUT, two folders down at most: the trace goes up a level.
-mv "$traces"/*.pb.zst "$out"/ 2>/dev/null
-rmdir "$traces" 2>/dev/null
+  "${tools_env[@]}" LUMOS_RUN="$lumos_run" LUMOS_CUDA_WORKLOADS="$(realpath "$bin")" \
+    timeout "$test_timeout" "$checker" >"$work/$name.log" 2>&1
+  status=$?
+  cat "$work/$name.log" >>"$log"
+  summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$work/$name.log" | tr '\n' ' ')
+  [ "$status" -eq 124 ] && summary="timed out after ${test_timeout} s"
+  echo "| $name | exit $status | $summary |" >>"$checks"
+done
 
-"$python" - "$out" <<'PY' | tee "$out/gpu-check.md"
-import glob, gzip, json, os, sys
-out = sys.argv[1]
-def load(name):
+# 2. The training loop.
+size_args() {
+  case $1 in
+    gpt) echo "--layers 4 --width 2048 --heads 16 --seq 1024 --batch 8" ;;
+    small) echo "--layers 4 --width 512 --heads 8 --seq 256 --batch 2" ;;
+    tiny) echo "--layers 2 --width 64 --heads 4 --seq 32 --batch 2 --warmup 2" ;;
+  esac
+}
+for round in $(seq 1 "$rounds"); do
+  for size in $sizes; do
+    for way in plain lumos profiler; do
+      tag="$size-$way-r$round"
+      # shellcheck disable=SC2046  # size_args is a word list on purpose.
+      args=(scripts/gpu/train_loop.py --device "$device" --steps "$steps" $(size_args "$size"))
+      case $way in
+        plain) command=("$python" "${args[@]}") ;;
+        lumos) command=(env LUMOS_JOB_ID="$tag" "$lumos_run" -o "$work/traces/$tag" --
+                        "$python" "${args[@]}") ;;
+        profiler) mkdir -p "$work/$tag"
+                  command=("$python" "${args[@]}" --profile --out "$work/$tag") ;;
+      esac
+      echo "== $tag: ${command[*]}" >>"$log"
+      PYTHONUNBUFFERED=1 timeout "$run_timeout" "${command[@]}" >"$work/$tag.json" \
+        2>"$work/$tag.err"
+      echo "$tag: exit $? $(tail -1 "$work/$tag.json")" >>"$log"
+      tail -20 "$work/$tag.err" >>"$log"
+      if [ "$way" = lumos ] && [ -d "$work/traces/$tag" ]; then
+        "${tools_env[@]}" "$lumos_model" inspect --json "$work/traces/$tag" >"$work/$tag.inspect.json" \
+          2>>"$log"
+      fi
+    done
+  done
+done
+
+# 3. Replay one agent trace per size, and keep it.
+for size in $sizes; do
+  trace_dir="$work/traces/$size-lumos-r1"
+  [ -d "$trace_dir" ] || continue
+  echo "== replay $size" >>"$log"
+  "${tools_env[@]}" timeout 120 "$lumos_model" replay "$trace_dir" --iteration '^step$' \
+    >"$work/$size.replay.txt" 2>&1
+  cat "$work/$size.replay.txt" >>"$log"
+  for trace in "$trace_dir"/*.pb.zst; do cp "$trace" "$out/$size-agent.pb.zst"; break; done
+done
+
+# 4. The tables.
+"$python" - "$work" "$rounds" "$sizes" "$checks" <<'PY' | tee "$out/gpu-check.md"
+import glob, gzip, json, os, statistics, sys
+work, rounds, sizes, checks = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4]
+
+def result(tag):
     try:
-        with open(os.path.join(out, name + ".json")) as f:
+        with open(os.path.join(work, tag + ".json")) as f:
             return json.loads(f.read().strip().splitlines()[-1])
     except Exception:
         return None
-plain, agent, prof = load("plain"), load("agent"), load("profiler")
-def cell(result):
-    return f"{result['median_ms']:.2f}" if result else "failed"
-def overhead(result):
-    if not result or not plain:
+
+def written(size, way):
+    if way == "plain":
         return "-"
-    return f"{100 * (result['median_ms'] / plain['median_ms'] - 1):+.2f}%"
-traces = glob.glob(os.path.join(out, "*.pb.zst"))
-agent_bytes = sum(os.path.getsize(t) for t in traces)
-prof_path = os.path.join(out, "torch_profiler.json.gz")
-prof_events, prof_bytes = "-", "-"
-if os.path.exists(prof_path):
-    prof_bytes = os.path.getsize(prof_path)
-    with gzip.open(prof_path) as f:
-        prof_events = len(json.load(f).get("traceEvents", []))
-info = plain or agent or prof or {}
+    if way == "lumos":
+        try:
+            with open(os.path.join(work, f"{size}-lumos-r1.inspect.json")) as f:
+                files = json.load(f)["files"]
+        except Exception:
+            return "no trace"
+        events = sum(f.get("events", 0) for f in files)
+        size_bytes = sum(f.get("file_bytes", 0) for f in files)
+        lost = sum(sum(f.get("loss", {}).values()) if isinstance(f.get("loss"), dict) else 0
+                   for f in files)
+        return f"{len(files)} trace(s), {events} events, {size_bytes} bytes, lost {lost}"
+    path = os.path.join(work, f"{size}-profiler-r1", "torch_profiler.json.gz")
+    if not os.path.exists(path):
+        return "no trace"
+    with gzip.open(path) as f:
+        events = len(json.load(f).get("traceEvents", []))
+    return f"{events} Kineto events, {os.path.getsize(path)} bytes gzipped"
+
+info = next((r for r in (result(f"{s}-plain-r1") for s in sizes) if r), {})
 print(f"gpu-check: {info.get('device', '?')}, torch {info.get('torch', '?')}, "
-      f"{info.get('layers', '?')} layers x {info.get('width', '?')}, seq {info.get('seq', '?')}, "
-      f"batch {info.get('batch', '?')}, {info.get('steps', '?')} measured steps\n")
-print("| run | median step ms | overhead | written |")
-print("|---|---:|---:|---|")
-print(f"| plain | {cell(plain)} | - | - |")
-print(f"| lumos agent (NVTX channel) | {cell(agent)} | {overhead(agent)} | "
-      f"{len(traces)} trace(s), {agent_bytes} bytes (events: lumos-model inspect) |")
-print(f"| torch.profiler | {cell(prof)} | {overhead(prof)} | "
-      f"{prof_events} Kineto events, {prof_bytes} bytes gzipped |")
+      f"{rounds} rounds x {info.get('steps', '?')} measured steps\n")
+print("| checker | exit | result |\n|---|---|---|")
+with open(checks) as f:
+    print(f.read().rstrip())
+print()
+print("| size | run | median step ms (range of round medians) | overhead | written (round 1) |")
+print("|---|---|---:|---:|---|")
+for size in sizes:
+    medians = {}
+    for way in ("plain", "lumos", "profiler"):
+        values = [r["median_ms"] for r in (result(f"{size}-{way}-r{i}") for i in
+                                           range(1, rounds + 1)) if r]
+        medians[way] = statistics.median(values) if values else None
+        label = {"plain": "plain", "lumos": "lumos-run", "profiler": "torch.profiler"}[way]
+        cell = (f"{medians[way]:.3f} ({min(values):.3f}-{max(values):.3f})" if values
+                else "failed")
+        over = "-"
+        if way != "plain" and medians[way] and medians["plain"]:
+            over = f"{100 * (medians[way] / medians['plain'] - 1):+.2f}%"
+        print(f"| {size} | {label} | {cell} | {over} | {written(size, way)} |")
+    if all(medians.values()):
+        agent = medians["lumos"] - medians["plain"]
+        profiler = medians["profiler"] - medians["plain"]
+        share = f"{100 * agent / profiler:.1f}%" if profiler > 0 else "-"
+        print(f"| {size} | agent / torch.profiler overhead | | {share} | |")
+for size in sizes:
+    path = os.path.join(work, f"{size}.replay.txt")
+    if os.path.exists(path):
+        with open(path) as f:
+            text = [l.rstrip() for l in f]
+        # The report's iteration table (measured against replayed), else what it said.
+        start = next((i for i, l in enumerate(text) if l.startswith("iterations")), None)
+        end = next((i for i, l in enumerate(text) if "mean |error|" in l), None)
+        lines = text[start:end + 1][:14] if start is not None and end is not None else text[:3]
+        print(f"\nreplay of {size} (lumos-model replay --iteration '^step$'):\n")
+        print("\n".join("    " + l for l in lines))
 PY
+rm -rf "$work"

@@ -1,10 +1,11 @@
-"""A small GPT-style training loop for scripts/gpu-check.sh: a few pre-norm transformer layers
-(bf16 autocast, AdamW) on random data, no downloads. Each step is an NVTX range ("step"), with
+"""A small GPT-style training loop for scripts/gpu-check.sh: a few pre-norm causal transformer
+layers (bf16 autocast, AdamW) on random data, no downloads. Each step is an NVTX range ("step"), with
 "forward", "backward" and "optimizer" inside it, so the agent's NVTX channel has work.
 
 Prints one JSON line: the median and mean step time in ms over the measured steps, and the
 settings. With --profile the measured steps run under torch.profiler (CPU + CUDA activities) and
-the Kineto trace is written to --out as a gzipped JSON.
+the Kineto trace is written to --out as a gzipped JSON. --device cpu rehearses the script (and
+gpu-check.sh) on a machine without a GPU; its times mean nothing.
 """
 
 import argparse
@@ -19,19 +20,34 @@ import torch
 from torch import nn
 
 
-def build_model(layers, width, heads):
-    blocks = [
-        nn.TransformerEncoderLayer(width, heads, dim_feedforward=4 * width, dropout=0.0,
-                                   batch_first=True, norm_first=True)
-        for _ in range(layers)
-    ]
-    return nn.Sequential(*blocks, nn.LayerNorm(width))
+class Gpt(nn.Module):
+    """Pre-norm decoder-only blocks: each token attends to itself and the tokens before it."""
+
+    def __init__(self, layers, width, heads, seq, device):
+        super().__init__()
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(width, heads, dim_feedforward=4 * width, dropout=0.0,
+                                       batch_first=True, norm_first=True)
+            for _ in range(layers))
+        self.norm = nn.LayerNorm(width)
+        self.register_buffer(
+            "mask", nn.Transformer.generate_square_subsequent_mask(seq, device=device))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x, src_mask=self.mask, is_causal=True)
+        return self.norm(x)
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
 
 
 def step(model, optimizer, x, target):
     torch.cuda.nvtx.range_push("step")
     torch.cuda.nvtx.range_push("forward")
-    with torch.autocast("cuda", dtype=torch.bfloat16):
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
         loss = nn.functional.mse_loss(model(x).float(), target)
     torch.cuda.nvtx.range_pop()
     torch.cuda.nvtx.range_push("backward")
@@ -55,30 +71,33 @@ def main():
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default=".")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     args = parser.parse_args()
 
     torch.manual_seed(0)
-    device = torch.device("cuda")
-    model = build_model(args.layers, args.width, args.heads).to(device)
+    device = torch.device(args.device)
+    model = Gpt(args.layers, args.width, args.heads, args.seq, device).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x = torch.randn(args.batch, args.seq, args.width, device=device)
     target = torch.randn(args.batch, args.seq, args.width, device=device)
 
     for _ in range(args.warmup):
         step(model, optimizer, x, target)
-    torch.cuda.synchronize()
+    synchronize(device)
 
     def measured():
         times = []
         for _ in range(args.steps):
             start = time.perf_counter()
             step(model, optimizer, x, target)
-            torch.cuda.synchronize()
+            synchronize(device)
             times.append((time.perf_counter() - start) * 1e3)
         return times
 
     if args.profile:
-        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if device.type == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
         with torch.profiler.profile(activities=activities) as profiler:
             times = measured()
         path = os.path.join(args.out, "torch_profiler.json")
@@ -94,7 +113,8 @@ def main():
         "mean_ms": statistics.fmean(times),
         "steps": args.steps,
         "layers": args.layers, "width": args.width, "seq": args.seq, "batch": args.batch,
-        "torch": torch.__version__, "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu",
     }))
 
 
