@@ -9,6 +9,7 @@
 #include "agent/core/thread_rings.h"
 #include "agent/nvtx/nvtx_chain.h"
 #include "agent/nvtx/nvtx_handle_map.h"
+#include "agent/nvtx/wide_text.h"
 #include "agent/runtime/agent_runtime.h"
 
 namespace lumos::agent {
@@ -135,7 +136,10 @@ inline void ApplyAttributes(Record* record, const nvtxEventAttributes_t* attribu
     case NVTX_MESSAGE_TYPE_REGISTERED:
       SetNvtxNameId(record, StringId(attributes->message.registered));
       break;
-    default:  // Unicode and unknown message types: unnamed (W strings are not captured yet).
+    case NVTX_MESSAGE_TYPE_UNICODE:
+      SetNvtxInlineName(record, ShortUtf8(attributes->message.unicode).c_str());
+      break;
+    default:  // Unknown message types: unnamed.
       break;
   }
 }
@@ -302,6 +306,10 @@ using DomainMarkExFn = void(NVTX_API*)(nvtxDomainHandle_t, const nvtxEventAttrib
 using DomainCreateAFn = nvtxDomainHandle_t(NVTX_API*)(const char*);
 using RegisterStringAFn = nvtxStringHandle_t(NVTX_API*)(nvtxDomainHandle_t, const char*);
 using RegisterStringWFn = nvtxStringHandle_t(NVTX_API*)(nvtxDomainHandle_t, const wchar_t*);
+using PushWFn = int(NVTX_API*)(const wchar_t*);
+using StartWFn = nvtxRangeId_t(NVTX_API*)(const wchar_t*);
+using MarkWFn = void(NVTX_API*)(const wchar_t*);
+using DomainCreateWFn = nvtxDomainHandle_t(NVTX_API*)(const wchar_t*);
 using ResourceCreateFn = nvtxResourceHandle_t(NVTX_API*)(nvtxDomainHandle_t,
                                                          nvtxResourceAttributes_t*);
 using NameCategoryAFn = void(NVTX_API*)(nvtxDomainHandle_t, uint32_t, const char*);
@@ -312,6 +320,13 @@ int NVTX_API HandleRangePushA(const char* message) noexcept {
   // Pushes are tracked even while off, so that pops stay balanced if the agent turns on between.
   const int depth = g_agent != nullptr ? PushRange(0, message, nullptr) : -1;
   if (auto chained = ChainedCore<PushAFn>(NVTX_CBID_CORE_RangePushA)) return chained(message);
+  return depth;
+}
+// The wide-character calls record the same as the A ones, their text as UTF-8. A W push the
+// agent did not see would leave its pop to close the wrong range.
+int NVTX_API HandleRangePushW(const wchar_t* message) noexcept {
+  const int depth = g_agent != nullptr ? PushRange(0, ShortUtf8(message).c_str(), nullptr) : -1;
+  if (auto chained = ChainedCore<PushWFn>(NVTX_CBID_CORE_RangePushW)) return chained(message);
   return depth;
 }
 int NVTX_API HandleRangePushEx(const nvtxEventAttributes_t* attributes) noexcept {
@@ -351,6 +366,14 @@ nvtxRangeId_t NVTX_API HandleRangeStartA(const char* message) noexcept {
   if (!Enabled()) return 0;
   return StartRange(NextRangeId(), false, 0, message, nullptr);
 }
+nvtxRangeId_t NVTX_API HandleRangeStartW(const wchar_t* message) noexcept {
+  if (auto chained = ChainedCore<StartWFn>(NVTX_CBID_CORE_RangeStartW)) {
+    const nvtxRangeId_t id = chained(message);
+    return Enabled() ? StartRange(id, true, 0, ShortUtf8(message).c_str(), nullptr) : id;
+  }
+  if (!Enabled()) return 0;
+  return StartRange(NextRangeId(), false, 0, ShortUtf8(message).c_str(), nullptr);
+}
 nvtxRangeId_t NVTX_API HandleRangeStartEx(const nvtxEventAttributes_t* attributes) noexcept {
   if (auto chained = ChainedCore<StartExFn>(NVTX_CBID_CORE_RangeStartEx)) {
     nvtxEventAttributes_t copy;
@@ -387,6 +410,10 @@ void NVTX_API HandleDomainRangeEnd(nvtxDomainHandle_t domain, nvtxRangeId_t id) 
 void NVTX_API HandleMarkA(const char* message) noexcept {
   if (Enabled()) Mark(0, message, nullptr);
   if (auto chained = ChainedCore<MarkAFn>(NVTX_CBID_CORE_MarkA)) chained(message);
+}
+void NVTX_API HandleMarkW(const wchar_t* message) noexcept {
+  if (Enabled()) Mark(0, ShortUtf8(message).c_str(), nullptr);
+  if (auto chained = ChainedCore<MarkWFn>(NVTX_CBID_CORE_MarkW)) chained(message);
 }
 void NVTX_API HandleMarkEx(const nvtxEventAttributes_t* attributes) noexcept {
   if (Enabled()) Mark(0, nullptr, attributes);
@@ -428,12 +455,26 @@ nvtxDomainHandle_t NVTX_API HandleDomainCreateA(const char* name) noexcept {
   if (g_agent == nullptr || name == nullptr) return theirs;
   return MapHandle(&g_domains, theirs, g_agent->strings().Intern(name));
 }
+nvtxDomainHandle_t NVTX_API HandleDomainCreateW(const wchar_t* name) noexcept {
+  auto chained = ChainedCore2<DomainCreateWFn>(NVTX_CBID_CORE2_DomainCreateW);
+  nvtxDomainHandle_t theirs = chained != nullptr ? chained(name) : nullptr;
+  if (g_agent == nullptr || name == nullptr) return theirs;
+  return MapHandle(&g_domains, theirs, g_agent->strings().Intern(WideToUtf8(name)));
+}
 nvtxStringHandle_t NVTX_API HandleDomainRegisterStringA(nvtxDomainHandle_t domain,
                                                         const char* text) noexcept {
   auto chained = ChainedCore2<RegisterStringAFn>(NVTX_CBID_CORE2_DomainRegisterStringA);
   nvtxStringHandle_t theirs = chained != nullptr ? chained(ChainedDomain(domain), text) : nullptr;
   if (g_agent == nullptr || text == nullptr) return theirs;
   return MapHandle(&g_strings, theirs, g_agent->strings().Intern(text));
+}
+
+nvtxStringHandle_t NVTX_API HandleDomainRegisterStringW(nvtxDomainHandle_t domain,
+                                                        const wchar_t* text) noexcept {
+  auto chained = ChainedCore2<RegisterStringWFn>(NVTX_CBID_CORE2_DomainRegisterStringW);
+  nvtxStringHandle_t theirs = chained != nullptr ? chained(ChainedDomain(domain), text) : nullptr;
+  if (g_agent == nullptr || text == nullptr) return theirs;
+  return MapHandle(&g_strings, theirs, g_agent->strings().Intern(WideToUtf8(text)));
 }
 
 // Installed only while chaining: calls the agent does not record but that take a domain handle,
@@ -452,11 +493,6 @@ void NVTX_API HandleDomainNameCategoryW(nvtxDomainHandle_t domain, uint32_t cate
                                         const wchar_t* name) noexcept {
   auto chained = ChainedCore2<NameCategoryWFn>(NVTX_CBID_CORE2_DomainNameCategoryW);
   if (chained != nullptr) chained(ChainedDomain(domain), category, name);
-}
-nvtxStringHandle_t NVTX_API HandleDomainRegisterStringW(nvtxDomainHandle_t domain,
-                                                        const wchar_t* text) noexcept {
-  auto chained = ChainedCore2<RegisterStringWFn>(NVTX_CBID_CORE2_DomainRegisterStringW);
-  return chained != nullptr ? chained(ChainedDomain(domain), text) : nullptr;
 }
 void NVTX_API HandleDomainDestroy(nvtxDomainHandle_t domain) noexcept {
   // The map keeps the entry: a handle may still be in use on another thread.
@@ -487,15 +523,20 @@ int InitializeInstance(NvtxGetExportTableFunc_t get_export_table, NvtxFunctionTa
   g_agent = &agent;
 
   SetSlot(core, core_size, NVTX_CBID_CORE_RangePushA, &HandleRangePushA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangePushW, &HandleRangePushW);
   SetSlot(core, core_size, NVTX_CBID_CORE_RangePushEx, &HandleRangePushEx);
   SetSlot(core, core_size, NVTX_CBID_CORE_RangePop, &HandleRangePop);
   SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartA, &HandleRangeStartA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartW, &HandleRangeStartW);
   SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartEx, &HandleRangeStartEx);
   SetSlot(core, core_size, NVTX_CBID_CORE_RangeEnd, &HandleRangeEnd);
   SetSlot(core, core_size, NVTX_CBID_CORE_MarkA, &HandleMarkA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_MarkW, &HandleMarkW);
   SetSlot(core, core_size, NVTX_CBID_CORE_MarkEx, &HandleMarkEx);
   SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &HandleDomainCreateA);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &HandleDomainCreateW);
   SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &HandleDomainRegisterStringA);
+  SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &HandleDomainRegisterStringW);
   SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, &HandleDomainRangePushEx);
   SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, &HandleDomainRangePop);
   SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &HandleDomainRangeStartEx);
@@ -505,7 +546,6 @@ int InitializeInstance(NvtxGetExportTableFunc_t get_export_table, NvtxFunctionTa
     SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainResourceCreate, &HandleDomainResourceCreate);
     SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, &HandleDomainNameCategoryA);
     SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, &HandleDomainNameCategoryW);
-    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &HandleDomainRegisterStringW);
     SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, &HandleDomainDestroy);
   }
   return 1;

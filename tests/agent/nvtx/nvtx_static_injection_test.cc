@@ -89,6 +89,25 @@ TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
     });
   }
   for (std::thread& thread : threads) thread.join();
+  // The wide-character calls: recorded like the A ones, names as UTF-8, and a W push pops in
+  // step with the A push around it.
+  nvtxRangePushA("outer-a");
+  nvtxRangePushW(L"inner-w-\u00fc");
+  nvtxMarkW(L"mark-w-\u20ac");
+  nvtxRangeEnd(nvtxRangeStartW(L"start-w"));
+  nvtxRangePop();
+  nvtxRangePop();
+  nvtxDomainHandle_t wide_domain = nvtxDomainCreateW(L"wide-domain");
+  nvtxEventAttributes_t attributes{};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  attributes.message.registered = nvtxDomainRegisterStringW(wide_domain, L"registered-w");
+  nvtxDomainRangePushEx(wide_domain, &attributes);
+  nvtxDomainRangePop(wide_domain);
+  attributes.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+  attributes.message.unicode = L"unicode-attributes";
+  nvtxDomainMarkEx(wide_domain, &attributes);
   // What another channel does when it cannot start (here a stand-in report: no CUPTI in this
   // test), and its clock in the final snapshot.
   Agent::Get().ReportChannelFailure(schema::Channel::kCuptiActivity, "stand-in failure");
@@ -146,9 +165,13 @@ TEST(NvtxStaticInjectionTest, RecordsRangesFromManyThreads) {
   EXPECT_EQ(cupti_readings, 1);  // The final snapshot at Stop().
   lost.erase("cupti_activity: stand-in failure");
   EXPECT_TRUE(lost.empty()) << lost.begin()->first;
-  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_PUSH_POP], 2 * kThreads * kIterations);
-  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_MARK], kThreads * kIterations);
-  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_START_END], kHandedOff + names["churn"]);
+  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_PUSH_POP], 2 * kThreads * kIterations + 3);
+  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_MARK], kThreads * kIterations + 2);
+  EXPECT_EQ(kinds[modeler::pb::NVTX_KIND_START_END], kHandedOff + names["churn"] + 1);
+  for (const char* wide : {"outer-a", "inner-w-\xc3\xbc", "mark-w-\xe2\x82\xac", "start-w",
+                           "registered-w", "unicode-attributes"}) {
+    EXPECT_EQ(names[wide], 1) << wide;
+  }
   EXPECT_EQ(handed_off_other_thread, kHandedOff);
   EXPECT_EQ(names["a-name-longer-than-twent..."], kThreads * kIterations);
   EXPECT_EQ(names["after-stop"], 0);
