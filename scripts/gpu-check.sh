@@ -7,7 +7,9 @@
 #      ways each: plain, under lumos-run (all four routes: LD_PRELOAD, CUDA_INJECTION64_PATH,
 #      NVTX_INJECTION64_PATH, NCCL_PROFILER_PLUGIN) and under torch.profiler; ROUNDS rounds, the
 #      three ways interleaved within each round so drift hits them alike;
-#   3. `lumos-model replay` of one agent trace (measured against replayed step);
+#   3. once per size, the loop under lumos-run AND torch.profiler together (two CUPTI clients in
+#      one job: the agent must not break the job or the profiler; its warning is shown);
+#      `lumos-model replay` of one agent trace (measured against replayed step);
 #   4. a table: median step time (the median of the rounds' medians, and their range), overhead
 #      against plain, the agent's overhead as a share of torch.profiler's, events captured and
 #      bytes written.
@@ -122,7 +124,24 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
-# 3. Replay one agent trace per size, and keep it.
+# 3. The agent and torch.profiler in one job; then replay one agent trace per size, and keep it.
+for size in $sizes; do
+  tag="$size-both"
+  mkdir -p "$work/$tag"
+  # shellcheck disable=SC2046  # size_args is a word list on purpose.
+  command=(env LUMOS_JOB_ID="$tag" "$lumos_run" -o "$work/traces/$tag" -- "$python"
+           scripts/gpu/train_loop.py --device "$device" --steps "$steps" $(size_args "$size")
+           --profile --out "$work/$tag")
+  echo "== $tag: ${command[*]}" >>"$log"
+  PYTHONUNBUFFERED=1 timeout "$run_timeout" "${command[@]}" >"$work/$tag.json" 2>"$work/$tag.err"
+  echo "$tag: exit $? $(tail -1 "$work/$tag.json")" >>"$log"
+  tail -20 "$work/$tag.err" >>"$log"
+  grep -m3 '^lumos' "$work/$tag.err" >"$work/$tag.warnings"
+  if [ -d "$work/traces/$tag" ]; then
+    "${tools_env[@]}" "$lumos_model" inspect --json "$work/traces/$tag" >"$work/$tag.inspect.json" \
+      2>>"$log"
+  fi
+done
 for size in $sizes; do
   trace_dir="$work/traces/$size-lumos-r1"
   [ -d "$trace_dir" ] || continue
@@ -145,26 +164,31 @@ def result(tag):
     except Exception:
         return None
 
-def written(size, way):
-    if way == "plain":
-        return "-"
-    if way == "lumos":
-        try:
-            with open(os.path.join(work, f"{size}-lumos-r1.inspect.json")) as f:
-                files = json.load(f)["files"]
-        except Exception:
-            return "no trace"
-        events = sum(f.get("events", 0) for f in files)
-        size_bytes = sum(f.get("file_bytes", 0) for f in files)
-        lost = sum(sum(f.get("loss", {}).values()) if isinstance(f.get("loss"), dict) else 0
-                   for f in files)
-        return f"{len(files)} trace(s), {events} events, {size_bytes} bytes, lost {lost}"
-    path = os.path.join(work, f"{size}-profiler-r1", "torch_profiler.json.gz")
+def agent_written(tag):
+    try:
+        with open(os.path.join(work, f"{tag}.inspect.json")) as f:
+            files = json.load(f)["files"]
+    except Exception:
+        return "no trace"
+    events = sum(f.get("events", 0) for f in files)
+    size_bytes = sum(f.get("file_bytes", 0) for f in files)
+    lost = sum(sum(f["loss"].values()) for f in files if isinstance(f.get("loss"), dict))
+    return f"{len(files)} trace(s), {events} events, {size_bytes} bytes, lost {lost}"
+
+def profiler_written(folder):
+    path = os.path.join(work, folder, "torch_profiler.json.gz")
     if not os.path.exists(path):
         return "no trace"
     with gzip.open(path) as f:
         events = len(json.load(f).get("traceEvents", []))
     return f"{events} Kineto events, {os.path.getsize(path)} bytes gzipped"
+
+def written(size, way):
+    if way == "lumos":
+        return agent_written(f"{size}-lumos-r1")
+    if way == "profiler":
+        return profiler_written(f"{size}-profiler-r1")
+    return "-"
 
 info = next((r for r in (result(f"{s}-plain-r1") for s in sizes) if r), {})
 print(f"gpu-check: {info.get('device', '?')}, torch {info.get('torch', '?')}, "
@@ -193,6 +217,16 @@ for size in sizes:
         profiler = medians["profiler"] - medians["plain"]
         share = f"{100 * agent / profiler:.1f}%" if profiler > 0 else "-"
         print(f"| {size} | agent / torch.profiler overhead | | {share} | |")
+    both = result(f"{size}-both")
+    warnings_path = os.path.join(work, f"{size}-both.warnings")
+    warnings = ""
+    if os.path.exists(warnings_path):
+        with open(warnings_path) as f:
+            warnings = " / ".join(l.strip() for l in f)[:300]
+    step = f"{both['median_ms']:.3f}" if both else "failed"
+    print(f"| {size} | lumos-run + torch.profiler (1 run) | {step} | | "
+          f"agent: {agent_written(f'{size}-both')}; profiler: {profiler_written(f'{size}-both')}; "
+          f"{warnings or 'no lumos warning'} |")
 for size in sizes:
     path = os.path.join(work, f"{size}.replay.txt")
     if os.path.exists(path):
