@@ -30,6 +30,23 @@ TEST(AgentSoTest, NeedsOnlyTheCLibrary) {
   EXPECT_TRUE(needed.count("libc.so.6"));
 }
 
+// Preloading a library that needs a newer glibc than the job's stops the job at start-up, so
+// the .so imports nothing newer than glibc 2.35 (Ubuntu 22.04), wherever it is built.
+TEST(AgentSoTest, ImportsNothingNewerThanGlibc235) {
+  auto r = RunCommand(std::string("objdump -T ") + LUMOS_AGENT_SO_PATH);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  int imports = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const size_t at = line.find("(GLIBC_2.");
+    if (at == std::string::npos || line.find("*UND*") == std::string::npos) continue;
+    ++imports;
+    const int minor = std::stoi(line.substr(at + 9));
+    EXPECT_LE(minor, 35) << line;
+  }
+  EXPECT_GT(imports, 10);
+}
+
 // libcupti is dlopen'd (the framework's copy when there is one), never a NEEDED entry.
 TEST(AgentSoTest, DoesNotNeedCupti) {
   auto r = RunCommand(std::string("readelf -d ") + LUMOS_AGENT_SO_PATH);
