@@ -47,6 +47,15 @@ TEST(AgentSoTest, ImportsNothingNewerThanGlibc235) {
   EXPECT_GT(imports, 10);
 }
 
+// zstd refers weakly to its tracing hooks; undefined, they would bind to a job's definitions
+// and be handed the agent's zstd contexts.
+TEST(AgentSoTest, LeavesNoZstdHookToTheJob) {
+  auto r = RunCommand(std::string("nm -D ") + LUMOS_AGENT_SO_PATH);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.out.find("dlopen"), std::string::npos) << r.out;  // Imports are listed.
+  EXPECT_EQ(r.out.find("ZSTD_"), std::string::npos) << r.out;
+}
+
 // libcupti is dlopen'd (the framework's copy when there is one), never a NEEDED entry.
 TEST(AgentSoTest, DoesNotNeedCupti) {
   auto r = RunCommand(std::string("readelf -d ") + LUMOS_AGENT_SO_PATH);
