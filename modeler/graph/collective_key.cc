@@ -23,8 +23,9 @@ std::string CollectiveKey::Describe() const {
   return "collective (" + comm + ", seq " + std::to_string(ordinal) + ")";
 }
 
-std::vector<std::optional<CollectiveKey>> CollectiveKeys(const RankTrace& rank) {
-  const std::vector<agent::CollectiveEvent>& events = rank.collectives;
+std::vector<std::optional<CollectiveKey>> CollectiveKeys(
+    const std::vector<agent::CollectiveEvent>& events,
+    const std::vector<CommunicatorInfo>& communicators) {
   std::vector<std::optional<CollectiveKey>> keys(events.size());
   // Sends and receives with a peer, per (comm, direction), to be numbered per peer below.
   std::map<std::pair<uint64_t, CollectiveOp>, std::vector<uint32_t>> directed;
@@ -46,7 +47,7 @@ std::vector<std::optional<CollectiveKey>> CollectiveKeys(const RankTrace& rank) 
   if (directed.empty()) return keys;
   // This rank's comm rank per communicator; -1 where its records disagree.
   std::unordered_map<uint64_t, int32_t> self;
-  for (const CommunicatorInfo& c : rank.communicators) {
+  for (const CommunicatorInfo& c : communicators) {
     auto [it, added] = self.emplace(c.comm_id, c.rank);
     if (!added && it->second != c.rank) it->second = -1;
   }

@@ -54,8 +54,14 @@ struct CollectiveKey {
 
 bool IsPointToPoint(schema::CollectiveOp op);
 
-// The key of each of `rank`'s collectives (same index); nullopt where it has none (a send/recv
-// whose communicator gives no single comm rank for this rank).
-std::vector<std::optional<CollectiveKey>> CollectiveKeys(const RankTrace& rank);
+// The key of each of one rank's collectives (same index), given its Communicator records (only
+// comm_id and rank are read); nullopt where it has none (a send/recv whose communicator gives
+// no single comm rank for this rank).
+std::vector<std::optional<CollectiveKey>> CollectiveKeys(
+    const std::vector<agent::CollectiveEvent>& events,
+    const std::vector<CommunicatorInfo>& communicators);
+inline std::vector<std::optional<CollectiveKey>> CollectiveKeys(const RankTrace& rank) {
+  return CollectiveKeys(rank.collectives, rank.communicators);
+}
 
 }  // namespace lumos::modeler
