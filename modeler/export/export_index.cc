@@ -91,12 +91,15 @@ class IndexBuilder {
       case pb::TracePacket::kCollective: {
         const pb::NcclCollective& c = packet.collective();
         Place({TrackKind::kNccl, 0, 0}, span, p);
-        index_->collectives.push_back(
-            CollectiveRef{p, span.start_ns, span.end_ns, c.comm_id(), c.seq_number()});
+        index_->collectives.push_back(CollectiveRef{
+            p, span.start_ns, span.end_ns, c.comm_id(), c.seq_number(),
+            static_cast<schema::CollectiveOp>(c.op()), c.has_peer_rank() ? c.peer_rank() : -1});
         break;
       }
       case pb::TracePacket::kCommunicator:
         Place({TrackKind::kNccl, 0, 0}, span, p);
+        index_->communicator_ranks.emplace_back(packet.communicator().comm_id(),
+                                                packet.communicator().rank());
         break;
       case pb::TracePacket::kLoss:
       case pb::TracePacket::kCaptureWindow:

@@ -18,10 +18,12 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
 #include "modeler/trace/trace_reader.h"
+#include "schema/enums.h"
 
 namespace lumos::modeler::internal {
 
@@ -89,6 +91,8 @@ struct CollectiveRef {
   int64_t end_ns = 0;
   uint64_t comm_id = 0;
   uint64_t seq_number = 0;
+  schema::CollectiveOp op = schema::CollectiveOp::kUnspecified;
+  int32_t peer_rank = -1;  // -1: none.
 };
 
 struct FileIndex {
@@ -110,6 +114,7 @@ struct FileIndex {
   std::vector<EventRecordRef> records;
   std::vector<StreamWaitRef> waits;
   std::vector<CollectiveRef> collectives;
+  std::vector<std::pair<uint64_t, int32_t>> communicator_ranks;  // (comm id, this rank's rank).
 
   bool has_events = false;
   int64_t min_start_ns = 0;  // Over all drawn events.

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "modeler/graph/collective_key.h"
+
 namespace lumos::modeler::internal {
 namespace {
 
@@ -144,10 +146,24 @@ void LinkCollectives(const std::vector<FileIndex>& files, Linker* linker) {
     size_t file = 0;
     const CollectiveRef* ref = nullptr;
   };
-  std::map<std::pair<uint64_t, uint64_t>, std::vector<Instance>> groups;
+  // One operation per key (collective_key.h: the graph's matching).
+  std::map<CollectiveKey, std::vector<Instance>> groups;
   for (size_t f = 0; f < files.size(); ++f) {
-    for (const CollectiveRef& c : files[f].collectives) {
-      if (c.comm_id != 0) groups[{c.comm_id, c.seq_number}].push_back(Instance{f, &c});
+    const std::vector<CollectiveRef>& refs = files[f].collectives;
+    std::vector<agent::CollectiveEvent> events(refs.size());
+    for (size_t i = 0; i < refs.size(); ++i) {
+      events[i].comm_id = refs[i].comm_id;
+      events[i].seq_number = refs[i].seq_number;
+      events[i].op = refs[i].op;
+      events[i].peer_rank = refs[i].peer_rank;
+    }
+    std::vector<CommunicatorInfo> communicators;
+    for (const auto& [comm_id, rank] : files[f].communicator_ranks) {
+      communicators.push_back({comm_id, rank, 0, {}});
+    }
+    const std::vector<std::optional<CollectiveKey>> keys = CollectiveKeys(events, communicators);
+    for (size_t i = 0; i < refs.size(); ++i) {
+      if (refs[i].comm_id != 0 && keys[i]) groups[*keys[i]].push_back(Instance{f, &refs[i]});
     }
   }
   for (const auto& [key, instances] : groups) {

@@ -9,8 +9,9 @@
 //               before the wait) or, in imported traces, on event_record_correlation_id; and
 //               the record (GPU time when known) -> the first GPU op queued on the waiting
 //               stream after the wait;
-//   collective  the last rank to start one collective (comm_id, seq_number) -> the same
-//               collective on every other rank, at that instant: the arrow shows who waited.
+//   collective  the last rank to start one operation (modeler/graph/collective_key.h: a
+//               collective's comm_id, op and seq_number; a send and its receive) -> the same
+//               operation on every other rank, at that instant: the arrow shows who waited.
 // Perfetto binds a flow end to the slice open on its row at its timestamp and processes
 // events in time order, so an arrow whose end would precede its start (clock skew, GPU time
 // vs host time) is dropped and counted in `skipped` instead of written broken.

@@ -5,12 +5,11 @@
 #include <map>
 #include <queue>
 
+#include "modeler/graph/collective_key.h"
 #include "modeler/graph/median.h"
 
 namespace lumos::modeler {
 namespace {
-
-using Key = std::pair<uint64_t, uint64_t>;  // (comm id, seq)
 
 struct Member {
   size_t host;
@@ -78,12 +77,15 @@ ClockAlignment AlignClocks(const Job& job) {
     out.hosts[it->second].ranks.push_back(job.ranks[r].rank);
   }
   const size_t hosts = out.hosts.size();
-  // The members of every collective, by host.
-  std::map<Key, std::vector<Member>> collectives;
+  // The members of every operation (collective_key.h), by host.
+  std::map<CollectiveKey, std::vector<Member>> collectives;
   for (size_t r = 0; r < n; ++r) {
-    for (const agent::CollectiveEvent& c : job.ranks[r].collectives) {
-      collectives[{c.comm_id, c.seq_number}].push_back(
-          {host_of[r], c.start_ns + static_cast<int64_t>(c.duration_ns)});
+    const std::vector<agent::CollectiveEvent>& events = job.ranks[r].collectives;
+    const std::vector<std::optional<CollectiveKey>> keys = CollectiveKeys(job.ranks[r]);
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (!keys[i]) continue;
+      collectives[*keys[i]].push_back(
+          {host_of[r], events[i].start_ns + static_cast<int64_t>(events[i].duration_ns)});
     }
   }
   // Samples of (end on host b - end on host a) for host pairs a < b that share a collective,

@@ -1,6 +1,7 @@
-// Design: aligns the clocks of a job's hosts from matched collectives. The instances of one
-// collective (same comm id and seq number) end together on all ranks (NCCL's last step
-// completes everywhere within a few µs), so for two hosts that share collectives, the median
+// Design: aligns the clocks of a job's hosts from matched collectives. The records of one
+// operation (one CollectiveKey, collective_key.h: same comm id, op and seq number; a send and
+// its receive, less tightly) end together on all ranks (NCCL's last step completes everywhere
+// within a few µs), so for two hosts that share collectives, the median
 // over those collectives of (end on one - end on the other) is how far one clock runs ahead;
 // the median ignores the odd collective that ends late on one rank. Ranks on the same host
 // (same non-empty host name) share one clock; an unnamed rank is a host of its own. Hosts are

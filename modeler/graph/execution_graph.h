@@ -14,9 +14,11 @@
 //                  record's correlation id); without them, inferred (see BuildGraph).
 // Runtime dependencies, resolved by the simulator as it runs: a host sync (stream, device,
 // event synchronize, blocking copy) ends when the GPU work it waits for at that moment is done.
-// Collectives: the instances of one (comm id, seq) on all ranks end together; each instance's
-// measured time splits into waiting-for-peers (emerges in the simulation) and transfer (a
-// duration: the common end minus the latest start).
+// Collectives: the records of one operation (one CollectiveKey, collective_key.h: a
+// collective's comm id, op and seq; a send and its receive) on all ranks end together; records
+// fused into one GPU op (a group of NCCL calls run as one kernel) join their operations into one
+// group. Each member's measured time splits into waiting-for-peers (emerges in the simulation)
+// and transfer (a duration: the common end minus the latest start).
 //
 // Delays reproduce the measured timeline: for each GPU op the in-edge whose measured ready time
 // is latest is *binding* and carries the residual (start - ready); launch edges that are not
@@ -38,6 +40,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "modeler/graph/collective_key.h"
 #include "modeler/graph/job.h"
 #include "schema/enums.h"
 
@@ -102,13 +105,13 @@ struct SyncSpec {
 
 struct CollectiveGroup {
   uint64_t comm_id = 0;
-  uint64_t seq_number = 0;
+  uint64_t seq_number = 0;  // Of its first operation (CollectiveKey::ordinal).
   schema::CollectiveOp op = schema::CollectiveOp::kUnspecified;
   uint64_t bytes = 0;
   std::vector<uint32_t> nodes;   // One GPU op per rank that took part.
   std::vector<int64_t> tail_ns;  // Per member: its measured end minus the earliest end (>= 0).
   int64_t transfer_ns = 0;       // Earliest measured end minus latest measured start.
-  bool complete = true;          // Every member of the communicator is present.
+  bool complete = true;  // Every operation has all its records (every rank; a send/recv: both).
 };
 
 struct GraphStats {
@@ -173,7 +176,12 @@ class GraphBuilder {
   size_t expected_ranks_ = 0;
   size_t ranks_added_ = 0;
   ExecutionGraph g_;
-  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint32_t>> members_;  // (comm, seq)
+  struct Operation {
+    std::vector<uint32_t> nodes;  // The GPU op of each record (repeats: records fused in one).
+    uint32_t index = 0;           // In key order; set by Finish.
+  };
+  std::map<CollectiveKey, Operation> members_;
+  std::vector<std::pair<CollectiveKey, CollectiveKey>> fused_;  // Operations sharing a GPU op.
   std::unordered_map<uint64_t, uint32_t> comm_sizes_;
   std::unordered_set<uint64_t> known_sizes_;  // Sizes from records, not from member counts.
 };

@@ -3,6 +3,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "modeler/graph/collective_key.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/id_map.h"
 #include "modeler/graph/median.h"
@@ -107,9 +108,9 @@ class RankBuilder {
     std::copy(sorted.begin(), sorted.end(), g_.edges.begin() + static_cast<ptrdiff_t>(first_edge_));
   }
 
-  // Collective instances of this rank: (comm, seq) -> node, with the event.
+  // Collective instances of this rank: key (collective_key.h) -> node, with the event.
   struct Member {
-    uint64_t comm_id, seq;
+    CollectiveKey key;
     uint32_t node;
     const agent::CollectiveEvent* event;
   };
@@ -600,7 +601,9 @@ class RankBuilder {
   }
 
   void AddCollectiveMembers() {
-    for (const agent::CollectiveEvent& c : trace_.collectives) {
+    const std::vector<std::optional<CollectiveKey>> keys = CollectiveKeys(trace_);
+    for (size_t i = 0; i < trace_.collectives.size(); ++i) {
+      const agent::CollectiveEvent& c = trace_.collectives[i];
       uint32_t node = gpu_by_correlation_.Find(c.correlation_id);
       if (node == kNoNode) {
         // No correlation: the NCCL kernel on the collective's stream that overlaps it most.
@@ -618,7 +621,15 @@ class RankBuilder {
         if (node == kNoNode) continue;
       }
       g_.nodes[node].work = WorkClass::kCommunication;
-      members.push_back({c.comm_id, c.seq_number, node, &c});
+      if (!keys[i]) {
+        if (unkeyed_reported_++ == 0) {
+          Diagnose(c.start_ns, "send/recv on comm " + std::to_string(c.comm_id) +
+                                   " not paired: the trace has no single rank of its own for "
+                                   "that communicator; replayed alone (further ones not reported)");
+        }
+        continue;
+      }
+      members.push_back({*keys[i], node, &c});
     }
   }
 
@@ -719,8 +730,27 @@ class RankBuilder {
   IdMap collective_correlations_;  // Correlation ids of the NCCL kernels of collectives.
   int unlaunched_reported_ = 0;
   int negative_reported_ = 0;
+  int unkeyed_reported_ = 0;
   ViewCache<bool> nccl_names_;  // See IsNcclKernel.
 };
+
+// Drops the later copies of repeated nodes (records fused into one GPU op), keeping the order.
+void RemoveRepeats(std::vector<uint32_t>* nodes) {
+  std::vector<uint32_t> distinct = *nodes;
+  std::sort(distinct.begin(), distinct.end());
+  if (std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end()) return;  // Usual.
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<bool> kept_already(distinct.size(), false);
+  std::vector<uint32_t> kept;
+  for (uint32_t node : *nodes) {
+    const auto at = static_cast<size_t>(std::lower_bound(distinct.begin(), distinct.end(), node) -
+                                        distinct.begin());
+    if (kept_already[at]) continue;
+    kept_already[at] = true;
+    kept.push_back(node);
+  }
+  *nodes = std::move(kept);
+}
 
 }  // namespace
 
@@ -758,10 +788,22 @@ void GraphBuilder::AddRank(const RankTrace& rank, uint32_t rank_index) {
     g_.edges.reserve(g_.edges.size() * ranks);
   }
   for (const auto& m : builder.members) {
-    members_[{m.comm_id, m.seq}].push_back(m.node);
+    members_[m.key].nodes.push_back(m.node);
     if (m.event->comm_size != 0) {
-      comm_sizes_[m.comm_id] = m.event->comm_size;
-      known_sizes_.insert(m.comm_id);
+      comm_sizes_[m.key.comm_id] = m.event->comm_size;
+      known_sizes_.insert(m.key.comm_id);
+    }
+  }
+  // Operations whose records share a GPU op (NCCL ran a group of calls as one kernel) are to
+  // be one group: a member cannot wait for two groups.
+  std::vector<const RankBuilder::Member*> by_node;
+  by_node.reserve(builder.members.size());
+  for (const auto& m : builder.members) by_node.push_back(&m);
+  std::stable_sort(by_node.begin(), by_node.end(),
+                   [](const auto* a, const auto* b) { return a->node < b->node; });
+  for (size_t i = 1; i < by_node.size(); ++i) {
+    if (by_node[i]->node == by_node[i - 1]->node && by_node[i]->key != by_node[i - 1]->key) {
+      fused_.emplace_back(by_node[i - 1]->key, by_node[i]->key);
     }
   }
   for (const CommunicatorInfo& c : rank.communicators) {
@@ -786,34 +828,70 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
     }
   }
   // A communicator whose size no record gives is as large as its largest collective.
-  for (const auto& [key, members] : members_) {
-    auto [it, added] = comm_sizes_.try_emplace(key.first, static_cast<uint32_t>(members.size()));
-    if (!added && !known_sizes_.count(key.first)) {
-      it->second = std::max<uint32_t>(it->second, static_cast<uint32_t>(members.size()));
-    }
+  for (const auto& [key, operation] : members_) {
+    if (key.kind == CollectiveKey::Kind::kPointToPoint) continue;  // A pair says nothing.
+    const auto records = static_cast<uint32_t>(operation.nodes.size());
+    auto [it, added] = comm_sizes_.try_emplace(key.comm_id, records);
+    if (!added && !known_sizes_.count(key.comm_id)) it->second = std::max(it->second, records);
   }
+  // Groups: operations in key order, joined where they share a GPU op (union-find; a group is
+  // represented by its first operation, so groups come out in the order of their first).
+  std::vector<std::pair<const CollectiveKey*, const Operation*>> operations;
+  operations.reserve(members_.size());
+  for (auto& [key, operation] : members_) {
+    operation.index = static_cast<uint32_t>(operations.size());
+    operations.emplace_back(&key, &operation);
+  }
+  std::vector<uint32_t> parent(operations.size());
+  for (uint32_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto root = [&parent](uint32_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (const auto& [a, b] : fused_) {
+    const uint32_t ra = root(members_.at(a).index), rb = root(members_.at(b).index);
+    parent[std::max(ra, rb)] = std::min(ra, rb);
+  }
+  std::vector<std::vector<uint32_t>> parts;  // Operation indices of each group.
+  std::vector<uint32_t> part_of_root(operations.size(), UINT32_MAX);
+  for (uint32_t i = 0; i < operations.size(); ++i) {
+    uint32_t& part = part_of_root[root(i)];
+    if (part == UINT32_MAX) {
+      part = static_cast<uint32_t>(parts.size());
+      parts.emplace_back();
+    }
+    parts[part].push_back(i);
+  }
+  auto rank_of = [&g](uint32_t node) {
+    return static_cast<uint32_t>(g.ranks[g.nodes[node].rank_index]);
+  };
+  auto diagnose = [&g](uint32_t rank, int64_t time, std::string what) {
+    if (g.diagnostics.size() < kMaxDiagnostics) {
+      g.diagnostics.push_back({rank, time, std::move(what)});
+    }
+  };
   // Collective groups: transfer = earliest end - latest start over the members (aligned).
-  for (auto& [key, members] : members_) {
+  for (const std::vector<uint32_t>& part : parts) {
+    const CollectiveKey& first = *operations[part.front()].first;
     CollectiveGroup group;
-    group.comm_id = key.first;
-    group.seq_number = key.second;
+    group.comm_id = first.comm_id;
+    group.seq_number = first.ordinal;
+    std::vector<uint32_t>& members = group.nodes;
+    for (uint32_t i : part) {
+      const std::vector<uint32_t>& nodes = operations[i].second->nodes;
+      members.insert(members.end(), nodes.begin(), nodes.end());
+    }
+    RemoveRepeats(&members);
     int64_t latest_start = INT64_MIN, earliest_end = INT64_MAX;
     for (uint32_t node : members) {
-      group.nodes.push_back(node);
       latest_start = std::max(latest_start, g.nodes[node].start_ns);
       earliest_end = std::min(earliest_end, g.nodes[node].end_ns());
     }
     group.transfer_ns = earliest_end - latest_start;
-    auto rank_of = [&g](uint32_t node) {
-      return static_cast<uint32_t>(g.ranks[g.nodes[node].rank_index]);
-    };
-    auto diagnose = [&g](uint32_t rank, int64_t time, std::string what) {
-      if (g.diagnostics.size() < kMaxDiagnostics) {
-        g.diagnostics.push_back({rank, time, std::move(what)});
-      }
-    };
-    const std::string name = "collective (comm " + std::to_string(key.first) + ", seq " +
-                             std::to_string(key.second) + ")";
+    std::string name = first.Describe();
+    if (part.size() > 1) {
+      name += " and " + std::to_string(part.size() - 1) + " operation(s) run in the same kernels";
+    }
     if (group.transfer_ns < 0) {
       // A member ended before another started: the clocks disagree (or the pairing is wrong).
       ++g.stats.negative_slack_edges;
@@ -834,29 +912,45 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
       group.transfer_ns = 0;
       earliest_end = latest_start;
     }
-    for (uint32_t node : group.nodes) {
+    for (uint32_t node : members) {
       group.tail_ns.push_back(std::max<int64_t>(0, g.nodes[node].end_ns() - earliest_end));
     }
-    auto size = comm_sizes_.find(group.comm_id);
-    group.complete = size == comm_sizes_.end() || members.size() >= size->second;
+    // Complete when each operation has all its records (unknown communicator size: assumed).
+    const CollectiveKey* short_key = nullptr;
+    const Operation* short_operation = nullptr;
+    uint32_t expected = 0;
+    for (uint32_t i : part) {
+      const auto& [key, operation] = operations[i];
+      auto size = comm_sizes_.find(key->comm_id);
+      if (key->kind != CollectiveKey::Kind::kPointToPoint && size == comm_sizes_.end()) continue;
+      expected = key->ExpectedRecords(size != comm_sizes_.end() ? size->second : 0);
+      if (operation->nodes.size() < expected) {
+        short_key = key;
+        short_operation = operation;
+        break;
+      }
+    }
+    group.complete = short_key == nullptr;
     if (!group.complete && g.stats.collectives_incomplete++ == 0) {
+      const std::vector<uint32_t>& present = short_operation->nodes;
       std::string ranks;
-      for (uint32_t node : members) {
+      for (uint32_t node : present) {
         ranks += (ranks.empty() ? "" : ",") + std::to_string(rank_of(node));
       }
-      std::string what = name;
+      std::string what = short_key->Describe();
       what += ": only rank(s) " + ranks;
-      what += " of " + std::to_string(size->second);
+      what += " of " + std::to_string(expected);
       what +=
           " took part (ranks missing, cut short, or seq numbers that do not line up); the "
           "present ones are coupled among themselves (further ones counted)";
-      diagnose(rank_of(members.front()), g.nodes[members.front()].start_ns, std::move(what));
+      diagnose(rank_of(present.front()), g.nodes[present.front()].start_ns, std::move(what));
     }
     const uint32_t index = static_cast<uint32_t>(g.collectives.size());
     for (uint32_t node : group.nodes) g.nodes[node].collective = index;
     g.collectives.push_back(std::move(group));
   }
   members_.clear();
+  fused_.clear();
   comm_sizes_.clear();
   known_sizes_.clear();
   g.origin_ns = INT64_MAX;

@@ -4,7 +4,9 @@
 // syncs whose thread is unknown.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "agent/writer/trace_file_writer.h"
@@ -188,6 +190,80 @@ TEST_F(FlowLinkerTest, ASyncWithoutThreadOrCallGoesToItsStreamOrAnUnknownThread)
   EXPECT_EQ(RowOf(trace_.Slice("Stream Wait Event", 1)), "stream 9 (device 0)");
   EXPECT_EQ(RowOf(trace_.Slice("Context Sync", 1)), "unknown thread");
   EXPECT_TRUE(trace_.Flows("cuda_event").empty());
+}
+
+// NCCL records as the agent writes them: collectives numbered per communicator and op, sends
+// and receives per direction with a peer (a comm rank).
+a::CollectiveEvent Nccl(int64_t start, uint64_t seq, schema::CollectiveOp op, int32_t peer = -1) {
+  a::CollectiveEvent c;
+  c.start_ns = kT0 + start;
+  c.duration_ns = 3000;
+  c.comm_id = 42;
+  c.seq_number = seq;
+  c.op = op;
+  c.peer_rank = peer;
+  c.comm_size = 3;
+  c.has_host_time = true;
+  return c;
+}
+
+TEST(FlowLinkerCollectiveTest, ArrowsJoinOneOperationNotOneSeqNumber) {
+  // Ranks 0 and 1 run AllGather #0 then ReduceScatter #0 (one seq number: NCCL counts each op
+  // apart); rank 0 sends to rank 2 (its send #0) and rank 1 to rank 2 (its send #0); rank 2
+  // receives from rank 1 first (its receive #0), then from rank 0 (#1). Comm ranks = ranks.
+  using Op = schema::CollectiveOp;
+  ::lumos::testing::TempDir dir;
+  const std::vector<std::vector<a::CollectiveEvent>> records = {
+      {Nccl(1000, 0, Op::kAllGather), Nccl(10000, 0, Op::kReduceScatter),
+       Nccl(30000, 0, Op::kSend, 2)},
+      {Nccl(2000, 0, Op::kAllGather), Nccl(11000, 0, Op::kReduceScatter),
+       Nccl(20000, 0, Op::kSend, 2)},
+      {Nccl(21000, 0, Op::kRecv, 1), Nccl(31000, 1, Op::kRecv, 0)},
+  };
+  std::vector<std::string> paths;
+  for (int32_t rank = 0; rank < 3; ++rank) {
+    paths.push_back(dir.File("rank" + std::to_string(rank) + ".pb.zst"));
+    auto writer = a::TraceFileWriter::Create(paths.back(), ::lumos::testing::SampleHeader(rank, 3),
+                                             a::WriterOptions());
+    ASSERT_TRUE(writer.ok());
+    a::CommunicatorEvent comm;
+    comm.start_ns = kT0;
+    comm.comm_id = 42;
+    comm.rank = rank;
+    comm.comm_size = 3;
+    (*writer)->Add(comm);
+    for (const a::CollectiveEvent& c : records[rank]) (*writer)->Add(c);
+    ASSERT_TRUE((*writer)->Close(kT0 + 1'000'000).ok());
+  }
+  std::string json;
+  ExportReport report;
+  ASSERT_TRUE(ExportChromeTrace(
+                  paths, ExportOptions(),
+                  [&](std::string_view chunk) {
+                    json.append(chunk);
+                    return Status::Ok();
+                  },
+                  &report)
+                  .ok());
+  ParsedTrace trace;
+  ASSERT_TRUE(export_test::ParseTrace(json, &trace));
+  ASSERT_TRUE(export_test::FlowsPaired(trace));
+  // (start pid, end pid, time) of each arrow: the last rank to start -> each other one.
+  std::vector<std::tuple<uint32_t, uint32_t, int64_t>> arrows;
+  for (const Event* s : trace.Flows("collective")) {
+    if (s->ph != "s") continue;
+    for (const Event* f : trace.Flows("collective")) {
+      if (f->ph == "f" && f->id == s->id) arrows.emplace_back(s->pid, f->pid, s->ts_ns);
+    }
+  }
+  std::sort(arrows.begin(), arrows.end());
+  const std::vector<std::tuple<uint32_t, uint32_t, int64_t>> expected = {
+      {2, 1, 2000},   // AllGather: rank 1 started last.
+      {2, 1, 11000},  // ReduceScatter.
+      {3, 1, 31000},  // Rank 0's send, received last on rank 2.
+      {3, 2, 21000},  // Rank 1's send.
+  };
+  EXPECT_EQ(arrows, expected);
 }
 
 }  // namespace

@@ -222,10 +222,7 @@ TEST(ReplayGraphTest, CollectiveInstancesEndTogetherAndWaitingEmerges) {
 TEST(ReplayGraphTest, ClockAlignmentRemovesAHostOffset) {
   Job job = CollectiveJob();
   // Rank 1 on another host whose clock runs 1 ms ahead.
-  job.ranks[1].host = "other";
-  for (auto& a : job.ranks[1].api_calls) a.start_ns += 1000 * kUs;
-  for (auto& k : job.ranks[1].kernels) k.start_ns += 1000 * kUs;
-  for (auto& c : job.ranks[1].collectives) c.start_ns += 1000 * kUs;
+  MoveToHost(&job, 1, "other", 1000);
   const ClockAlignment alignment = AlignClocks(job);
   EXPECT_EQ(alignment.rank_offset_ns[0], 0);
   EXPECT_EQ(alignment.rank_offset_ns[1], -1000 * kUs);

@@ -1,6 +1,7 @@
 #include "tests/modeler/replay/replay_test_util.h"
 
 #include <stdexcept>
+#include <utility>
 
 namespace lumos::modeler::testing {
 
@@ -60,6 +61,18 @@ RankBuilder& RankBuilder::Collective(uint64_t comm, uint64_t seq, uint64_t corre
   return *this;
 }
 
+RankBuilder& RankBuilder::Op(schema::CollectiveOp op, int32_t peer) {
+  agent::CollectiveEvent& c = trace().collectives.back();
+  c.op = op;
+  c.peer_rank = peer;
+  return *this;
+}
+
+RankBuilder& RankBuilder::Communicator(uint64_t comm, int32_t rank, uint32_t comm_size) {
+  trace().communicators.push_back({comm, rank, comm_size, "comm"});
+  return *this;
+}
+
 RankBuilder& RankBuilder::Step(std::string_view name, int64_t start_us, int64_t duration_us,
                                uint32_t thread) {
   agent::HostRangeEvent h;
@@ -70,6 +83,14 @@ RankBuilder& RankBuilder::Step(std::string_view name, int64_t start_us, int64_t 
   h.category = schema::HostRangeCategory::kStep;
   trace().host_ranges.push_back(h);
   return *this;
+}
+
+void MoveToHost(Job* job, size_t rank_index, std::string host, int64_t ahead_us) {
+  RankTrace& rank = job->ranks[rank_index];
+  rank.host = std::move(host);
+  for (auto& a : rank.api_calls) a.start_ns += ahead_us * kUs;
+  for (auto& k : rank.kernels) k.start_ns += ahead_us * kUs;
+  for (auto& c : rank.collectives) c.start_ns += ahead_us * kUs;
 }
 
 Replayed Replay(const Job& job, const std::vector<std::string>& scales, bool drop_gaps,

@@ -28,6 +28,11 @@ class RankBuilder {
                       uint64_t correlation);
   RankBuilder& Collective(uint64_t comm, uint64_t seq, uint64_t correlation, uint64_t stream,
                           int64_t start_us, int64_t duration_us, uint32_t comm_size);
+  // The last collective's op (Collective() makes an all-reduce) and, for send/recv, its peer
+  // (a comm rank).
+  RankBuilder& Op(schema::CollectiveOp op, int32_t peer = -1);
+  // A Communicator record: this rank is `rank` of `comm`.
+  RankBuilder& Communicator(uint64_t comm, int32_t rank, uint32_t comm_size);
   RankBuilder& Step(std::string_view name, int64_t start_us, int64_t duration_us,
                     uint32_t thread = 1);
 
@@ -36,6 +41,10 @@ class RankBuilder {
   Job* job_;
   size_t index_;
 };
+
+// Puts rank index `rank_index` on host `host`, whose clock runs `ahead_us` ahead: its API
+// calls, kernels and collectives move by that much.
+void MoveToHost(Job* job, size_t rank_index, std::string host, int64_t ahead_us);
 
 struct Replayed {
   ExecutionGraph graph;
