@@ -53,6 +53,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
 // Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names this library: starts the
 // agent (if no other entry point has) and the CUPTI channel. Always 1: the job runs either way.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() noexcept {
-  return Guarded(lumos::schema::Channel::kCuptiActivity, 1,
-                 [] { return lumos::agent::cupti::InitializeCuptiInjection(); });
+  return Guarded(lumos::schema::Channel::kCuptiActivity, 1, [] {
+    lumos::agent::Agent::Get().NoteCudaInjectionCalled();
+    return lumos::agent::cupti::InitializeCuptiInjection();
+  });
 }

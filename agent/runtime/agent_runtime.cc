@@ -107,6 +107,10 @@ std::string AbsoluteDirectory(const std::string& dir) {
   return dir.empty() || dir == "." ? std::string(cwd) : std::string(cwd) + "/" + dir;
 }
 
+constexpr char kNoCudaInjection[] =
+    "CUDA injection never called: no cuInit (no CUDA driver, CUDA unused, or "
+    "CUDA_INJECTION64_PATH not naming the agent)";
+
 void AtExitStop() { Agent::Get().Stop(); }
 void AtForkChild() { Agent::Get().DisableInForkChild(); }
 
@@ -484,6 +488,15 @@ void Agent::FinishTrace() {
     }
   }
   enabled_.Set(false);
+  if (!cuda_injection_called_.load(std::memory_order_relaxed)) {
+    for (schema::Channel channel :
+         {schema::Channel::kCuptiActivity, schema::Channel::kCuptiCallback}) {
+      if (!config_.channels.Has(channel)) continue;
+      // No warning: a process that does not use CUDA (a data loader, a CPU-only tool) is
+      // normal; the record is for readers wondering why there is no CUDA activity.
+      ReportChannelFailure(channel, kNoCudaInjection, /*log_warning=*/false);
+    }
+  }
   // Records pushed by callbacks that passed the flag check just before it turned off may still
   // land after this drain; they are lost with the process, as the design accepts at the edges.
   DrainOnce();

@@ -42,10 +42,12 @@
 //   fork(): the child stays off for its whole life. It does not own the parent's file or writer
 //     thread, so it never writes (its atexit Stop() is a no-op: the pid differs).
 //   Channels: the agent starts when any channel is enabled, at the first channel's entry point
-//     (the LD_PRELOAD constructor only reads the configuration). A channel that fails reports
-//     it through ReportChannelFailure; the others carry on. A channel whose records the writer
-//     pulls (CUPTI activity buffers) registers a RecordSource: drained after the rings on every
-//     pass, flushed before the final drain.
+//     (the LD_PRELOAD constructor only reads the configuration; a process that never reaches
+//     one writes no file). A channel that fails reports it through ReportChannelFailure; the
+//     others carry on. CUPTI channels whose entry point never came (no cuInit: no driver) get
+//     their CHANNEL_FAILED record at the close (NoteCudaInjectionCalled). A channel whose records
+//     the writer pulls (CUPTI activity buffers) registers a RecordSource: drained after the rings
+//     on every pass, flushed before the final drain.
 // Hot path: capture callbacks use only EnabledFlag() (one relaxed load) and Rings().
 #pragma once
 
@@ -140,6 +142,13 @@ class Agent {
   // kMaxRecordSources; false when full. Any thread, once per source; it must live forever.
   bool AddRecordSource(RecordSource* source);
 
+  // The CUDA driver called the CUDA injection (InitializeInjection, at cuInit). When it never
+  // does (no libcuda, a process that never uses CUDA), the close adds a CHANNEL_FAILED record
+  // for each enabled CUPTI channel, so the trace says why it has no CUDA activity. Any thread.
+  void NoteCudaInjectionCalled() noexcept {
+    cuda_injection_called_.store(true, std::memory_order_relaxed);
+  }
+
   // The fork child handler: turns this process's agent off for good.
   void DisableInForkChild();
 
@@ -189,6 +198,7 @@ class Agent {
   // word, so the pair is always consistent; relaxed is enough, the word is the whole message
   // (the close reads whatever was noted before it, nothing else depends on it).
   std::atomic<uint64_t> world_comm_{0};
+  std::atomic<bool> cuda_injection_called_{false};  // Relaxed: read once, at the close.
 
   // Writer thread state. Only the writer thread touches writer_/encoder_ until Stop() joins it.
   std::unique_ptr<TraceFileWriter> writer_;

@@ -216,6 +216,33 @@ TEST(LifecycleTest, NoLibcuptiGivesOneLineForBothChannels) {
   EXPECT_EQ(trace.loss_by_source[modeler::pb::LOSS_SOURCE_CHANNEL_FAILED], 2u);
 }
 
+// 8. No CUDA driver (so no cuInit, and the CUDA injection is never called): no warning (a
+// process may well not use CUDA), but the trace says why the CUPTI channels recorded nothing.
+// Channels that are off get no record.
+TEST(LifecycleTest, NeverCalledCudaInjectionIsRecordedAtTheClose) {
+  TempDir dir;
+  CommandResult r = Traced(dir.path(), "", "ranges 1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_EQ(trace.loss_by_source[modeler::pb::LOSS_SOURCE_CHANNEL_FAILED], 2u);
+  for (const char* channel : {"cupti_activity", "cupti_callback"}) {
+    bool found = false;
+    for (const auto& [detail, count] : trace.loss) {
+      found = found || detail.rfind(std::string(channel) + ": CUDA injection never called", 0) == 0;
+    }
+    EXPECT_TRUE(found) << channel;
+  }
+
+  TempDir nvtx_only;
+  ASSERT_EQ(Traced(nvtx_only.path(), "LUMOS_CHANNELS=nvtx", "ranges 1").exit_code, 0);
+  files = ListDir(nvtx_only.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(ReadTrace(nvtx_only.File(files[0])).loss.empty());
+}
+
 // 10. A trace file system that hangs (a stuck network mount) delays the job's exit by
 // Agent::kStopJoinTimeoutS at most, with one line; the file keeps what reached it.
 TEST(LifecycleTest, HungTraceWriteDelaysTheExitBoundedly) {
