@@ -4,6 +4,7 @@
 // the one line the case calls for.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -77,11 +78,17 @@ TEST(LifecycleTest, NoWriterThreadLeavesTheJobAloneAndNoFile) {
 // the trace stops below the limit, keeps its trailer, and says what it could not hold.
 TEST(LifecycleTest, FileSizeLimitCostsTraceDataNotTheJob) {
   TempDir dir;
-  // 1000 blocks of 512 bytes (dash, /bin/sh here; bash counts 1024-byte blocks): room for the
-  // first frame (about 300 KB), not for the whole trace (about 1 MB).
-  CommandResult r =
-      RunCommand("ulimit -f 1000 && LUMOS_FLUSH_INTERVAL_MS=10 " + std::string(LUMOS_RUN_PATH) +
-                 " -o " + dir.path() + " -- " + kWorkload + " ranges 400000");
+  // Set here and inherited (the shell's `ulimit -f` counts in blocks of a size that differs
+  // between shells): room for the first frame (about 300 KB), not for the whole trace (1 MB).
+  constexpr rlim_t kLimit = 512'000;
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  ASSERT_TRUE(saved.rlim_max == RLIM_INFINITY || saved.rlim_max >= kLimit);
+  rlimit limited = saved;
+  limited.rlim_cur = kLimit;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  CommandResult r = Traced(dir.path(), "LUMOS_FLUSH_INTERVAL_MS=10", "ranges 400000");
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "done 400000\n");
   EXPECT_EQ(Lines(r.err), 1) << r.err;
@@ -90,7 +97,7 @@ TEST(LifecycleTest, FileSizeLimitCostsTraceDataNotTheJob) {
   ASSERT_EQ(files.size(), 1u);
   struct stat st {};
   ASSERT_EQ(stat(dir.File(files[0]).c_str(), &st), 0);
-  EXPECT_LE(st.st_size, 1000 * 1024);
+  EXPECT_LE(static_cast<rlim_t>(st.st_size), kLimit);
   Trace trace = ReadTrace(dir.File(files[0]));
   EXPECT_TRUE(trace.read.has_trailer);
   EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
