@@ -20,6 +20,63 @@ constexpr schema::Channel kAllChannels[] = {
     schema::Channel::kNcclWrappers,  schema::Channel::kNvtx,
 };
 
+// Every variable the agent reads, and the names Lumos's own tools read (scripts/), so a name
+// outside both is a typo to warn about.
+constexpr const char* kKnownVariables[] = {
+    "LUMOS_ENABLE",
+    "LUMOS_OUTPUT_DIR",
+    "LUMOS_CHANNELS",
+    "LUMOS_RING_BYTES",
+    "LUMOS_ARENA_BYTES",
+    "LUMOS_CUPTI_BUFFER_BYTES",
+    "LUMOS_CUPTI_BUFFERS",
+    "LUMOS_CUPTI_LIBRARY",
+    "LUMOS_NVTX_CHAIN",
+    "LUMOS_FLUSH_INTERVAL_MS",
+    "LUMOS_MAX_FILE_BYTES",
+    "LUMOS_ZSTD_LEVEL",
+    "LUMOS_JOB_ID",
+    "LUMOS_LOG_LEVEL",
+    "LUMOS_FLUSH_ON_SIGNALS",
+    "LUMOS_CLOCK",
+    "LUMOS_MODEL" /* scripts/import-sizes.sh */,
+};
+
+// Edit distance (insertions, deletions, substitutions), for "did you mean" hints.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// One line naming every LUMOS_* variable set that the agent does not know ("" when none).
+std::string UnknownVariablesWarning(const std::vector<std::string>& names) {
+  std::string line;
+  for (const std::string& name : names) {
+    const bool known = std::any_of(std::begin(kKnownVariables), std::end(kKnownVariables),
+                                   [&](const char* known_name) { return name == known_name; });
+    if (known) continue;
+    line += (line.empty() ? "" : ", ") + QuoteForLog(name);
+    for (const char* known_name : kKnownVariables) {
+      if (EditDistance(name, known_name) <= 2) {
+        line += std::string(" (").append(known_name).append("?)");
+        break;
+      }
+    }
+  }
+  if (line.empty()) return line;
+  return "unknown variables ignored: " + line + " (the LUMOS_* list: README.md)";
+}
+
 // Reads variables and records one warning per bad one.
 class EnvReader {
  public:
@@ -178,7 +235,7 @@ std::string_view ChannelName(schema::Channel channel) {
   return "";
 }
 
-ParsedAgentConfig ParseAgentConfig(const EnvLookup& env) {
+ParsedAgentConfig ParseAgentConfig(const EnvLookup& env, const std::vector<std::string>& names) {
   ParsedAgentConfig parsed;
   AgentConfig& config = parsed.config;
   EnvReader reader(env, &parsed.warnings);
@@ -285,11 +342,15 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env) {
     config.flush_on_signals = flush.value_or(true);
   }
   if (std::optional<std::string> text = reader.Get("LUMOS_CLOCK")) {
-    if (*text == "monotonic") {
+    const std::string lower = ToLowerAscii(*text);
+    if (lower == "monotonic") {
       config.tsc_clock = false;
-    } else if (*text != "tsc") {
+    } else if (lower != "tsc") {
       reader.Warn("LUMOS_CLOCK", *text, "not tsc or monotonic", "the default tsc");
     }
+  }
+  if (std::string unknown = UnknownVariablesWarning(names); !unknown.empty()) {
+    parsed.warnings.push_back(std::move(unknown));
   }
   return parsed;
 }

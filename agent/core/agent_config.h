@@ -28,9 +28,13 @@
 //   LUMOS_JOB_ID              SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else ""; at most 128
 //                                          printable ASCII bytes without spaces
 //   LUMOS_LOG_LEVEL           info         debug, info, warn(ing), error
+//   LUMOS_FLUSH_ON_SIGNALS    1            0/1 as LUMOS_ENABLE: SIGTERM/SIGINT flush the trace
+//                                          (agent/runtime/signal_flush.h)
 //   LUMOS_CLOCK               tsc          tsc (records timed from the TSC, calibrated to
 //                                          CLOCK_MONOTONIC; clock_gettime where the TSC is not
 //                                          invariant) or monotonic (clock_gettime always)
+// Word values (LUMOS_ENABLE, LUMOS_CHANNELS, LUMOS_LOG_LEVEL, LUMOS_NVTX_CHAIN, LUMOS_CLOCK, ...)
+// are case-insensitive. Any other LUMOS_* name set gives one warning (a likely typo).
 // Threading: call once, at start, before the agent's threads exist.
 #pragma once
 
@@ -129,7 +133,11 @@ struct ParsedAgentConfig {
   std::vector<std::string> warnings;  // One line per bad variable, for the caller to log.
 };
 
-ParsedAgentConfig ParseAgentConfig(const EnvLookup& env);
+// `names`: the LUMOS_* variables set (ProcessEnvNames); one warning line lists those the agent
+// does not know (a misspelt name is otherwise silently ignored), with the known name closest
+// to each.
+ParsedAgentConfig ParseAgentConfig(const EnvLookup& env,
+                                   const std::vector<std::string>& names = {});
 
 // The header's CaptureConfig: every enabled channel listed as started (the agent moves those
 // that fail to channels_failed).

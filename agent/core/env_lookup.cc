@@ -1,5 +1,7 @@
 #include "agent/core/env_lookup.h"
 
+#include <unistd.h>  // environ
+
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -13,6 +15,16 @@ EnvLookup ProcessEnvLookup() {
     if (value == nullptr) return std::nullopt;
     return std::string(value);
   };
+}
+
+std::vector<std::string> ProcessEnvNames(std::string_view prefix) {
+  std::vector<std::string> names;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    if (text.substr(0, prefix.size()) != prefix) continue;
+    names.emplace_back(text.substr(0, text.find('=')));
+  }
+  return names;
 }
 
 EnvLookup MapEnvLookup(std::map<std::string, std::string> values) {

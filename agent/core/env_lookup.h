@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lumos::agent {
 
@@ -21,6 +22,9 @@ using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 EnvLookup ProcessEnvLookup();
 // A fixed map (tests, tools).
 EnvLookup MapEnvLookup(std::map<std::string, std::string> values);
+// The names of the process's environment variables that start with `prefix` (environ). Call it
+// once, at start, like ProcessEnvLookup.
+std::vector<std::string> ProcessEnvNames(std::string_view prefix = "LUMOS_");
 
 namespace internal {
 

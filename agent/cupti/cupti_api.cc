@@ -19,7 +19,8 @@ void* OpenCuptiLibrary(const std::string& fallback_path, std::string* tried) {
     // RTLD_LOCAL: CUPTI's symbols stay out of the global scope, as with the framework's own load.
     if (void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
     const char* error = dlerror();
-    *tried += "\n  " + (error != nullptr ? std::string(error) : candidate);
+    // "; " between attempts: the reason ends up in one warning line (dlerror names the path).
+    *tried += (tried->empty() ? "" : "; ") + (error != nullptr ? std::string(error) : candidate);
   }
   return nullptr;
 }
@@ -38,7 +39,7 @@ bool Resolve(void* handle, const char* name, Fn* fn, std::string* missing) {
 StatusOr<CuptiApi> LoadCuptiApi(const std::string& fallback_path) {
   std::string tried;
   void* handle = OpenCuptiLibrary(fallback_path, &tried);
-  if (handle == nullptr) return Status::Error("libcupti.so.13 not found; tried:" + tried);
+  if (handle == nullptr) return Status::Error("libcupti.so.13 not found (tried: " + tried + ")");
   CuptiApi api;
   std::string missing;
   Resolve(handle, "cuptiGetVersion", &api.get_version, &missing);

@@ -42,12 +42,23 @@ constexpr ActivityKindName kActivityKinds[] = {
 
 using Failures = std::vector<std::pair<schema::Channel, std::string>>;
 
-// One warning line for everything that failed at start, then one LossRecord per channel.
+// One warning line for everything that failed at start (channels that failed for the same
+// reason, e.g. no libcupti, share it: "cupti_activity, cupti_callback: why"), then one
+// LossRecord per channel.
 void ReportFailures(ChannelHost* host, const Failures& failures) {
   if (failures.empty()) return;
   std::string line;
-  for (const auto& [channel, why] : failures) {
-    line += (line.empty() ? "" : "; ") + std::string(ChannelName(channel)) + ": " + why;
+  for (size_t i = 0; i < failures.size(); ++i) {
+    const std::string& why = failures[i].second;
+    bool said = false;
+    for (size_t j = 0; j < i; ++j) said = said || failures[j].second == why;
+    if (said) continue;
+    std::string channels;
+    for (size_t j = i; j < failures.size(); ++j) {
+      if (failures[j].second != why) continue;
+      channels += (channels.empty() ? "" : ", ") + std::string(ChannelName(failures[j].first));
+    }
+    line.append(line.empty() ? "" : "; ").append(channels).append(": ").append(why);
   }
   LUMOS_LOG(Warn, "CUPTI channel off (the job and the other channels carry on): %s", line.c_str());
   for (const auto& [channel, why] : failures) host->ReportFailure(channel, why);

@@ -15,7 +15,8 @@ inline constexpr const char* kToolkitCuptiPaths[] = {
     "/usr/local/cuda/lib64/libcupti.so.13",
 };
 
-// The dlopen handle, or null with each failed attempt appended to *tried as "\n  <dlerror>".
+// The dlopen handle, or null with each failed attempt's dlerror appended to *tried ("; "
+// between them).
 void* OpenCuptiLibrary(const std::string& fallback_path, std::string* tried);
 
 }  // namespace lumos::agent::cupti

@@ -4,6 +4,7 @@
 #include <limits.h>  // PATH_MAX
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>  // renameat2
 #include <sys/eventfd.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string_view>
 #include <vector>
 
@@ -105,6 +107,10 @@ std::string AbsoluteDirectory(const std::string& dir) {
   return dir.empty() || dir == "." ? std::string(cwd) : std::string(cwd) + "/" + dir;
 }
 
+constexpr char kNoCudaInjection[] =
+    "CUDA injection never called: no cuInit (no CUDA driver, CUDA unused, or "
+    "CUDA_INJECTION64_PATH not naming the agent)";
+
 void AtExitStop() { Agent::Get().Stop(); }
 void AtForkChild() { Agent::Get().DisableInForkChild(); }
 
@@ -128,20 +134,36 @@ Agent& Agent::Get() {
 
 void Agent::LoadConfig() {
   std::call_once(config_once_, [this] {
-    ParsedAgentConfig parsed = ParseAgentConfig(ProcessEnvLookup());
+    ParsedAgentConfig parsed = ParseAgentConfig(ProcessEnvLookup(), ProcessEnvNames());
     config_ = std::move(parsed.config);
+    config_warnings_ = std::move(parsed.warnings);
     SetMinLogLevel(config_.log_level);
-    for (const std::string& warning : parsed.warnings) LUMOS_LOG(Warn, "%s", warning.c_str());
   });
 }
 
 bool Agent::Start() {
   LoadConfig();
-  std::call_once(start_once_, [this] { started_.store(StartOnce(), std::memory_order_release); });
+  std::call_once(start_once_, [this] {
+    bool started = false;
+    // Entry points are noexcept and the job's threads call them: nothing may escape (an
+    // exception would reach std::terminate). StartOnce cleans up after itself on the way out.
+    try {
+      started = StartOnce();
+    } catch (const std::exception& error) {
+      LUMOS_LOG(Warn, "agent disabled, the job runs untraced: start-up failed: %s", error.what());
+    } catch (...) {
+      LUMOS_LOG(Warn, "agent disabled, the job runs untraced: start-up failed");
+    }
+    started_.store(started, std::memory_order_release);
+  });
   return started_.load(std::memory_order_acquire);
 }
 
 bool Agent::StartOnce() {
+  // Logged here, not at load: every process the library is preloaded into parses the
+  // configuration (a shell, `ls`), but only one that starts the agent has a use for the lines.
+  for (const std::string& warning : config_warnings_) LUMOS_LOG(Warn, "%s", warning.c_str());
+  config_warnings_.clear();
   if (!config_.enabled || config_.channels.empty()) return false;
   RankInfo rank = DetectRank(ProcessEnvLookup());
   for (const std::string& warning : rank.warnings) LUMOS_LOG(Warn, "%s", warning.c_str());
@@ -186,18 +208,25 @@ bool Agent::StartOnce() {
     LUMOS_LOG(Warn, "agent disabled, the job runs untraced: %s", writer.status().message().c_str());
     return false;
   }
+  // From here on a failure (or an exception) leaves no half-written file behind: a header-only
+  // trace would read as a process that recorded nothing, not as one that was never traced.
+  struct RemoveUnlessKept {
+    const std::string& path;
+    bool keep = false;
+    ~RemoveUnlessKept() {
+      if (!keep) unlink(path.c_str());
+    }
+  } remove_file{path};
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) {
     LUMOS_LOG(Warn, "agent disabled, the job runs untraced: eventfd: %s", std::strerror(errno));
     return false;
   }
-  owned_rings_ = std::move(rings).value();
   writer_ = std::move(writer).value();
   trace_path_ = path;
   env_rank_ = std::move(rank);
   host_name_ = header.host_name;
   WriteClockSnapshot();
-  rings_.store(owned_rings_.get(), std::memory_order_release);
 
   // Started here, after every way to fail: the writer thread refines it (see WriterLoop).
   if (!config_.tsc_clock) {
@@ -205,7 +234,23 @@ bool Agent::StartOnce() {
   } else if (!FastClock::Get().Start(static_cast<int64_t>(config_.flush_interval_ms) * 1'000'000)) {
     LUMOS_LOG(Debug, "no invariant TSC: record times from clock_gettime");
   }
-  thread_ = std::thread([this] { WriterLoop(); });
+  // The writer drains owned_rings_; published to the callbacks (rings_) only once it runs.
+  owned_rings_ = std::move(rings).value();
+  const int thread_error = pthread_create(&writer_thread_, nullptr, &Agent::WriterThreadMain, this);
+  if (thread_error != 0) {
+    // A process or thread limit (RLIMIT_NPROC, a pids cgroup): the job may well live with it.
+    LUMOS_LOG(Warn, "agent disabled, the job runs untraced: cannot start the writer thread: %s",
+              std::strerror(thread_error));
+    writer_.reset();
+    owned_rings_.reset();  // No callback has seen them: rings_ is still null.
+    trace_path_.clear();
+    close(wake_fd_);
+    wake_fd_ = -1;
+    return false;
+  }
+  writer_thread_started_ = true;
+  remove_file.keep = true;
+  rings_.store(owned_rings_.get(), std::memory_order_release);
   // Registered after the thread exists, so Stop() always has a thread to join.
   std::atexit(AtExitStop);
   pthread_atfork(nullptr, nullptr, AtForkChild);
@@ -214,10 +259,22 @@ bool Agent::StartOnce() {
   return true;
 }
 
+void* Agent::WriterThreadMain(void* agent) {
+  static_cast<Agent*>(agent)->WriterLoop();
+  return nullptr;
+}
+
 void Agent::WriterLoop() {
   pthread_setname_np(pthread_self(), "lumos-writer");
   // Signals go to the job's threads: their handler waits for this one.
   FlushOnSignals::BlockInThisThread();
+  // A write past RLIMIT_FSIZE raises SIGXFSZ in the writing thread, which kills the process by
+  // default. The writer keeps below the limit (trace_file_writer.h); should the job lower it
+  // meanwhile, the write fails with EFBIG here and the signal stays pending in this thread.
+  sigset_t file_size_signal;
+  sigemptyset(&file_size_signal);
+  sigaddset(&file_size_signal, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &file_size_signal, nullptr);
   const int interval_ms = static_cast<int>(config_.flush_interval_ms);
   FastClock& fast_clock = FastClock::Get();
   for (;;) {
@@ -232,8 +289,14 @@ void Agent::WriterLoop() {
     uint64_t wakes = 0;
     while (read(wake_fd_, &wakes, sizeof(wakes)) == static_cast<ssize_t>(sizeof(wakes))) {
     }
-    if (stop_requested_.load(std::memory_order_acquire)) return;
     const int request = signal_request_.exchange(0, std::memory_order_acq_rel);
+    // The close happens here, not in the thread calling Stop(): the job's exit waits for it
+    // only so long (Stop), and every trace write stays in this thread (SIGXFSZ blocked).
+    if (stop_requested_.load(std::memory_order_acquire)) {
+      FinishTrace();
+      if (request != 0) signal_served_.fetch_add(1, std::memory_order_release);
+      return;
+    }
     if (request == kSignalFinish) {
       FinishTrace();
       signal_served_.fetch_add(1, std::memory_order_release);
@@ -244,7 +307,7 @@ void Agent::WriterLoop() {
     if (ReadMonotonicNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
       WriteClockSnapshot();
     }
-    // A failed write is already counted as a LossRecord by the writer; nothing to do here.
+    // A failed write is counted as a LossRecord by the writer, which warns once itself.
     if (request == kSignalFlush) {
       writer_->Flush().IgnoreError();
       signal_served_.fetch_add(1, std::memory_order_release);
@@ -391,11 +454,29 @@ void Agent::Stop() {
   if (!started_.load(std::memory_order_acquire) || static_cast<uint32_t>(getpid()) != owner_pid_) {
     return;
   }
+  const std::string path = trace_path_;  // The writer may rename the file as it closes it.
   stop_requested_.store(true, std::memory_order_release);
   Wake();
-  // Also waits for a close the writer started for a signal.
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-  FinishTrace();
+  // The writer closes the file (or already did, for a signal). Stop() runs in the job's exit
+  // path, so the wait is bounded: a writer stuck in write() (a hung network file system) must
+  // not hang the job. The file then keeps what reached it, without a trailer.
+  if (writer_thread_started_ && !pthread_equal(writer_thread_, pthread_self())) {
+    timespec deadline{};
+    clock_gettime(CLOCK_REALTIME, &deadline);  // pthread_timedjoin_np's clock.
+    deadline.tv_sec += kStopJoinTimeoutS;
+    const int join_error = pthread_timedjoin_np(writer_thread_, nullptr, &deadline);
+    if (join_error != 0) {
+      stopped_.store(true, std::memory_order_release);
+      enabled_.Set(false);
+      LUMOS_LOG(Warn,
+                "the trace writer did not finish within %d s (%s); the job exits without waiting, "
+                "and %s is left without its trailer",
+                kStopJoinTimeoutS, std::strerror(join_error), path.c_str());
+      return;
+    }
+    writer_thread_started_ = false;
+  }
+  FinishTrace();  // Done by the writer already; here for a Stop() from the writer thread itself.
 }
 
 void Agent::FinishTrace() {
@@ -407,6 +488,15 @@ void Agent::FinishTrace() {
     }
   }
   enabled_.Set(false);
+  if (!cuda_injection_called_.load(std::memory_order_relaxed)) {
+    for (schema::Channel channel :
+         {schema::Channel::kCuptiActivity, schema::Channel::kCuptiCallback}) {
+      if (!config_.channels.Has(channel)) continue;
+      // No warning: a process that does not use CUDA (a data loader, a CPU-only tool) is
+      // normal; the record is for readers wondering why there is no CUDA activity.
+      ReportChannelFailure(channel, kNoCudaInjection, /*log_warning=*/false);
+    }
+  }
   // Records pushed by callbacks that passed the flag check just before it turned off may still
   // land after this drain; they are lost with the process, as the design accepts at the edges.
   DrainOnce();
@@ -430,7 +520,10 @@ void Agent::FinishTrace() {
                .world_size = static_cast<int32_t>(world >> 32)};
   }
   Status closed = writer_->Close(static_cast<uint64_t>(ReadMonotonicNs()), trailer);
-  if (!closed.ok()) LUMOS_LOG(Warn, "closing the trace failed: %s", closed.message().c_str());
+  // One line per trace: the writer has said it already when an earlier flush failed.
+  if (!closed.ok() && !writer_->warned()) {
+    LUMOS_LOG(Warn, "closing the trace failed: %s", closed.message().c_str());
+  }
   if (world != 0) AdoptCommunicatorRank(trailer.rank, trailer.world_size);
 }
 

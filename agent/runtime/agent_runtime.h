@@ -1,8 +1,10 @@
 // Design: the agent's process-wide state and lifecycle (STYLE.md 6). One Agent lives in a
 // NoDestructor and is never destroyed, because capture callbacks on other threads can reach it
 // while the process exits.
-//   LoadConfig(): reads AgentConfig from the real environment once (the only getenv) and logs
-//     its warnings once. Cheap and thread-free: the LD_PRELOAD constructor calls only this.
+//   LoadConfig(): reads AgentConfig from the real environment once (the only getenv) and keeps
+//     its warnings for Start() to log: every process the library is preloaded into parses the
+//     configuration (a shell, `ls`), only one that starts the agent says what was wrong. Cheap
+//     and thread-free: the LD_PRELOAD constructor calls only this.
 //   Start(): once per process (std::call_once; later calls return the first result). Maps the
 //     rings, opens <output_dir>/<name> (see TraceFileName; the rank from the environment,
 //     rank_detection.h), writes the header, starts ONE writer thread, registers the atexit
@@ -10,8 +12,9 @@
 //     channel enabled, the header's cupti_version comes from the CuptiVersionProbe (the CUPTI
 //     channel's libcupti when the CUDA injection loaded it before starting the agent; else 0:
 //     the probe never loads a library under Start()'s once-lock). Any failure (unwritable
-//     directory, arena mmap) logs one warning line and leaves the agent off: the traced job is
-//     never affected (fail open, STYLE.md 3.2).
+//     directory, arena mmap, no thread to be had: RLIMIT_NPROC, a pids cgroup; even an
+//     exception) logs one warning line, removes a file it created and leaves the agent off: the
+//     traced job is never affected (fail open, STYLE.md 3.2).
 //   Writer thread: every flush interval (or when woken through an eventfd, which a signal
 //     handler may write) drains all rings through RecordEncoder,
 //     turns ring drops into LossRecords, writes a clock snapshot (CLOCK_MONOTONIC, the records'
@@ -19,9 +22,13 @@
 //     lets the writer flush frames by age. It also refines the fast clock (agent/core/
 //     fast_clock.h; started at the end of Start() unless LUMOS_CLOCK=monotonic), waking sooner
 //     than the flush interval for its first refinements.
-//   Stop(): flag off, writer thread joined, final drain, trailer, file closed. Idempotent.
-//     Runs from atexit. SIGTERM/SIGINT: see signal_flush.h (flush, or close when the signal
-//     kills the process). SIGKILL or _exit() leave a readable prefix without a trailer.
+//   Stop(): asks the writer thread to close (flag off, final drain, trailer, file closed) and
+//     joins it, waiting at most kStopJoinTimeoutS: a writer stuck in write() (a hung network
+//     file system) leaves the file without a trailer and one warning, and the job exits on time.
+//     Idempotent. Runs from atexit. SIGTERM/SIGINT: see signal_flush.h (flush, or close when the
+//     signal kills the process). SIGKILL or _exit() leave a readable prefix without a trailer.
+//     The writer thread blocks SIGXFSZ: RLIMIT_FSIZE costs trace data, never the job
+//     (trace_file_writer.h keeps below it).
 //   Rank from NCCL: the header is written at start, usually before NCCL. The NCCL channel
 //     reports every communicator it sees (NoteCommunicator); the largest (the world
 //     communicator; ties: the first) is authoritative, unless it is smaller than the
@@ -35,13 +42,16 @@
 //   fork(): the child stays off for its whole life. It does not own the parent's file or writer
 //     thread, so it never writes (its atexit Stop() is a no-op: the pid differs).
 //   Channels: the agent starts when any channel is enabled, at the first channel's entry point
-//     (the LD_PRELOAD constructor only reads the configuration). A channel that fails reports
-//     it through ReportChannelFailure; the others carry on. A channel whose records the writer
-//     pulls (CUPTI activity buffers) registers a RecordSource: drained after the rings on every
-//     pass, flushed before the final drain.
+//     (the LD_PRELOAD constructor only reads the configuration; a process that never reaches
+//     one writes no file). A channel that fails reports it through ReportChannelFailure; the
+//     others carry on. CUPTI channels whose entry point never came (no cuInit: no driver) get
+//     their CHANNEL_FAILED record at the close (NoteCudaInjectionCalled). A channel whose records
+//     the writer pulls (CUPTI activity buffers) registers a RecordSource: drained after the rings
+//     on every pass, flushed before the final drain.
 // Hot path: capture callbacks use only EnabledFlag() (one relaxed load) and Rings().
 #pragma once
 
+#include <pthread.h>
 #include <time.h>
 
 #include <atomic>
@@ -50,7 +60,6 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -82,6 +91,8 @@ class Agent {
   static constexpr uint64_t kClockSnapshotIntervalNs = 10'000'000'000;
   // Events drained per ring per pass: bounds how long one ring can hold the writer.
   static constexpr size_t kMaxDrainPerRing = 1 << 16;
+  // Longest Stop() waits for the writer thread at exit before it leaves the file as it is.
+  static constexpr int kStopJoinTimeoutS = 5;
 
   static Agent& Get();
 
@@ -131,6 +142,13 @@ class Agent {
   // kMaxRecordSources; false when full. Any thread, once per source; it must live forever.
   bool AddRecordSource(RecordSource* source);
 
+  // The CUDA driver called the CUDA injection (InitializeInjection, at cuInit). When it never
+  // does (no libcuda, a process that never uses CUDA), the close adds a CHANNEL_FAILED record
+  // for each enabled CUPTI channel, so the trace says why it has no CUDA activity. Any thread.
+  void NoteCudaInjectionCalled() noexcept {
+    cuda_injection_called_.store(true, std::memory_order_relaxed);
+  }
+
   // The fork child handler: turns this process's agent off for good.
   void DisableInForkChild();
 
@@ -144,6 +162,7 @@ class Agent {
   Agent() = default;
 
   bool StartOnce();
+  static void* WriterThreadMain(void* agent);
   void WriterLoop();
   void Wake();
   // Final drain, clock snapshot, trailer, close: once, by Stop() or the writer on a signal.
@@ -161,6 +180,8 @@ class Agent {
   // call_once; release/acquire publishes owner_pid_ and the writer with it.
   std::atomic<bool> started_{false};
   AgentConfig config_;
+  // LoadConfig()'s warnings, logged by StartOnce (only a process that starts the agent logs).
+  std::vector<std::string> config_warnings_;
   EnabledFlag enabled_;
   std::atomic<ThreadRings*> rings_{nullptr};
   std::unique_ptr<ThreadRings> owned_rings_;  // Never released: rings outlive every callback.
@@ -177,10 +198,14 @@ class Agent {
   // word, so the pair is always consistent; relaxed is enough, the word is the whole message
   // (the close reads whatever was noted before it, nothing else depends on it).
   std::atomic<uint64_t> world_comm_{0};
+  std::atomic<bool> cuda_injection_called_{false};  // Relaxed: read once, at the close.
 
   // Writer thread state. Only the writer thread touches writer_/encoder_ until Stop() joins it.
   std::unique_ptr<TraceFileWriter> writer_;
-  std::thread thread_;
+  // pthread_create rather than std::thread: its failure (RLIMIT_NPROC, a pids cgroup) is an
+  // error code to handle, not an exception through the job's call into an entry point.
+  pthread_t writer_thread_{};
+  bool writer_thread_started_ = false;
   int wake_fd_ = -1;  // eventfd: Stop() and signal handlers wake the writer with write().
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> stopped_{false};  // The trace was finished (exchange: exactly once).

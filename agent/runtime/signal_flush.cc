@@ -44,8 +44,12 @@ void FlushOnSignals::Install() {
     struct sigaction ours {};
     ours.sa_sigaction = OnTerminatingSignal;
     ours.sa_mask = current.sa_mask;
-    // As the job's handler was: restarting interrupted calls or not.
-    ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_RESTART | SA_ONSTACK));
+    // As the job's handler was: restarting interrupted calls or not, on its stack, blocking
+    // the signal while it runs or not (SA_NODEFER), and one-shot (SA_RESETHAND: the kernel
+    // resets the action to SIG_DFL as it enters this handler, so the job's handler runs once
+    // and the next signal kills, e.g. "press Ctrl-C twice to quit").
+    ours.sa_flags =
+        SA_SIGINFO | (current.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER | SA_RESETHAND));
     sigaction(signo, &ours, nullptr);
   }
 }

@@ -2,7 +2,8 @@
 // handler (async-signal-safe: atomics, write(), nanosleep()) asks the agent's writer thread to
 // write out what was recorded (Agent::FlushFromSignal) and waits for it up to kWait; then it
 // passes the signal on exactly as if the agent were not there: to the handler the job had
-// installed before the agent started (same SA_RESTART behaviour), or, when the action was the
+// installed before the agent started (same SA_RESTART, SA_ONSTACK, SA_NODEFER and SA_RESETHAND
+// behaviour, and the same mask), or, when the action was the
 // default one, by restoring it and re-raising, so the process dies of the signal as before.
 // When the process is about to die that way, the writer also closes the file with its trailer;
 // when the job handles the signal itself, it only flushes (the job may go on, and the exit

@@ -1,8 +1,8 @@
 // lumos-run [-o DIR] [--] COMMAND [ARGS...]: runs COMMAND with liblumos_agent.so loaded.
-// Sets LUMOS_OUTPUT_DIR (created if missing), prepends the agent to LD_PRELOAD (keeping what is
-// there), sets NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH (the CUDA driver then starts the
-// CUPTI channel at cuInit) and NCCL_PROFILER_PLUGIN (a user's own profiler plugin is kept, with
-// one warning: NCCL loads one), then execs COMMAND, so COMMAND's exit status is
+// Sets LUMOS_OUTPUT_DIR (made absolute; created if missing), prepends the agent to LD_PRELOAD
+// (keeping what is there), sets NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH (the CUDA driver then
+// starts the CUPTI channel at cuInit) and NCCL_PROFILER_PLUGIN (a user's own profiler plugin is
+// kept, with one warning: NCCL loads one), then execs COMMAND, so COMMAND's exit status is
 // lumos-run's. The agent is found next to this binary, else at the build tree's path.
 // Tracing problems never stop the job: a directory that cannot be created is left to the agent,
 // which reports it in one line and runs the job untraced.
@@ -28,7 +28,8 @@ constexpr char kUsage[] =
     "usage: lumos-run [-o DIR] [--] COMMAND [ARGS...]\n"
     "Runs COMMAND with the Lumos agent (liblumos_agent.so) loaded and writes one trace per\n"
     "process, DIR/<job>.<host>.<pid>.rank<R>.pb.zst, readable with `lumos-model inspect`.\n"
-    "  -o DIR      trace directory (created if missing; default: LUMOS_OUTPUT_DIR, else \".\")\n"
+    "  -o DIR      trace directory (created if missing; a relative one is taken from the\n"
+    "              current directory; default: LUMOS_OUTPUT_DIR, else \".\")\n"
     "  -h, --help  this text\n"
     "Sets LUMOS_OUTPUT_DIR, LD_PRELOAD (the agent first, existing entries kept),\n"
     "NVTX_INJECTION64_PATH (NVTX ranges), CUDA_INJECTION64_PATH (CUPTI: kernels, copies,\n"
@@ -59,6 +60,16 @@ std::string FindAgent() {
   }
   if (IsFile(LUMOS_AGENT_BUILD_PATH)) return LUMOS_AGENT_BUILD_PATH;
   return "";
+}
+
+// `dir` from the current directory. lumos-run resolves the trace directory before the job
+// starts: the job may change directory first (a shell's `cd`, a launcher's working-directory
+// option), and a relative name would then point elsewhere, or nowhere.
+std::string Absolute(const std::string& dir) {
+  if (dir[0] == '/') return dir;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return dir;
+  return std::string(cwd) + "/" + dir;
 }
 
 // mkdir -p; errors are ignored here (see the file comment).
@@ -108,8 +119,12 @@ int main(int argc, char** argv) {
     return 127;
   }
   if (!output_dir.empty()) {
+    output_dir = Absolute(output_dir);
     MakeDirs(output_dir);
     setenv("LUMOS_OUTPUT_DIR", output_dir.c_str(), 1);
+  } else if (const char* env_dir = getenv("LUMOS_OUTPUT_DIR");
+             env_dir != nullptr && env_dir[0] != '\0' && env_dir[0] != '/') {
+    setenv("LUMOS_OUTPUT_DIR", Absolute(env_dir).c_str(), 1);
   }
   const char* preload = getenv("LD_PRELOAD");
   std::string new_preload = agent;

@@ -1,8 +1,10 @@
 #include "agent/writer/trace_file_writer.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -49,7 +51,7 @@ StatusOr<std::unique_ptr<TraceFileWriter>> TraceFileWriter::Create(const std::st
 
   // The header gets a frame of its own, so even a process killed at once leaves it behind.
   writer->encoder_.AddHeader(header);
-  if (options.header_in_own_frame) LUMOS_RETURN_IF_ERROR(writer->Flush());
+  if (options.header_in_own_frame) LUMOS_RETURN_IF_ERROR(writer->FlushFrame());
   return writer;
 }
 
@@ -74,14 +76,50 @@ Status TraceFileWriter::WriteAll(const uint8_t* data, size_t size) {
 }
 
 Status TraceFileWriter::Flush() {
-  if (fd_ < 0 || (encoder_.empty() && unreported_write_loss_ == 0)) return Status::Ok();
+  Status status = FlushFrame();
+  // One line per writer, whichever flush fails first: a full disk must not flood the job's
+  // stderr, and a time-triggered flush must not fail silently either.
+  if (!status.ok() && !warned_) {
+    warned_ = true;
+    LUMOS_LOG(Warn, "%s (further failures are counted in the trace, not logged)",
+              status.message().c_str());
+  }
+  return status;
+}
+
+uint64_t TraceFileWriter::FileByteLimit(const char** why) const {
+  uint64_t limit = 0;
+  *why = "";
+  if (!closing_ && options_.max_file_bytes != 0) {
+    limit = options_.max_file_bytes;
+    *why = "max_file_bytes";
+  }
+  rlimit file_size{};
+  if (getrlimit(RLIMIT_FSIZE, &file_size) == 0 && file_size.rlim_cur != RLIM_INFINITY) {
+    const auto hard = static_cast<uint64_t>(file_size.rlim_cur);
+    // Room for the final frame; with a tiny limit, half of it.
+    const uint64_t for_events = hard > 2 * kTrailerRoomBytes ? hard - kTrailerRoomBytes : hard / 2;
+    const uint64_t rlimit_bound = closing_ ? hard : for_events;
+    if (limit == 0 || rlimit_bound < limit) {
+      limit = rlimit_bound;
+      *why = "RLIMIT_FSIZE (ulimit -f)";
+    }
+  }
+  return limit;
+}
+
+Status TraceFileWriter::FlushFrame() {
+  if (fd_ < 0 || (encoder_.empty() && unreported_write_loss_ == 0 && carried_losses_.empty())) {
+    return Status::Ok();
+  }
   if (limit_reached_) {
     // Counted now, reported once in the final frame (see Close).
     stats_.events_lost += events_in_frame_;
     lost_to_limit_ += events_in_frame_;
     events_in_frame_ = 0;
+    CarryLossesOfFailedFrame();
     encoder_.TakeFrame(&frame_);
-    return Status::Error(path_ + " reached max_file_bytes");
+    return Status::Error(path_ + " reached its size limit");
   }
   ReportWriteLossInPendingFrame();
   uint64_t events = events_in_frame_;
@@ -93,25 +131,33 @@ Status TraceFileWriter::Flush() {
   compressed_.Clear();
   compressed_.EnsureRoom(bound);
   size_t n = ZSTD_compress2(cctx_, compressed_.data(), bound, frame_.data(), frame_.size());
+  const char* limit_name = "";
+  const uint64_t limit = FileByteLimit(&limit_name);
   Status status;
   if (ZSTD_isError(n)) {
     status = ErrorStatus("zstd: %s", ZSTD_getErrorName(n));
-  } else if (options_.max_file_bytes != 0 && stats_.bytes_written + n > options_.max_file_bytes) {
-    limit_reached_ = true;
-    stats_.events_lost += events;
-    lost_to_limit_ += events;
-    return ErrorStatus(
-        "%s reached its size limit of %llu bytes; later events are counted, "
-        "not written",
-        path_.c_str(), static_cast<unsigned long long>(options_.max_file_bytes));
+  } else if (limit != 0 && stats_.bytes_written + n > limit) {
+    if (closing_) {
+      status = ErrorStatus("%s: the final frame does not fit under %s", path_.c_str(), limit_name);
+    } else {
+      limit_reached_ = true;
+      stats_.events_lost += events;
+      lost_to_limit_ += events;
+      CarryLossesOfFailedFrame();
+      return ErrorStatus(
+          "%s reached its size limit of %llu bytes (%s); later events are counted, not written",
+          path_.c_str(), static_cast<unsigned long long>(limit), limit_name);
+    }
   } else {
     status = WriteAll(compressed_.data(), n);
   }
   if (!status.ok()) {
     stats_.events_lost += events;
     unreported_write_loss_ += events;
+    CarryLossesOfFailedFrame();
     return status;
   }
+  losses_in_frame_.clear();
   unreported_write_loss_ = 0;
   stats_.bytes_written += n;
   stats_.uncompressed_bytes += frame_.size();
@@ -122,22 +168,34 @@ Status TraceFileWriter::Flush() {
 }
 
 // Loss is data: events of frames that failed to reach the disk are reported in the next frame
-// that does; the count stays unreported until a write succeeds.
+// that does; the count stays unreported until a write succeeds. LossRecords that were in those
+// frames go into it as well.
 void TraceFileWriter::ReportWriteLossInPendingFrame() {
+  for (KeptLoss& loss : carried_losses_) {
+    encoder_.Add(LossEvent{loss.start_ns, 0, loss.source, loss.count, loss.thread_id, loss.detail});
+    losses_in_frame_.push_back(std::move(loss));
+  }
+  carried_losses_.clear();
   if (unreported_write_loss_ == 0 || write_loss_in_pending_frame_) return;
   encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kWriteFailed, unreported_write_loss_, 0,
                          "frames that could not be written"});
   write_loss_in_pending_frame_ = true;
 }
 
-void TraceFileWriter::FlushOrCount() {
-  Status status = Flush();
-  // One line per writer: a full disk must not flood the job's stderr.
-  if (!status.ok() && !warned_) {
-    warned_ = true;
-    LUMOS_LOG(Warn, "%s (further failures are counted in the trace, not logged)",
-              status.message().c_str());
+void TraceFileWriter::CarryLossesOfFailedFrame() {
+  for (KeptLoss& loss : losses_in_frame_) {
+    auto same =
+        std::find_if(carried_losses_.begin(), carried_losses_.end(), [&](const KeptLoss& k) {
+          return k.source == loss.source && k.thread_id == loss.thread_id &&
+                 k.detail == loss.detail;
+        });
+    if (same != carried_losses_.end()) {
+      same->count += loss.count;
+    } else {
+      carried_losses_.push_back(std::move(loss));
+    }
   }
+  losses_in_frame_.clear();
 }
 
 Status TraceFileWriter::MaybeFlush(uint64_t now_ns) {
@@ -157,23 +215,23 @@ Status TraceFileWriter::Close(uint64_t end_time_ns, const TrailerInfo& extra) {
   // file). After a failed write or at the size limit, the pending events go first and the
   // trailer alone follows in a small frame, which still fits where a big one did not.
   if (limit_reached_ || stats_.events_lost != 0) {
-    status = Flush();
+    status = FlushFrame();
     if (limit_reached_) status = Status::Ok();  // Expected: the trailer says what was lost.
     limit_reached_ = false;
   }
-  // The trailer always goes out, even past max_file_bytes: it is what says the file is whole.
-  uint64_t limit = options_.max_file_bytes;
-  options_.max_file_bytes = 0;
+  // The trailer always goes out, even past max_file_bytes (it is what says the file is whole),
+  // but never past RLIMIT_FSIZE (see FileByteLimit).
+  closing_ = true;
   if (lost_to_limit_ != 0) {
     encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kFileLimit, lost_to_limit_, 0,
-                           "max_file_bytes reached"});
+                           "file size limit reached"});
   }
   ReportWriteLossInPendingFrame();
   uint64_t packets_before = stats_.packets_written + 1 /*FramePacket*/ + encoder_.pending_packets();
   encoder_.AddTrailer(packets_before, stats_.frames_written, stats_.events_lost, end_time_ns,
                       stats_.events + events_in_frame_, extra);
-  Status trailer = Flush();
-  options_.max_file_bytes = limit;
+  Status trailer = FlushFrame();
+  closing_ = false;
   if (::close(fd_) != 0 && status.ok()) {
     status = ErrorStatus("closing %s: %s", path_.c_str(), std::strerror(errno));
   }

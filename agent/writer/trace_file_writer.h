@@ -3,8 +3,13 @@
 // reaches the file with a single write sequence after it is complete, so a process killed at
 // any instant leaves every earlier frame intact, and the reader reports the cut-off tail. A
 // failed write (disk full) is truncated away and counted as a LossRecord, never propagated to
-// the traced job. Frames flush by size (frame_bytes of uncompressed packets) and by time
-// (MaybeFlush). Single-threaded: owned by the agent's writer thread (or a tool's main thread).
+// the traced job; the first failed flush (by size, by time or explicit) logs one warning line,
+// later ones are only counted. LossRecords in a frame that could not be written are carried
+// into the next frame that is (their counts are data too). Frames flush by size (frame_bytes of
+// uncompressed packets) and by time (MaybeFlush). The file stays below max_file_bytes and below
+// the process's RLIMIT_FSIZE (read at each flush, less kTrailerRoomBytes kept for the trailer):
+// a write past that limit would raise SIGXFSZ, which kills the process by default.
+// Single-threaded: owned by the agent's writer thread (or a tool's main thread).
 #pragma once
 
 #include <zstd.h>
@@ -12,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/writer/packet_encoder.h"
 #include "agent/writer/trace_events.h"
@@ -50,16 +56,18 @@ class TraceFileWriter {
   TraceFileWriter(const TraceFileWriter&) = delete;
   TraceFileWriter& operator=(const TraceFileWriter&) = delete;
 
+  // Room kept below RLIMIT_FSIZE for the final frame (trailer, loss records, clock snapshot).
+  static constexpr uint64_t kTrailerRoomBytes = 16 << 10;
+
   template <typename Event>
   void Add(const Event& event) {
-    encoder_.Add(event);
-    last_event_ns_ = event.start_ns;
-    ++events_in_frame_;
-    // By size, or by count (readers reject frames of more than schema::kMaxFramePackets).
-    if (encoder_.pending_bytes() >= options_.frame_bytes ||
-        events_in_frame_ >= schema::kMaxFrameEventsWritten) {
-      FlushOrCount();
-    }
+    AddEvent(event);
+  }
+  // Kept until its frame is written: carried into the next frame when that write fails.
+  void Add(const LossEvent& loss) {
+    losses_in_frame_.push_back(
+        {loss.start_ns, loss.source, loss.count, loss.thread_id, std::string(loss.detail)});
+    AddEvent(loss);
   }
   void AddClockSnapshot(const ClockReading* readings, size_t count) {
     encoder_.AddClockSnapshot(readings, count);
@@ -69,20 +77,42 @@ class TraceFileWriter {
   // Flushes the pending frame when it is older than flush_interval_ns (now_ns: any clock, as
   // long as the caller always uses the same one).
   Status MaybeFlush(uint64_t now_ns);
-  // Compresses and writes the pending packets as one frame (no-op when none are pending).
+  // Compresses and writes the pending packets as one frame (no-op when none are pending). The
+  // first failure of any flush logs one warning line.
   Status Flush();
   // Writes what is pending and a final frame with the trailer (file totals, plus `extra`), then
-  // closes the file.
+  // closes the file. Logs nothing: see warned().
   Status Close(uint64_t end_time_ns, const TrailerInfo& extra = {});
 
+  // Whether a failure was logged already (a caller reporting Close()'s error can stay silent).
+  bool warned() const { return warned_; }
   const WriterStats& stats() const { return stats_; }
   const std::string& path() const { return path_; }
 
  private:
+  template <typename Event>
+  void AddEvent(const Event& event) {
+    encoder_.Add(event);
+    last_event_ns_ = event.start_ns;
+    ++events_in_frame_;
+    // By size, or by count (readers reject frames of more than schema::kMaxFramePackets).
+    if (encoder_.pending_bytes() >= options_.frame_bytes ||
+        events_in_frame_ >= schema::kMaxFrameEventsWritten) {
+      Flush().IgnoreError();  // Warned once, counted in the trace.
+    }
+  }
+
   TraceFileWriter(std::string path, int fd, const WriterOptions& options);
   Status WriteAll(const uint8_t* data, size_t size);
-  void FlushOrCount();
+  // Flush() without the warning (Create's header frame: the caller reports that failure).
+  Status FlushFrame();
+  // The largest file size the next frame may reach: events stop at max_file_bytes and at
+  // RLIMIT_FSIZE less kTrailerRoomBytes; the final frame (closing_) only at RLIMIT_FSIZE.
+  // 0 = none. `why` names the limit.
+  uint64_t FileByteLimit(const char** why) const;
   void ReportWriteLossInPendingFrame();
+  // The pending frame's LossRecords did not reach the file: keep them for the next frame.
+  void CarryLossesOfFailedFrame();
 
   std::string path_;
   int fd_ = -1;
@@ -97,8 +127,19 @@ class TraceFileWriter {
   uint64_t lost_to_limit_ = 0;          // Events dropped because max_file_bytes was reached.
   uint64_t unreported_write_loss_ = 0;  // Lost to failed writes, not yet in a LossRecord.
   bool write_loss_in_pending_frame_ = false;
+  // A LossRecord kept beyond the caller's Add (LossEvent::detail is a view).
+  struct KeptLoss {
+    int64_t start_ns;
+    LossSource source;
+    uint64_t count;
+    uint32_t thread_id;
+    std::string detail;
+  };
+  std::vector<KeptLoss> losses_in_frame_;  // LossRecords in the pending frame.
+  std::vector<KeptLoss> carried_losses_;   // From frames that failed, merged by source/detail.
   bool limit_reached_ = false;
   bool warned_ = false;
+  bool closing_ = false;  // Close() writes the final frame: only RLIMIT_FSIZE limits it.
   bool closed_ = false;
   WriterStats stats_;
 };

@@ -1,5 +1,6 @@
 #include "tests/testing/sample_trace.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -64,6 +65,18 @@ agent::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
   }
   LUMOS_CHECK((*writer)->Close(1000 + 1000 * events).ok());
   return (*writer)->stats();
+}
+
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(dir);
+  return names;
 }
 
 std::string ReadFileBytes(const std::string& path) {

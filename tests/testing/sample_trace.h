@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "agent/writer/trace_file_writer.h"
 
@@ -30,6 +31,8 @@ agent::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
                                     uint64_t frame_bytes = 4096);
 
 std::string ReadFileBytes(const std::string& path);
+// The names in a directory, without "." and ".."; empty when it cannot be read.
+std::vector<std::string> ListDir(const std::string& path);
 void WriteFileBytes(const std::string& path, const std::string& bytes);
 
 }  // namespace lumos::testing

@@ -1,5 +1,5 @@
 // ParseAgentConfig: every variable with good and bad values, suffixes and bounds, exactly one
-// warning per bad variable, and the disabled agent.
+// warning per bad variable, unknown LUMOS_* names, and the disabled agent.
 #include "agent/core/agent_config.h"
 
 #include <gtest/gtest.h>
@@ -216,6 +216,40 @@ TEST(AgentConfigTest, EachBadVariableWarnsExactlyOnce) {
   });
   EXPECT_EQ(parsed.warnings.size(), 14u);
   EXPECT_EQ(parsed.config, AgentConfig());
+}
+
+// A misspelt name would otherwise be ignored without a word: one line names every unknown
+// LUMOS_* variable, with the known name it most likely meant.
+TEST(AgentConfigTest, UnknownVariablesGiveOneLine) {
+  ParsedAgentConfig parsed = ParseAgentConfig(
+      MapEnvLookup({}), {"LUMOS_OUTPT_DIR", "LUMOS_OUTPUT_DIR", "LUMOS_SOMETHING_ELSE",
+                         "LUMOS_FLUSH_ON_SIGNALS", "LUMOS_CLOCK"});
+  ASSERT_EQ(parsed.warnings.size(), 1u);
+  EXPECT_EQ(parsed.warnings[0],
+            "unknown variables ignored: 'LUMOS_OUTPT_DIR' (LUMOS_OUTPUT_DIR?), "
+            "'LUMOS_SOMETHING_ELSE' (the LUMOS_* list: README.md)");
+  // Every variable the agent reads is known.
+  ParsedAgentConfig known = ParseAgentConfig(
+      MapEnvLookup({}), {"LUMOS_ENABLE", "LUMOS_OUTPUT_DIR", "LUMOS_CHANNELS", "LUMOS_RING_BYTES",
+                         "LUMOS_ARENA_BYTES", "LUMOS_CUPTI_BUFFER_BYTES", "LUMOS_CUPTI_BUFFERS",
+                         "LUMOS_CUPTI_LIBRARY", "LUMOS_NVTX_CHAIN", "LUMOS_FLUSH_INTERVAL_MS",
+                         "LUMOS_MAX_FILE_BYTES", "LUMOS_ZSTD_LEVEL", "LUMOS_JOB_ID",
+                         "LUMOS_LOG_LEVEL", "LUMOS_FLUSH_ON_SIGNALS", "LUMOS_CLOCK"});
+  EXPECT_TRUE(known.warnings.empty());
+  // Disabled: nothing is read, nothing is warned about.
+  EXPECT_TRUE(ParseAgentConfig(MapEnvLookup({{"LUMOS_ENABLE", "0"}}), {"LUMOS_OUTPT_DIR"})
+                  .warnings.empty());
+}
+
+TEST(AgentConfigTest, ClockNamesAreCaseInsensitive) {
+  for (const char* name : {"monotonic", "MONOTONIC", "Monotonic"}) {
+    ParsedAgentConfig parsed = Parse({{"LUMOS_CLOCK", name}});
+    EXPECT_TRUE(parsed.warnings.empty()) << name;
+    EXPECT_FALSE(parsed.config.tsc_clock) << name;
+  }
+  ParsedAgentConfig tsc = Parse({{"LUMOS_CLOCK", "TSC"}});
+  EXPECT_TRUE(tsc.warnings.empty());
+  EXPECT_TRUE(tsc.config.tsc_clock);
 }
 
 TEST(AgentConfigTest, DisabledAgentReadsNothingElse) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+
 namespace lumos::agent {
 namespace {
 
@@ -70,6 +72,16 @@ TEST(EnvLookupTest, ProcessLookupReadsTheEnvironment) {
   EXPECT_EQ(env("LUMOS_ENV_LOOKUP_TEST_PROBE"), "probe value");
   ASSERT_EQ(unsetenv("LUMOS_ENV_LOOKUP_TEST_PROBE"), 0);
   EXPECT_FALSE(env("LUMOS_ENV_LOOKUP_TEST_PROBE").has_value());
+}
+
+TEST(EnvLookupTest, ProcessNamesListsTheVariablesWithThePrefix) {
+  ASSERT_EQ(setenv("LUMOS_ENV_NAMES_TEST_PROBE", "a=b", 1), 0);
+  std::vector<std::string> names = ProcessEnvNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "LUMOS_ENV_NAMES_TEST_PROBE"), names.end());
+  for (const std::string& name : names) EXPECT_EQ(name.rfind("LUMOS_", 0), 0u) << name;
+  ASSERT_EQ(unsetenv("LUMOS_ENV_NAMES_TEST_PROBE"), 0);
+  names = ProcessEnvNames();
+  EXPECT_EQ(std::find(names.begin(), names.end(), "LUMOS_ENV_NAMES_TEST_PROBE"), names.end());
 }
 
 }  // namespace

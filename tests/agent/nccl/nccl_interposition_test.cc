@@ -261,6 +261,10 @@ TEST(NcclInterpositionTest, PluginAndWrappersTogetherRecordEachOperationOnce) {
   EXPECT_EQ(trace.nvtx, 2);
   ASSERT_EQ(trace.communicators.size(), 2u);
   for (const auto& c : trace.collectives) EXPECT_NE(FindComm(trace, c.comm_id()), nullptr);
+  // No cuInit here: the CUPTI channels say they never started. Nothing else is lost.
+  std::erase_if(trace.loss, [](const auto& loss) {
+    return loss.first.find(": CUDA injection never called") != std::string::npos;
+  });
   EXPECT_TRUE(trace.loss.empty());
 }
 
@@ -353,7 +357,8 @@ TEST(NcclInterpositionTest, InspectCountsNvtxAndNcclPackets) {
   EXPECT_NE(r.out.find("collective 13 communicator 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nvtx 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("communicators 2"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("loss       none recorded"), std::string::npos) << r.out;
+  // No cuInit here: only the CUPTI channels' "never started" records.
+  EXPECT_NE(r.out.find("loss       2 events: channel_failed 2\n"), std::string::npos) << r.out;
 }
 
 // lumos-run keeps a profiler plugin the user chose, and says so once.

@@ -1,5 +1,4 @@
 // End to end: the NVTX workload under lumos-run, its trace read back with the modeler's reader.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -18,6 +17,7 @@
 namespace lumos::agent {
 namespace {
 
+using ::lumos::testing::ListDir;
 using ::lumos::testing::RunCommand;
 using ::lumos::testing::TempDir;
 
@@ -65,18 +65,6 @@ Trace ReadTrace(const std::string& path) {
       &trace.read);
   EXPECT_TRUE(status.ok()) << status.message();
   return trace;
-}
-
-std::vector<std::string> ListDir(const std::string& path) {
-  std::vector<std::string> names;
-  DIR* dir = opendir(path.c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  closedir(dir);
-  return names;
 }
 
 const Range* Find(const Trace& trace, const std::string& name) {

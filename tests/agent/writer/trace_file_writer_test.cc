@@ -1,12 +1,18 @@
 // The file writer against real files and real processes: frames by size and time, crash
-// safety under SIGKILL, write failures (RLIMIT_FSIZE, /dev/full) and the file size limit.
+// safety under SIGKILL, the process's file size limit (RLIMIT_FSIZE), write failures (/dev/full:
+// one warning, loss records carried over) and the file size limit.
 #include "agent/writer/trace_file_writer.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
 
 #include "modeler/trace/trace_reader.h"
 #include "schema/format.h"
@@ -145,16 +151,18 @@ TEST(TraceFileWriterTest, KilledWriterLeavesReadablePrefix) {
   }
 }
 
-// Writes fail part-way (file size limit): the partial frame is cut off, the loss is counted,
-// and the file still reads cleanly up to the last good frame.
-TEST(TraceFileWriterTest, FailedWritesAreTruncatedAndCounted) {
+// The process's file size limit (ulimit -f): a write past it raises SIGXFSZ, which kills the
+// process by default. The writer stays below it instead, keeps room for the trailer and counts
+// what did not fit. The child keeps SIGXFSZ's default action, as a traced job would.
+TEST(TraceFileWriterTest, ProcessFileSizeLimitCapsTheFileInsteadOfKillingTheProcess) {
   TempDir dir;
   std::string path = dir.File("limited.pb.zst");
+  constexpr rlim_t kLimit = 64 * 1024;
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    signal(SIGXFSZ, SIG_IGN);  // Make the kernel return EFBIG instead of killing us.
-    struct rlimit limit = {32 * 1024, 32 * 1024};
+    signal(SIGXFSZ, SIG_DFL);
+    struct rlimit limit = {kLimit, kLimit};
     setrlimit(RLIMIT_FSIZE, &limit);
     WriterOptions options;
     options.frame_bytes = 8192;
@@ -168,23 +176,113 @@ TEST(TraceFileWriterTest, FailedWritesAreTruncatedAndCounted) {
                                  .name = "k"});
     }
     bool lost = (*writer)->stats().events_lost > 0;
-    (*writer)->Close(0).IgnoreError();
+    if (!(*writer)->Close(0).ok()) _exit(5);
     _exit(lost ? 0 : 4);
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the writer should have counted lost events";
   ReadBack back = ReadKernels(path);
   EXPECT_TRUE(back.result.damage.ok()) << back.result.damage.message();
-  EXPECT_LE(back.result.file_bytes, 32u * 1024);
+  EXPECT_TRUE(back.result.has_trailer);
+  EXPECT_LE(back.result.file_bytes, kLimit);
   ASSERT_GT(back.kernel_correlations.size(), 0u);
-  // A prefix, then (once writes failed) only frames small enough to still fit.
   for (size_t i = 1; i < back.kernel_correlations.size(); ++i) {
     ASSERT_LT(back.kernel_correlations[i - 1], back.kernel_correlations[i]);
   }
   EXPECT_GT(back.losses, 0u);
   EXPECT_EQ(back.kernel_correlations.size() + back.losses, 200000u);
+}
+
+// The writer's descriptor, found through /proc (the tests swap it to simulate a full disk).
+int DescriptorOf(const std::string& path) {
+  for (int fd = 3; fd < 1024; ++fd) {
+    char target[4096];
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t n = readlink(link.c_str(), target, sizeof(target));
+    if (n > 0 && std::string(target, static_cast<size_t>(n)) == path) return fd;
+  }
+  return -1;
+}
+
+// A full disk under every kind of flush (by time here, which the agent's writer thread uses
+// most): exactly one warning line per writer, the rest counted; Close() reports the failure in
+// its status and leaves the line to warned(). Runs in a child whose stderr is a file.
+TEST(TraceFileWriterTest, FailedFlushesOfEveryKindWarnOnce) {
+  TempDir dir;
+  const std::string path = dir.File("full.pb.zst");
+  const std::string err_path = dir.File("stderr");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(err, STDERR_FILENO);
+    WriterOptions options;
+    options.flush_interval_ns = 1000;
+    auto writer = TraceFileWriter::Create(path, SampleHeader(), options);
+    if (!writer.ok()) _exit(3);
+    const int full = open("/dev/full", O_WRONLY);
+    if (full < 0 || dup2(full, DescriptorOf(path)) < 0) _exit(4);
+    for (uint64_t i = 0; i < 5; ++i) {
+      (*writer)->Add(KernelEvent{.start_ns = 1, .correlation_id = i, .name = "k"});
+      (*writer)->MaybeFlush(1).IgnoreError();  // Starts the clock.
+      if ((*writer)->MaybeFlush(1'000'000).ok()) _exit(5);
+    }
+    if ((*writer)->Flush().ok()) _exit(6);
+    const bool close_failed = !(*writer)->Close(0).ok();
+    _exit(close_failed && (*writer)->warned() ? 0 : 7);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const std::string err = ::lumos::testing::ReadFileBytes(err_path);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+}
+
+// LossRecords are data: those in a frame that could not be written (a ring's drops, a failed
+// channel) go into the next frame that is, beside the count of events the failure lost.
+TEST(TraceFileWriterTest, LossRecordsOfAFailedFrameAreCarriedOver) {
+  TempDir dir;
+  const std::string path = dir.File("carried.pb.zst");
+  auto writer = TraceFileWriter::Create(path, SampleHeader(), WriterOptions());
+  ASSERT_TRUE(writer.ok());
+  const int fd = DescriptorOf(path);
+  ASSERT_GE(fd, 0);
+  const int saved = dup(fd);
+  const int full = open("/dev/full", O_WRONLY);
+  ASSERT_GE(full, 0);
+  ASSERT_GE(dup2(full, fd), 0);
+  (*writer)->Add(KernelEvent{.start_ns = 5, .correlation_id = 1, .name = "k"});
+  (*writer)->Add(LossEvent{6, 0, LossSource::kRingFull, 500, 9, "ring full"});
+  EXPECT_FALSE((*writer)->Flush().ok());
+  (*writer)->Add(LossEvent{7, 0, LossSource::kRingFull, 20, 9, "ring full"});
+  EXPECT_FALSE((*writer)->Flush().ok());  // Still full: carried again, merged.
+  ASSERT_GE(dup2(saved, fd), 0);          // Space again.
+  (*writer)->Add(KernelEvent{.start_ns = 8, .correlation_id = 2, .name = "k"});
+  ASSERT_TRUE((*writer)->Close(0).ok());
+  close(saved);
+  close(full);
+
+  std::map<std::string, uint64_t> losses;
+  auto reader = modeler::TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  modeler::ReadResult result;
+  ASSERT_TRUE((*reader)
+                  ->ReadPackets(
+                      [&](const pb::TracePacket& packet, const modeler::PacketContext&) {
+                        if (packet.has_loss())
+                          losses[packet.loss().detail()] += packet.loss().count();
+                        return Status::Ok();
+                      },
+                      &result)
+                  .ok());
+  EXPECT_TRUE(result.damage.ok()) << result.damage.message();
+  EXPECT_TRUE(result.has_trailer);
+  EXPECT_EQ(losses["ring full"], 520u);
+  EXPECT_EQ(losses["frames that could not be written"], 3u);  // 1 kernel + 2 loss events.
 }
 
 TEST(TraceFileWriterTest, UnwritableDestinationIsAnError) {

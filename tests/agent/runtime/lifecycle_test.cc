@@ -1,0 +1,271 @@
+// End to end: the agent's start, signals, limits and close under lumos-run, with a real
+// program (lifecycle_workload.cc) and its trace read back. Each case checks that the job
+// behaves exactly as without the agent (exit status, output) and that stderr carries at most
+// the one line the case calls for.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "modeler/trace/trace_reader.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::agent {
+namespace {
+
+using ::lumos::testing::CommandResult;
+using ::lumos::testing::ListDir;
+using ::lumos::testing::RunCommand;
+using ::lumos::testing::TempDir;
+
+const std::string kWorkload = LIFECYCLE_WORKLOAD_PATH;
+
+struct Trace {
+  modeler::ReadResult read;
+  std::map<std::string, uint64_t> loss;  // LossRecord counts by detail.
+  std::map<int, uint64_t> loss_by_source;
+  int nvtx = 0;
+};
+
+Trace ReadTrace(const std::string& path) {
+  Trace trace;
+  auto reader = modeler::TraceReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  if (!reader.ok()) return trace;
+  Status status = (*reader)->ReadPackets(
+      [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext&) {
+        if (packet.has_nvtx()) ++trace.nvtx;
+        if (packet.has_loss()) {
+          trace.loss[packet.loss().detail()] += packet.loss().count();
+          trace.loss_by_source[packet.loss().source()] += packet.loss().count();
+        }
+        return Status::Ok();
+      },
+      &trace.read);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return trace;
+}
+
+int Lines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// `env` goes in front of lumos-run (LD_PRELOAD there reaches the job behind the agent).
+CommandResult Traced(const std::string& dir, const std::string& env, const std::string& args) {
+  return RunCommand(env + " " + LUMOS_RUN_PATH + " -o " + dir + " -- " + kWorkload + " " + args);
+}
+
+// 1. No thread to be had (RLIMIT_NPROC, a pids cgroup): the agent stays off with one line and
+// leaves no header-only file; the job runs as without it (it used to abort in std::thread).
+TEST(LifecycleTest, NoWriterThreadLeavesTheJobAloneAndNoFile) {
+  TempDir dir;
+  CommandResult r = Traced(dir.path(), "LD_PRELOAD=" NO_THREAD_SHIM_PATH, "ranges 10");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done 10\n");
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("cannot start the writer thread"), std::string::npos) << r.err;
+  EXPECT_TRUE(ListDir(dir.path()).empty());
+}
+
+// 2. A file size limit (ulimit -f) costs trace data, never the job (SIGXFSZ used to kill it):
+// the trace stops below the limit, keeps its trailer, and says what it could not hold.
+TEST(LifecycleTest, FileSizeLimitCostsTraceDataNotTheJob) {
+  TempDir dir;
+  // Set here and inherited (the shell's `ulimit -f` counts in blocks of a size that differs
+  // between shells): room for the first frame (about 300 KB), not for the whole trace (1 MB).
+  constexpr rlim_t kLimit = 512'000;
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  ASSERT_TRUE(saved.rlim_max == RLIM_INFINITY || saved.rlim_max >= kLimit);
+  rlimit limited = saved;
+  limited.rlim_cur = kLimit;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  CommandResult r = Traced(dir.path(), "LUMOS_FLUSH_INTERVAL_MS=10", "ranges 400000");
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done 400000\n");
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("RLIMIT_FSIZE"), std::string::npos) << r.err;
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  struct stat st {};
+  ASSERT_EQ(stat(dir.File(files[0]).c_str(), &st), 0);
+  EXPECT_LE(static_cast<rlim_t>(st.st_size), kLimit);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_TRUE(trace.read.has_trailer);
+  EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
+  EXPECT_GT(trace.nvtx, 0);
+  EXPECT_GT(trace.loss_by_source[modeler::pb::LOSS_SOURCE_FILE_LIMIT], 0u);
+}
+
+// 3. A relative -o names a directory from where lumos-run was started, even when the job
+// changes directory before the agent starts.
+TEST(LifecycleTest, RelativeOutputDirSurvivesTheJobsChdir) {
+  TempDir dir;
+  ASSERT_EQ(mkdir(dir.File("sub").c_str(), 0755), 0);
+  CommandResult r = RunCommand("cd " + dir.path() + " && " + LUMOS_RUN_PATH +
+                               " -o rel -- sh -c 'cd sub && " + kWorkload + " ranges 10'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(ListDir(dir.File("rel")).size(), 1u);
+  EXPECT_TRUE(ListDir(dir.File("sub/rel")).empty());
+}
+
+// 4. The job's own signal handling is unchanged: a one-shot handler (SA_RESETHAND, "Ctrl-C
+// twice to quit") runs once and the second signal kills, for SIGTERM and SIGINT alike.
+TEST(LifecycleTest, OneShotHandlerRunsOnceThenTheSignalKills) {
+  for (const char* signal_name : {"TERM", "INT"}) {
+    const int signo = std::string(signal_name) == "TERM" ? SIGTERM : SIGINT;
+    CommandResult without = RunCommand(kWorkload + " resethand " + signal_name);
+    EXPECT_EQ(without.exit_code, 128 + signo);
+    EXPECT_EQ(without.out, "handled\n");
+    TempDir dir;
+    CommandResult with = Traced(dir.path(), "", std::string("resethand ") + signal_name);
+    EXPECT_EQ(with.exit_code, 128 + signo) << signal_name << ": " << with.err;
+    EXPECT_EQ(with.out, "handled\n") << signal_name;
+    EXPECT_EQ(with.err, "");
+    std::vector<std::string> files = ListDir(dir.path());
+    ASSERT_EQ(files.size(), 1u);
+    Trace trace = ReadTrace(dir.File(files[0]));
+    EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
+    EXPECT_EQ(trace.nvtx, 1);  // Flushed at the first signal; killed by the second.
+  }
+}
+
+// SA_NODEFER: the job's handler is not blocked against its own signal, so it can nest.
+TEST(LifecycleTest, NoDeferHandlerStillNests) {
+  EXPECT_EQ(RunCommand(kWorkload + " nodefer").out, "deepest 2\n");
+  TempDir dir;
+  CommandResult r = Traced(dir.path(), "", "nodefer");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "deepest 2\n");
+}
+
+// SA_SIGINFO: the job's handler gets the signal's own siginfo and context.
+TEST(LifecycleTest, SiginfoHandlerGetsTheSignalsInfo) {
+  TempDir dir;
+  CommandResult r = Traced(dir.path(), "", "siginfo");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "siginfo signo=15 own_pid=1 context=1\n");
+}
+
+// SIGINT with its default action: the process dies of it, and the trace is closed first.
+TEST(LifecycleTest, DefaultSigintKillsAndClosesTheTrace) {
+  TempDir dir;
+  CommandResult r = Traced(dir.path(), "", "default INT");
+  EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_TRUE(trace.read.has_trailer);
+  EXPECT_EQ(trace.nvtx, 1);
+}
+
+// 5. Configuration warnings come from the process that traces, once, not from every process
+// the library is preloaded into (the shell, ls); a misspelt LUMOS_* name is one of them, and
+// word values are case-insensitive.
+TEST(LifecycleTest, ConfigurationWarningsComeOnceFromTheTracedProcess) {
+  TempDir dir;
+  CommandResult r = RunCommand(
+      "LUMOS_ZSTD_LEVEL=99 LUMOS_RING_BYTES=x LUMOS_OUTPT_DIR=/tmp LUMOS_CLOCK=Monotonic " +
+      std::string(LUMOS_RUN_PATH) + " -o " + dir.path() + " -- sh -c 'true; " + kWorkload +
+      " ranges 1; ls / >/dev/null'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.err), 3) << r.err;
+  EXPECT_NE(r.err.find("LUMOS_ZSTD_LEVEL"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("LUMOS_RING_BYTES"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'LUMOS_OUTPT_DIR' (LUMOS_OUTPUT_DIR?)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("LUMOS_CLOCK"), std::string::npos) << r.err;
+}
+
+// 6. A full disk (after the preamble and the header): one warning line in all (not one for the
+// write and another at the close),
+// the job unharmed, and the file a readable prefix that says what it lost.
+TEST(LifecycleTest, FullDiskGivesOneWarningLine) {
+  TempDir dir;
+  CommandResult r = Traced(dir.path(),
+                           "LD_PRELOAD=" TRACE_WRITE_SHIM_PATH
+                           " SHIM_TRACE_MODE=full SHIM_TRACE_WRITES=2 LUMOS_FLUSH_INTERVAL_MS=10",
+                           "ranges 400000");  // Frames flushed by size, by time and at the close.
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done 400000\n");
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
+}
+
+// 7. No libcupti: one warning line, naming the reason once for both CUPTI channels; the trace
+// says both failed.
+TEST(LifecycleTest, NoLibcuptiGivesOneLineForBothChannels) {
+  TempDir dir;
+  CommandResult r = Traced(dir.path(), "LD_PRELOAD=" NO_CUPTI_SHIM_PATH, "cuinit");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "cuinit 1\n");
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  const size_t first = r.err.find("libcupti.so.13 not found");
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("libcupti.so.13 not found", first + 1), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cupti_activity, cupti_callback: "), std::string::npos) << r.err;
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_EQ(trace.loss_by_source[modeler::pb::LOSS_SOURCE_CHANNEL_FAILED], 2u);
+}
+
+// 8. No CUDA driver (so no cuInit, and the CUDA injection is never called): no warning (a
+// process may well not use CUDA), but the trace says why the CUPTI channels recorded nothing.
+// Channels that are off get no record.
+TEST(LifecycleTest, NeverCalledCudaInjectionIsRecordedAtTheClose) {
+  TempDir dir;
+  CommandResult r = Traced(dir.path(), "", "ranges 1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_EQ(trace.loss_by_source[modeler::pb::LOSS_SOURCE_CHANNEL_FAILED], 2u);
+  for (const char* channel : {"cupti_activity", "cupti_callback"}) {
+    bool found = false;
+    for (const auto& [detail, count] : trace.loss) {
+      found = found || detail.rfind(std::string(channel) + ": CUDA injection never called", 0) == 0;
+    }
+    EXPECT_TRUE(found) << channel;
+  }
+
+  TempDir nvtx_only;
+  ASSERT_EQ(Traced(nvtx_only.path(), "LUMOS_CHANNELS=nvtx", "ranges 1").exit_code, 0);
+  files = ListDir(nvtx_only.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(ReadTrace(nvtx_only.File(files[0])).loss.empty());
+}
+
+// 10. A trace file system that hangs (a stuck network mount) delays the job's exit by
+// Agent::kStopJoinTimeoutS at most, with one line; the file keeps what reached it.
+TEST(LifecycleTest, HungTraceWriteDelaysTheExitBoundedly) {
+  TempDir dir;
+  timespec start{}, end{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  CommandResult r = Traced(
+      dir.path(), "LD_PRELOAD=" TRACE_WRITE_SHIM_PATH " SHIM_TRACE_MODE=hang SHIM_TRACE_WRITES=2",
+      "ranges 20000");
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done 20000\n");
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("did not finish within 5 s"), std::string::npos) << r.err;
+  EXPECT_LT(end.tv_sec - start.tv_sec, 30);  // The shim's write sleeps 60 s.
+}
+
+}  // namespace
+}  // namespace lumos::agent
