@@ -1,4 +1,7 @@
-// lumos-run [-o DIR] [--] COMMAND [ARGS...]: runs COMMAND with liblumos_agent.so loaded.
+// lumos-run [-o DIR] [OPTIONS] [--] COMMAND [ARGS...]: runs COMMAND with liblumos_agent.so
+// loaded. Each option sets the LUMOS_* variable it names (kOptions), checked here with the
+// agent's own parser, so a bad value is a usage error before the job starts rather than a
+// warning and a default in every process of the job.
 // Sets LUMOS_OUTPUT_DIR (made absolute; created if missing), prepends the agent to LD_PRELOAD
 // (keeping what is there), sets NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH (the CUDA driver then
 // starts the CUPTI channel at cuInit) and NCCL_PROFILER_PLUGIN (a user's own profiler plugin is
@@ -14,7 +17,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
+#include <string_view>
+
+#include "agent/core/agent_config.h"
+#include "agent/core/env_lookup.h"
 
 #ifndef LUMOS_AGENT_BUILD_PATH
 #define LUMOS_AGENT_BUILD_PATH ""
@@ -24,13 +32,37 @@ namespace {
 
 constexpr char kAgentName[] = "liblumos_agent.so";
 
+// The options besides -o, each the LUMOS_* variable of the same name (agent/core/agent_config.h
+// and the README say what each takes).
+struct Option {
+  const char* flag;
+  const char* value;  // What the value is, for --help.
+  const char* variable;
+  const char* help;
+};
+constexpr Option kOptions[] = {
+    {"--job-id", "ID", "LUMOS_JOB_ID", "job id, in file names and headers"},
+    {"--channels", "LIST", "LUMOS_CHANNELS", "all, or a comma list of channels (README)"},
+    {"--max-file-bytes", "SIZE", "LUMOS_MAX_FILE_BYTES", "stop writing at SIZE (0: no limit)"},
+    {"--flush-interval-ms", "MS", "LUMOS_FLUSH_INTERVAL_MS", "how often the writer flushes"},
+    {"--zstd-level", "N", "LUMOS_ZSTD_LEVEL", "compression level, 1..19"},
+    {"--ring-bytes", "SIZE", "LUMOS_RING_BYTES", "per-thread record ring"},
+    {"--cupti-buffer-bytes", "SIZE", "LUMOS_CUPTI_BUFFER_BYTES", "one CUPTI activity buffer"},
+    {"--cupti-buffers", "N", "LUMOS_CUPTI_BUFFERS", "CUPTI activity buffers"},
+    {"--nvtx-chain", "off|cupti|PATH", "LUMOS_NVTX_CHAIN", "pass NVTX calls on to another library"},
+    {"--clock", "tsc|monotonic", "LUMOS_CLOCK", "how records are timed"},
+    {"--log-level", "LEVEL", "LUMOS_LOG_LEVEL", "debug, info, warn or error"},
+};
+
 constexpr char kUsage[] =
-    "usage: lumos-run [-o DIR] [--] COMMAND [ARGS...]\n"
+    "usage: lumos-run [-o DIR] [OPTIONS] [--] COMMAND [ARGS...]\n"
     "Runs COMMAND with the Lumos agent (liblumos_agent.so) loaded and writes one trace per\n"
     "process, DIR/<job>.<host>.<pid>.rank<R>.pb.zst, readable with `lumos-model inspect`.\n"
     "  -o DIR      trace directory (created if missing; a relative one is taken from the\n"
     "              current directory; default: LUMOS_OUTPUT_DIR, else \".\")\n"
     "  -h, --help  this text\n"
+    "Options (each sets the LUMOS_* variable of the same name, checked before COMMAND runs;\n"
+    "--opt VALUE or --opt=VALUE):\n"
     "Sets LUMOS_OUTPUT_DIR, LD_PRELOAD (the agent first, existing entries kept),\n"
     "NVTX_INJECTION64_PATH (NVTX ranges), CUDA_INJECTION64_PATH (CUPTI: kernels, copies,\n"
     "syncs, CUDA events and API calls; the driver loads the agent at cuInit) and\n"
@@ -62,6 +94,27 @@ std::string FindAgent() {
   return "";
 }
 
+// The option `arg` names ("--zstd-level" or "--zstd-level=3"), or null.
+const Option* FindOption(std::string_view arg) {
+  const std::string_view flag = arg.substr(0, arg.find('='));
+  for (const Option& option : kOptions) {
+    if (flag == option.flag) return &option;
+  }
+  return nullptr;
+}
+
+// The agent's warning about `variable`, if its value is bad ("" when it is good).
+std::string ProblemWith(const char* variable) {
+  const lumos::agent::ParsedAgentConfig parsed =
+      lumos::agent::ParseAgentConfig(lumos::agent::ProcessEnvLookup());
+  for (const std::string& warning : parsed.warnings) {
+    // The agent goes on with a default; lumos-run stops instead, so that part is left out.
+    if (warning.find(variable) != std::string::npos)
+      return warning.substr(0, warning.find("; using"));
+  }
+  return "";
+}
+
 // `dir` from the current directory. lumos-run resolves the trace directory before the job
 // starts: the job may change directory first (a shell's `cd`, a launcher's working-directory
 // option), and a relative name would then point elsewhere, or nowhere.
@@ -88,7 +141,27 @@ int main(int argc, char** argv) {
     const char* arg = argv[index];
     if (std::strcmp(arg, "-h") == 0 || std::strcmp(arg, "--help") == 0) {
       std::fputs(kUsage, stdout);
+      for (const Option& option : kOptions) {
+        const std::string usage = std::string(option.flag) + " " + option.value;
+        std::printf("  %-28s %s\n", usage.c_str(), option.help);
+      }
       return 0;
+    }
+    if (const Option* option = FindOption(arg)) {
+      const char* equals = std::strchr(arg, '=');
+      const char* value = equals != nullptr ? equals + 1 : nullptr;
+      if (value == nullptr && index + 1 < argc) value = argv[++index];
+      if (value == nullptr || value[0] == '\0') {
+        std::fprintf(stderr, "lumos-run: %s needs a value (see --help)\n", option->flag);
+        return 2;
+      }
+      setenv(option->variable, value, 1);
+      if (const std::string problem = ProblemWith(option->variable); !problem.empty()) {
+        std::fprintf(stderr, "lumos-run: %s %s: %s\n", option->flag, value, problem.c_str());
+        return 2;
+      }
+      ++index;
+      continue;
     }
     if (std::strcmp(arg, "--") == 0) {
       ++index;

@@ -289,5 +289,40 @@ TEST(NvtxInjectionTest, LumosRunReportsUsageErrors) {
   EXPECT_EQ(RunCommand(LumosRun("sh -c 'exit 5'")).exit_code, 5);
 }
 
+// Options set the LUMOS_* variables they name, in both spellings; a bad value stops lumos-run
+// with the agent's own reason before the job starts.
+TEST(NvtxInjectionTest, LumosRunOptionsSetTheAgentsVariables) {
+  TempDir dir;
+  auto r = RunCommand(LumosRun("-o " + dir.path() +
+                               " --job-id optjob --channels nvtx --zstd-level=7 -- " +
+                               NVTX_WORKLOAD_PATH));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].rfind("optjob.", 0), 0u) << files[0];
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_EQ(trace.header.job_id(), "optjob");
+  EXPECT_EQ(trace.header.capture_config().zstd_level(), 7);
+  ASSERT_EQ(trace.header.capture_config().channels_size(), 1);
+  EXPECT_EQ(trace.header.capture_config().channels(0), modeler::pb::CHANNEL_NVTX);
+  EXPECT_FALSE(trace.ranges.empty());
+
+  TempDir untouched;
+  auto bad =
+      RunCommand(LumosRun("-o " + untouched.path() + " --zstd-level 40 -- " + NVTX_WORKLOAD_PATH));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--zstd-level 40: LUMOS_ZSTD_LEVEL='40': outside 1..19"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_TRUE(ListDir(untouched.path()).empty());  // The job never ran.
+  auto missing = RunCommand(LumosRun("--channels"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--channels needs a value"), std::string::npos) << missing.err;
+  auto help = RunCommand(LumosRun("--help"));
+  for (const char* option : {"--job-id ID", "--channels LIST", "--clock tsc|monotonic"}) {
+    EXPECT_NE(help.out.find(option), std::string::npos) << option;
+  }
+}
+
 }  // namespace
 }  // namespace lumos::agent
