@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "agent/nccl/nccl_channel.h"
 #include "schema/enums.h"
 
 namespace lumos::agent {
@@ -25,6 +26,7 @@ struct CommEntry {
   int32_t rank = -1;
   uint32_t comm_size = 0;
   uint32_t device_id = 0;
+  PluginRoute plugin_route = PluginRoute::kUnknown;  // How the plugin's init went for it.
   // Seq numbers per operation kind, like NCCL's own (per communicator and function).
   std::atomic<uint64_t> seq[kCollectiveOpCount];
   std::atomic<uint32_t> splits{0};  // ncclCommSplit calls on this parent so far.
@@ -42,7 +44,7 @@ class CommTable {
   CommEntry* Find(const void* comm);
   // Off the hot path. Returns the entry (fresh counters), or null when the table is full.
   CommEntry* Insert(const void* comm, uint64_t comm_id, int32_t rank, uint32_t comm_size,
-                    uint32_t device_id);
+                    uint32_t device_id, PluginRoute plugin_route);
   void Remove(const void* comm);
 
  private:

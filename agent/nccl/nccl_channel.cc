@@ -2,6 +2,7 @@
 
 #include "agent/core/thread_rings.h"
 #include "agent/runtime/agent_runtime.h"
+#include "base/logging.h"
 
 namespace lumos::agent {
 namespace {
@@ -10,11 +11,22 @@ namespace {
 std::atomic<int> g_plugin_state{0};
 std::atomic<int> g_wrappers_state{0};
 
-int Decide(schema::Channel channel) {
+int DecideOrThrow(schema::Channel channel) {
   Agent& agent = Agent::Get();
   agent.LoadConfig();
   if (!agent.config().enabled || !agent.config().channels.Has(channel)) return 2;
   return agent.Start() ? 1 : 2;
+}
+
+// Runs inside NCCL's calls (a wrapper, the plugin's init): no exception may escape into NCCL.
+int Decide(schema::Channel channel) {
+  try {
+    return DecideOrThrow(channel);
+  } catch (...) {
+    LUMOS_LOG(Warn, "nccl: %s set-up failed with an exception; that channel is off",
+              channel == schema::Channel::kNcclPlugin ? "profiler plugin" : "wrappers");
+    return 2;
+  }
 }
 
 }  // namespace

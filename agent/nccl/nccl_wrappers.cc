@@ -8,25 +8,29 @@
 // that cannot be found returns ncclSystemError, with one warning per process.
 //
 // Each wrapper calls the real function and, when the nccl_wrappers channel is on, records:
-//   communicator creation (InitRank, InitRankConfig, InitAll, Split): a Communicator record and
-//     an entry in the CommTable (comm id, rank, size, device from ncclCommCuDevice, seq
-//     counters), and its rank and size to Agent::NoteCommunicator (the largest communicator
-//     names the trace's rank); Destroy/Abort remove it;
+//   communicator creation (InitRank, InitRankConfig, InitAll, Split): a Communicator record and an
+//   entry in the CommTable (comm id, rank, size, device from
+//     ncclCommCuDevice, seq counters, how the plugin's init went), and its rank and size to
+//     Agent::NoteCommunicator (the largest communicator names the trace's rank); Destroy/Abort
+//     remove it;
 //   collectives and send/recv: one Collective record, host start/end (CLOCK_MONOTONIC) of the
 //     call, op, count, datatype, bytes, reduce op, root/peer, comm id, stream, per-communicator
 //     and per-op seq number. Calls that return an error are counted, not recorded (the record
 //     has no result field).
 // Comm ids, equal on all ranks: the plugin's (NCCL's commHash) when the plugin's init ran inside
-// our call (nccl_channel.h); else FNV-1a of the ncclUniqueId bytes (InitRank*), of the parent's
-// id, color and split ordinal (Split), or of pid and first handle (InitAll: one process).
-// Matching: when the plugin records collectives, the wrappers write none (one record per
-// operation); a wrapper record and a plugin record would otherwise both be identified by
-// (comm_id, op, seq_number), both counting per communicator and NCCL function from 0.
+// our call (nccl_channel.h); else FNV-1a of the ncclUniqueId bytes (InitRank*), of the
+// parent's id, color and split ordinal (Split), or of pid and first handle (InitAll: one
+// process).
+// One record per operation, per call: the wrapper publishes the call (t_nccl_call) around the
+// real function; when the plugin saw it (its API event started inside the call) the plugin
+// writes the record, else the wrapper does (nccl_channel.h). Both count seq numbers per
+// communicator and NCCL function from 0, so a record is identified by (comm_id, op, seq_number).
 // Calls inside a group (ncclGroupStart/End) are timed as enqueue calls; NCCL launches them at
 // ncclGroupEnd, which is passed through untimed.
-// Hot path (STYLE.md 5): one relaxed load of the channel word, a thread-local reentrancy guard,
-// two vDSO clock reads, a lock-free table lookup and one ring push. Agent start-up happens at
-// the first call.
+// Hot path (STYLE.md 5): one relaxed load of the channel word, a thread-local reentrancy guard
+// and call context, two vDSO clock reads, a lock-free table lookup and one ring push. Agent
+// start-up happens at the first call; an exception there or while recording a communicator
+// never reaches the caller (one warning; the channel goes off, or that record is skipped).
 #include <dlfcn.h>
 #include <nccl.h>
 #include <unistd.h>
@@ -140,6 +144,7 @@ class CommInitScope {
   uint64_t CommId(uint64_t derived) const {
     return t_comm_init_capture.plugin_saw_init ? t_comm_init_capture.plugin_comm_id : derived;
   }
+  PluginRoute Route() const { return t_comm_init_capture.route; }
 
  private:
   CommInitCapture saved_;
@@ -155,8 +160,9 @@ std::string_view ConfigName(const ncclConfig_t* config) {
   return std::string_view(config->commName, strnlen(config->commName, 256));
 }
 
-void RegisterComm(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, int rank, int nranks,
-                  int fallback_device, std::string_view name) {
+void RegisterCommOrThrow(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, int rank,
+                         int nranks, int fallback_device, std::string_view name,
+                         PluginRoute route) {
   int device = fallback_device;
   if (auto cu_device = Real<decltype(&pncclCommCuDevice)>(RealFn::kCommCuDevice)) {
     int value = -1;
@@ -176,10 +182,36 @@ void RegisterComm(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, in
   const uint32_t device_id = device >= 0 ? static_cast<uint32_t>(device) : 0;
   // The largest communicator gives the trace its rank (agent_runtime.h).
   Agent::Get().NoteCommunicator(rank, nranks);
-  if (Comms().Insert(comm, comm_id, rank, size, device_id) == nullptr) {
+  if (Comms().Insert(comm, comm_id, rank, size, device_id, route) == nullptr) {
     CountLoss(CountedLoss::kNcclCommTable);
   }
   PushCommunicatorRecord(comm_id, parent_comm_id, rank, size, device_id, name);
+}
+
+// Called from extern "C" entry points: no exception may reach NCCL's caller.
+void RegisterComm(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, int rank, int nranks,
+                  int fallback_device, std::string_view name, PluginRoute route) noexcept {
+  try {
+    RegisterCommOrThrow(comm, comm_id, parent_comm_id, rank, nranks, fallback_device, name, route);
+  } catch (...) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      LUMOS_LOG(Warn, "nccl wrappers: recording a communicator failed with an exception");
+    }
+  }
+}
+
+// A communicator derived from `comm` (split, shrink): the parent's id and this derivation's
+// ordinal, which agrees across ranks because every rank that stays derives in the same order.
+struct Derivation {
+  uint64_t parent_id = 0;
+  uint32_t ordinal = 0;
+};
+Derivation NextDerivation(ncclComm_t comm) {
+  CommEntry* parent = Comms().Find(comm);
+  if (parent == nullptr) return {};
+  // Relaxed: a counter; only its values matter.
+  return {parent->comm_id, parent->splits.fetch_add(1, std::memory_order_relaxed)};
 }
 
 // ---- collectives ----
@@ -196,11 +228,16 @@ struct OpCall {
 };
 
 void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t result) {
+  CommEntry* entry = Comms().Find(call.comm);
+  // A v4 plugin (no API events) records this communicator's operations itself.
+  if (PluginV4Covers(entry != nullptr ? entry->plugin_route : PluginRoute::kUnknown,
+                     entry != nullptr ? entry->comm_size : 0)) {
+    return;
+  }
   if (!Succeeded(result)) {
     CountLoss(CountedLoss::kNcclFailedCalls);
     return;
   }
-  CommEntry* entry = Comms().Find(call.comm);
   const schema::DataType data_type = DataTypeFromNccl(call.data_type);
   Record head{};
   head.kind = RecordKind::kCollective;
@@ -228,17 +265,38 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
   PushCollectiveRecord(&head, extension);
 }
 
-// Calls the real function `which` and records `call` around it.
+// Publishes the call to the plugin (t_nccl_call) while the real function runs.
+class NcclCallScope {
+ public:
+  NcclCallScope(const OpCall& call, int64_t start_ns) : saved_(t_nccl_call) {
+    t_nccl_call = {.active = true,
+                   .plugin_saw = false,
+                   .reduce_op = static_cast<uint8_t>(ReduceOpFromNccl(call.red_op)),
+                   .stream = reinterpret_cast<uint64_t>(call.stream),
+                   .start_ns = start_ns};
+  }
+  ~NcclCallScope() { t_nccl_call = saved_; }
+  NcclCallScope(const NcclCallScope&) = delete;
+  NcclCallScope& operator=(const NcclCallScope&) = delete;
+  bool PluginSaw() const { return t_nccl_call.plugin_saw; }
+
+ private:
+  NcclCallContext saved_;
+};
+
+// Calls the real function `which` and records `call` unless the plugin saw it (one record per
+// operation, decided per call: nccl_channel.h).
 template <typename Fn, typename... Args>
 ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
   Fn real = Real<Fn>(which);
   if (real == nullptr) return ncclSystemError;
-  // The plugin records the collectives when it runs (one record per operation).
-  if (!Recording() || PluginRecordsCollectives()) return real(args...);
+  if (!Recording()) return real(args...);
   Reentry guard;
   const int64_t start_ns = MonotonicNowNs();
+  NcclCallScope scope(call, start_ns);
   const ncclResult_t result = real(args...);
-  RecordOp(call, start_ns, MonotonicNowNs(), result);
+  const int64_t end_ns = MonotonicNowNs();
+  if (!scope.PluginSaw()) RecordOp(call, start_ns, end_ns, result);
   return result;
 }
 
@@ -263,7 +321,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, nc
   const ncclResult_t result = real(comm, nranks, id, rank);
   if (la::Succeeded(result) && comm != nullptr && *comm != nullptr) {
     la::RegisterComm(*comm, scope.CommId(la::Fnv1a64(id.internal, sizeof(id.internal))), 0, rank,
-                     nranks, -1, {});
+                     nranks, -1, {}, scope.Route());
   }
   return result;
 }
@@ -278,7 +336,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nran
   const ncclResult_t result = real(comm, nranks, id, rank, config);
   if (la::Succeeded(result) && comm != nullptr && *comm != nullptr) {
     la::RegisterComm(*comm, scope.CommId(la::Fnv1a64(id.internal, sizeof(id.internal))), 0, rank,
-                     nranks, -1, la::ConfigName(config));
+                     nranks, -1, la::ConfigName(config), scope.Route());
   }
   return result;
 }
@@ -296,7 +354,8 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, cons
     const uint64_t comm_id = scope.CommId(la::Fnv1a64(key, sizeof(key)));
     for (int i = 0; i < ndev; ++i) {
       if (comms[i] == nullptr) continue;
-      la::RegisterComm(comms[i], comm_id, 0, i, ndev, devlist != nullptr ? devlist[i] : i, {});
+      la::RegisterComm(comms[i], comm_id, 0, i, ndev, devlist != nullptr ? devlist[i] : i, {},
+                       scope.Route());
     }
   }
   return result;
@@ -308,18 +367,14 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key
   if (real == nullptr) return ncclSystemError;
   if (!la::Recording()) return real(comm, color, key, newcomm, config);
   la::Reentry guard;
-  // Every rank of the parent calls split in the same order, so the ordinal agrees across ranks.
-  la::CommEntry* parent = la::Comms().Find(comm);
-  const uint64_t parent_id = parent != nullptr ? parent->comm_id : 0;
-  const uint32_t ordinal =
-      parent != nullptr ? parent->splits.fetch_add(1, std::memory_order_relaxed) : 0;
+  const auto [parent_id, ordinal] = la::NextDerivation(comm);
   la::CommInitScope scope;
   const ncclResult_t result = real(comm, color, key, newcomm, config);
   if (la::Succeeded(result) && newcomm != nullptr && *newcomm != nullptr) {
     const uint64_t derivation[3] = {parent_id, static_cast<uint64_t>(static_cast<int64_t>(color)),
                                     ordinal};
     la::RegisterComm(*newcomm, scope.CommId(la::Fnv1a64(derivation, sizeof(derivation))), parent_id,
-                     -1, 0, -1, la::ConfigName(config));
+                     -1, 0, -1, la::ConfigName(config), scope.Route());
   }
   return result;
 }

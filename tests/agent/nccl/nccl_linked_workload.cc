@@ -9,6 +9,7 @@
 //                                          "*.norank.pb.zst" in LUMOS_OUTPUT_DIR, as "*.rank<R>".
 //                                          With `chdir`, ends in "/" (the agent's rename at
 //                                          exit must not depend on the current directory).
+//                                          With `nodestroy`, exits without ncclCommDestroy.
 #include <dirent.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
@@ -47,7 +48,7 @@ bool Squat(int rank) {
 }
 
 int RunInitRank(int argc, char** argv) {
-  bool squat = false, change_directory = false;
+  bool squat = false, change_directory = false, destroy = true;
   std::vector<ncclComm_t> comms;
   ncclUniqueId id;
   std::memset(&id, 0, sizeof(id));
@@ -63,9 +64,14 @@ int RunInitRank(int argc, char** argv) {
       change_directory = true;
       continue;
     }
+    if (std::strcmp(argv[i], "nodestroy") == 0) {
+      destroy = false;
+      continue;
+    }
     int rank = -1, nranks = 0;
     if (std::sscanf(argv[i], "%d/%d", &rank, &nranks) != 2) return 20;
     id.internal[100] = static_cast<char>(i);  // A communicator of its own per pair.
+    id.internal[101] = static_cast<char>(i >> 8);
     ncclComm_t comm = nullptr;
     if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) return 21;
     if (ncclAllReduce(buffer, buffer, 4, ncclFloat32, ncclSum, comm, nullptr) != ncclSuccess) {
@@ -76,7 +82,7 @@ int RunInitRank(int argc, char** argv) {
   }
   if (squat && !Squat(last_rank)) return 23;
   for (ncclComm_t comm : comms) {
-    if (ncclCommDestroy(comm) != ncclSuccess) return 24;
+    if (destroy && ncclCommDestroy(comm) != ncclSuccess) return 24;
   }
   std::printf("initrank workload: %zu communicators\n", comms.size());
   if (change_directory && chdir("/") != 0) return 25;

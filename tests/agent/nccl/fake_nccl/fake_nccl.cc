@@ -14,7 +14,11 @@
 //   (CLOCK_REALTIME based: channel c starts at t0 + 100 c and runs 5000 ns), finalize at destroy.
 //   An ungrouped call runs its Coll inside the API event; a grouped one (ncclGroupStart/End)
 //   after it, at ncclGroupEnd — the two orders real NCCL produces.
+//   As NCCL 2.28 does, a collective on a one-rank communicator (ncclLaunchOneRank) or with
+//   count 0 gets its API event but no Coll event.
 // FAKE_NCCL_FAIL_ALLREDUCE=1 makes ncclAllReduce return ncclInternalError.
+// FAKE_NCCL_MISSING_KERNELCH=1: each Coll/P2p announces one channel more than it reports
+//   KernelCh events for (as NCCL 2.28 p2p can: NVIDIA/nccl issue #2056).
 #include <dlfcn.h>
 #include <nccl.h>
 #include <time.h>
@@ -97,12 +101,15 @@ struct ncclComm {
   int nranks = 1;
   int device = 0;
   void* profiler_context = nullptr;
-  int activation_mask = 0;
   uint64_t seq[16] = {};
   int splits = 0;
 };
 
 namespace {
+
+// As in NCCL (ncclProfilerEventMask): one activation mask for all communicators, which every
+// plugin init writes.
+int g_activation_mask = 0;
 
 thread_local int t_group_depth = 0;
 thread_local void* t_group_api = nullptr;
@@ -120,16 +127,18 @@ void InitProfiler(ncclComm* comm, const char* name) {
   Plugin& plugin = LoadPlugin();
   if (!plugin.loaded) return;
   if (plugin.v5 != nullptr) {
-    plugin.v5->init(&comm->profiler_context, comm->hash, &comm->activation_mask, name, 1,
-                    comm->nranks, comm->rank, nullptr);
+    plugin.v5->init(&comm->profiler_context, comm->hash, &g_activation_mask, name, 1, comm->nranks,
+                    comm->rank, nullptr);
   } else {
-    plugin.v4->init(&comm->profiler_context, &comm->activation_mask, name, comm->hash, 1,
-                    comm->nranks, comm->rank, nullptr);
+    plugin.v4->init(&comm->profiler_context, &g_activation_mask, name, comm->hash, 1, comm->nranks,
+                    comm->rank, nullptr);
   }
 }
 
 bool Wants(ncclComm* comm, uint64_t bit) {
-  return LoadPlugin().loaded && (static_cast<uint64_t>(comm->activation_mask) & bit) != 0;
+  // Events of a communicator without a plugin context start with a null context, as in NCCL.
+  (void)comm;
+  return LoadPlugin().loaded && (static_cast<uint64_t>(g_activation_mask) & bit) != 0;
 }
 
 void* StartV5(ncclComm* comm, abi::EventDescrV5* descr) {
@@ -159,18 +168,22 @@ void Launch(ncclComm* comm, const Task& task) {
   Plugin& plugin = LoadPlugin();
   const uint64_t op_bit = task.p2p ? abi::kProfileP2p : abi::kProfileColl;
   if (!Wants(comm, op_bit)) return;
+  // NCCL runs these without a task: no Coll event (and no kernel channels).
+  if (!task.p2p && (comm->nranks == 1 || task.count == 0)) return;
   void* op = nullptr;
   const uint8_t channels = task.p2p ? kP2pChannels : kCollChannels;
+  const char* missing = getenv("FAKE_NCCL_MISSING_KERNELCH");
+  const uint8_t announced = channels + (missing != nullptr && strcmp(missing, "1") == 0 ? 1 : 0);
   if (plugin.v5 != nullptr) {
     abi::EventDescrV5 descr{};
     descr.type = op_bit;
     descr.parent = task.api_handle;
     if (task.p2p) {
       descr.p2p = {task.func, nullptr, TypeName(task.type), task.count, task.peer,
-                   channels,  nullptr};
+                   announced, nullptr};
     } else {
       descr.coll = {NextSeq(comm, task.func), task.func, nullptr, nullptr, task.count, task.root,
-                    TypeName(task.type),      channels,  8,       "Ring",  "Simple",   nullptr};
+                    TypeName(task.type),      announced, 8,       "Ring",  "Simple",   nullptr};
     }
     op = StartV5(comm, &descr);
   } else {
@@ -178,10 +191,10 @@ void Launch(ncclComm* comm, const Task& task) {
     descr.type = static_cast<uint8_t>(op_bit);
     descr.rank = comm->rank;
     if (task.p2p) {
-      descr.p2p = {task.func, nullptr, TypeName(task.type), task.count, task.peer, channels};
+      descr.p2p = {task.func, nullptr, TypeName(task.type), task.count, task.peer, announced};
     } else {
       descr.coll = {NextSeq(comm, task.func), task.func, nullptr, nullptr, task.count, task.root,
-                    TypeName(task.type),      channels,  8,       "Tree",  "LL128"};
+                    TypeName(task.type),      announced, 8,       "Tree",  "LL128"};
     }
     plugin.v4->start_event(comm->profiler_context, &op, &descr);
   }
