@@ -29,7 +29,7 @@ struct CommEntry {
   PluginRoute plugin_route = PluginRoute::kUnknown;  // How the plugin's init went for it.
   // Seq numbers per operation kind, like NCCL's own (per communicator and function).
   std::atomic<uint64_t> seq[kCollectiveOpCount];
-  std::atomic<uint32_t> splits{0};  // ncclCommSplit calls on this parent so far.
+  std::atomic<uint32_t> splits{0};  // ncclCommSplit/ncclCommShrink calls on this parent so far.
 
   uint64_t NextSeq(schema::CollectiveOp op) {
     const auto index = static_cast<uint32_t>(op);

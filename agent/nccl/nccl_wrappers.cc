@@ -8,19 +8,20 @@
 // that cannot be found returns ncclSystemError, with one warning per process.
 //
 // Each wrapper calls the real function and, when the nccl_wrappers channel is on, records:
-//   communicator creation (InitRank, InitRankConfig, InitAll, Split): a Communicator record and an
-//   entry in the CommTable (comm id, rank, size, device from
+//   communicator creation (InitRank, InitRankConfig, InitRankScalable, InitAll, Split, Shrink):
+//     a Communicator record and an entry in the CommTable (comm id, rank, size, device from
 //     ncclCommCuDevice, seq counters, how the plugin's init went), and its rank and size to
 //     Agent::NoteCommunicator (the largest communicator names the trace's rank); Destroy/Abort
-//     remove it;
+//     remove it; Finalize and Revoke pass through;
 //   collectives and send/recv: one Collective record, host start/end (CLOCK_MONOTONIC) of the
 //     call, op, count, datatype, bytes, reduce op, root/peer, comm id, stream, per-communicator
 //     and per-op seq number. Calls that return an error are counted, not recorded (the record
 //     has no result field).
 // Comm ids, equal on all ranks: the plugin's (NCCL's commHash) when the plugin's init ran inside
-// our call (nccl_channel.h); else FNV-1a of the ncclUniqueId bytes (InitRank*), of the
-// parent's id, color and split ordinal (Split), or of pid and first handle (InitAll: one
-// process).
+// our call (nccl_channel.h); else FNV-1a of the ncclUniqueId bytes (InitRank*; all nId ids for
+// InitRankScalable), of the parent's id, color and split ordinal (Split), of the parent's id,
+// the excluded ranks (any order) and the same ordinal (Shrink), or of pid and first handle
+// (InitAll: one process).
 // One record per operation, per call: the wrapper publishes the call (t_nccl_call) around the
 // real function; when the plugin saw it (its API event started inside the call) the plugin
 // writes the record, else the wrapper does (nccl_channel.h). Both count seq numbers per
@@ -55,10 +56,11 @@ namespace {
 // clang-format reflows X-macro lists differently on every pass (as in schema/enums.h).
 // clang-format off
 #define LUMOS_NCCL_REAL_FUNCTIONS(X)                                                        \
-  X(CommInitRank) X(CommInitRankConfig) X(CommInitAll) X(CommSplit) X(CommDestroy)          \
-  X(CommAbort) X(AllReduce) X(Reduce) X(Broadcast) X(Bcast) X(ReduceScatter) X(AllGather)   \
-  X(AlltoAll) X(Gather) X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd)                \
-  X(CommCuDevice) X(CommUserRank) X(CommCount)
+  X(CommInitRank) X(CommInitRankConfig) X(CommInitRankScalable) X(CommInitAll) X(CommSplit)  \
+  X(CommShrink) X(CommFinalize) X(CommRevoke) X(CommDestroy) X(CommAbort) X(AllReduce)        \
+  X(Reduce) X(Broadcast) X(Bcast) X(ReduceScatter) X(AllGather) X(AlltoAll) X(Gather)         \
+  X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd) X(CommCuDevice) X(CommUserRank)        \
+  X(CommCount)
 // clang-format on
 
 enum class RealFn : int {
@@ -377,6 +379,66 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key
                      -1, 0, -1, la::ConfigName(config), scope.Route());
   }
   return result;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank,
+                                                        int nId, ncclUniqueId* commIds,
+                                                        ncclConfig_t* config) {
+  auto real = la::Real<decltype(&pncclCommInitRankScalable)>(RealFn::kCommInitRankScalable);
+  if (real == nullptr) return ncclSystemError;
+  if (!la::Recording()) return real(newcomm, nranks, myrank, nId, commIds, config);
+  la::Reentry guard;
+  la::CommInitScope scope;
+  const ncclResult_t result = real(newcomm, nranks, myrank, nId, commIds, config);
+  if (la::Succeeded(result) && newcomm != nullptr && *newcomm != nullptr) {
+    // Every rank passes the same nId unique ids (PyTorch: one per TORCH_NCCL_RANKS_PER_ROOT
+    // ranks): all of them name the communicator.
+    uint64_t derived = la::Fnv1a64(&nId, sizeof(nId));
+    if (commIds != nullptr && nId > 0) {
+      derived = la::Fnv1a64(commIds, sizeof(ncclUniqueId) * static_cast<size_t>(nId), derived);
+    }
+    la::RegisterComm(*newcomm, scope.CommId(derived), 0, myrank, nranks, -1, la::ConfigName(config),
+                     scope.Route());
+  }
+  return result;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
+                                              int excludeRanksCount, ncclComm_t* newcomm,
+                                              ncclConfig_t* config, int shrinkFlags) {
+  auto real = la::Real<decltype(&pncclCommShrink)>(RealFn::kCommShrink);
+  if (real == nullptr) return ncclSystemError;
+  if (!la::Recording()) {
+    return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  }
+  la::Reentry guard;
+  const auto [parent_id, ordinal] = la::NextDerivation(comm);
+  la::CommInitScope scope;
+  const ncclResult_t result =
+      real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  if (la::Succeeded(result) && newcomm != nullptr && *newcomm != nullptr) {
+    // The excluded ranks in any order (ranks may list them differently): a sum of their hashes.
+    uint64_t excluded = 0;
+    for (int i = 0; excludeRanksList != nullptr && i < excludeRanksCount; ++i) {
+      excluded += la::Fnv1a64(&excludeRanksList[i], sizeof(int));
+    }
+    const uint64_t derivation[4] = {parent_id, excluded, static_cast<uint64_t>(excludeRanksCount),
+                                    ordinal};
+    la::RegisterComm(*newcomm, scope.CommId(la::Fnv1a64(derivation, sizeof(derivation))), parent_id,
+                     -1, 0, -1, la::ConfigName(config), scope.Route());
+  }
+  return result;
+}
+
+// Passed through: the communicator stays usable for queries until ncclCommDestroy.
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  auto real = la::Real<decltype(&pncclCommFinalize)>(RealFn::kCommFinalize);
+  return real != nullptr ? real(comm) : ncclSystemError;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  auto real = la::Real<decltype(&pncclCommRevoke)>(RealFn::kCommRevoke);
+  return real != nullptr ? real(comm, revokeFlags) : ncclSystemError;
 }
 
 LUMOS_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {

@@ -383,6 +383,41 @@ TEST(NcclInterpositionTest, PendingOperationsAreWrittenWhenTheJobExitsWithoutDes
   EXPECT_EQ(trace.collectives[0].gpu_duration_ns(), 5100u);  // The 2 channels reported.
 }
 
+// ncclCommInitRankScalable and ncclCommShrink (NCCL 2.28): ranks agree on both ids, the shrunk
+// communicator names its parent; Finalize and Revoke pass through.
+TEST(NcclInterpositionTest, ScalableInitAndShrinkGetIdsEqualOnAllRanks) {
+  for (const std::string& env : {std::string(""), kWrappersOnly}) {
+    std::vector<Trace> traces;
+    for (int rank : {0, 1}) {
+      TempDir dir;
+      auto r = RunTraced(dir.path(), env,
+                         std::string(LINKED_WORKLOAD_PATH) + " scalable " + std::to_string(rank));
+      ASSERT_EQ(r.exit_code, 0) << env << r.err;
+      EXPECT_EQ(r.out, "scalable workload rank " + std::to_string(rank) + ": done\n");
+      EXPECT_EQ(r.err, "");
+      traces.push_back(ReadOnlyTrace(dir.path()));
+      const Trace& trace = traces.back();
+      ASSERT_EQ(trace.communicators.size(), 2u) << env;
+      const pb::Communicator& world = trace.communicators[0];
+      const pb::Communicator& shrunk = trace.communicators[1];
+      EXPECT_EQ(world.name(), "scalable");
+      EXPECT_EQ(world.rank(), rank);
+      EXPECT_EQ(world.comm_size(), 4u);
+      EXPECT_EQ(shrunk.rank(), rank);
+      EXPECT_EQ(shrunk.comm_size(), 3u);
+      EXPECT_EQ(shrunk.parent_comm_id(), world.comm_id());
+      EXPECT_NE(shrunk.comm_id(), world.comm_id());
+      ASSERT_EQ(trace.collectives.size(), 2u) << env;
+      EXPECT_EQ(trace.collectives[0].comm_id(), world.comm_id());
+      EXPECT_EQ(trace.collectives[1].comm_id(), shrunk.comm_id());
+      EXPECT_EQ(trace.collectives[1].reduce_op(), pb::REDUCE_OP_MAX);
+    }
+    ASSERT_EQ(traces.size(), 2u);
+    EXPECT_EQ(traces[0].communicators[0].comm_id(), traces[1].communicators[0].comm_id()) << env;
+    EXPECT_EQ(traces[0].communicators[1].comm_id(), traces[1].communicators[1].comm_id()) << env;
+  }
+}
+
 // Channels off: pure pass-through, no NCCL record at all.
 TEST(NcclInterpositionTest, DisabledChannelsPassThrough) {
   TempDir dir;

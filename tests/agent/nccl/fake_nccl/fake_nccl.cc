@@ -19,6 +19,8 @@
 // FAKE_NCCL_FAIL_ALLREDUCE=1 makes ncclAllReduce return ncclInternalError.
 // FAKE_NCCL_MISSING_KERNELCH=1: each Coll/P2p announces one channel more than it reports
 //   KernelCh events for (as NCCL 2.28 p2p can: NVIDIA/nccl issue #2056).
+// Also ncclCommInitRankScalable (hash from all unique ids), ncclCommShrink (the parent's ranks
+// minus the excluded ones), ncclCommFinalize and ncclCommRevoke (no-ops on a live comm).
 #include <dlfcn.h>
 #include <nccl.h>
 #include <time.h>
@@ -355,6 +357,46 @@ FAKE_EXPORT ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncc
   return ncclSuccess;
 }
 FAKE_ALIAS(CommSplit)
+
+FAKE_EXPORT ncclResult_t pncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank, int nId,
+                                                   ncclUniqueId* ids, ncclConfig_t* config) {
+  if (comm == nullptr || nranks <= 0 || rank < 0 || rank >= nranks || nId <= 0 || ids == nullptr) {
+    return ncclInvalidArgument;
+  }
+  *comm = NewComm(HashBytes(ids, sizeof(ncclUniqueId) * static_cast<size_t>(nId), 4), nranks, rank,
+                  ConfigName(config));
+  return ncclSuccess;
+}
+FAKE_ALIAS(CommInitRankScalable)
+
+FAKE_EXPORT ncclResult_t pncclCommShrink(ncclComm_t comm, int* exclude, int exclude_count,
+                                         ncclComm_t* newcomm, ncclConfig_t* config, int) {
+  if (comm == nullptr || newcomm == nullptr || exclude_count < 0) return ncclInvalidArgument;
+  const int shrink = comm->splits++;
+  int below = 0;
+  for (int i = 0; i < exclude_count; ++i) {
+    if (exclude[i] == comm->rank) return ncclInvalidArgument;  // An excluded rank does not call.
+    below += exclude[i] < comm->rank ? 1 : 0;
+  }
+  uint64_t excluded = 0;
+  for (int i = 0; i < exclude_count; ++i) excluded += HashBytes(&exclude[i], sizeof(int), 5);
+  const uint64_t parts[3] = {comm->hash, excluded, static_cast<uint64_t>(shrink)};
+  *newcomm = NewComm(HashBytes(parts, sizeof(parts), 6), comm->nranks - exclude_count,
+                     comm->rank - below, ConfigName(config));
+  (*newcomm)->device = comm->device;
+  return ncclSuccess;
+}
+FAKE_ALIAS(CommShrink)
+
+FAKE_EXPORT ncclResult_t pncclCommFinalize(ncclComm_t comm) {
+  return comm != nullptr ? ncclSuccess : ncclInvalidArgument;
+}
+FAKE_ALIAS(CommFinalize)
+
+FAKE_EXPORT ncclResult_t pncclCommRevoke(ncclComm_t comm, int flags) {
+  return comm != nullptr && flags == NCCL_REVOKE_DEFAULT ? ncclSuccess : ncclInvalidArgument;
+}
+FAKE_ALIAS(CommRevoke)
 
 FAKE_EXPORT ncclResult_t pncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return ncclInvalidArgument;
