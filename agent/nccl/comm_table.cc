@@ -49,7 +49,10 @@ CommEntry* CommTable::Insert(const void* comm, uint64_t comm_id, int32_t rank, u
     index = (index + 1) % kNcclCommTableSize;
   }
   if (free_entry == nullptr) return nullptr;
-  free_entry->comm_id = comm_id;
+  free_entry->comm_id.store(comm_id, std::memory_order_relaxed);
+  free_entry->record_pending.store(false, std::memory_order_relaxed);
+  free_entry->parent_comm_id = 0;
+  free_entry->name_id = 0;
   free_entry->rank = rank;
   free_entry->comm_size = comm_size;
   free_entry->device_id = device_id;

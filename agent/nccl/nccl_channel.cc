@@ -43,8 +43,19 @@ bool NcclChannelOn(schema::Channel channel) {
   return value == 1 && Agent::Get().enabled().enabled();
 }
 
+uint32_t InternCommName(std::string_view name) {
+  return name.empty() ? 0 : Agent::Get().strings().Intern(name);
+}
+
 void PushCommunicatorRecord(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
                             uint32_t comm_size, uint32_t device_id, std::string_view name) {
+  if (Agent::Get().rings() == nullptr) return;
+  PushCommunicatorRecordNamed(comm_id, parent_comm_id, rank, comm_size, device_id,
+                              InternCommName(name));
+}
+
+void PushCommunicatorRecordNamed(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
+                                 uint32_t comm_size, uint32_t device_id, uint32_t name_id) {
   Agent& agent = Agent::Get();
   ThreadRings* rings = agent.rings();
   if (rings == nullptr) return;
@@ -59,7 +70,7 @@ void PushCommunicatorRecord(uint64_t comm_id, uint64_t parent_comm_id, int32_t r
                                  .parent_comm_id = parent_comm_id,
                                  .rank = rank,
                                  .comm_size = comm_size,
-                                 .name_id = name.empty() ? 0 : agent.strings().Intern(name)};
+                                 .name_id = name_id};
   ring->Push(record);
 }
 

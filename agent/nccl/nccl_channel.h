@@ -19,6 +19,16 @@
 //     blocking mode) leaves its comm id in t_comm_init_capture instead of writing a
 //     Communicator record, and the wrapper writes one record with that id. Without the plugin,
 //     the wrapper derives an id that is also equal on all ranks (see nccl_wrappers.cc).
+//   Lazy link: a grouped init (ncclGroupStart; ncclCommInitRank...; ncclGroupEnd, as XLA does)
+//     or a non-blocking one runs the plugin's init later or on another thread, where the
+//     capture cannot see it. Then, with the plugin channel on, the wrapper keeps the
+//     communicator's record pending (g_wrapper_records_pending counts them) and so does the
+//     plugin's init while any is pending. The first call on the communicator links them: the
+//     wrapper publishes its pending record in t_nccl_call, the plugin's API event hands over its
+//     comm id (and drops its own pending record), and the wrapper writes the one record with
+//     NCCL's id and uses it from then on. A pending record is otherwise written with the id it
+//     has at the first event (plugin) or call (wrapper), at destroy, finalize or the final
+//     flush.
 // Threading: any thread. Pushes go to the calling thread's ring.
 #pragma once
 
@@ -38,6 +48,10 @@ bool NcclChannelOn(schema::Channel channel);
 // A Communicator record (name interned: call off the hot path, at communicator creation).
 void PushCommunicatorRecord(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
                             uint32_t comm_size, uint32_t device_id, std::string_view name);
+// The same with a name interned before (InternCommName; 0 = none), for a deferred record.
+uint32_t InternCommName(std::string_view name);
+void PushCommunicatorRecordNamed(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
+                                 uint32_t comm_size, uint32_t device_id, uint32_t name_id);
 // A collective head + extension into the calling thread's ring (drop-and-count when full).
 void PushCollectiveRecord(Record* head, const Record& extension);
 
@@ -66,7 +80,15 @@ struct NcclCallContext {
   uint8_t reduce_op = 0;    // schema::ReduceOp.
   uint64_t stream = 0;
   int64_t start_ns = 0;
+  // Lazy link (above): the wrapper's record of this communicator is pending; the plugin tells
+  // its comm id and whether it wrote a record of its own.
+  bool wrapper_record_pending = false;
+  bool plugin_wrote_record = false;
+  uint64_t plugin_comm_id = 0;
 };
+
+// Communicators whose wrapper record waits for the lazy link.
+inline std::atomic<int> g_wrapper_records_pending{0};
 inline thread_local NcclCallContext t_nccl_call;
 
 // Live v4 plugin contexts of communicators of more than one rank (NCCL 2.27).

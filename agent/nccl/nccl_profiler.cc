@@ -34,7 +34,19 @@ struct ProfilerContext {
   // One-rank communicators: NCCL runs their collectives without Coll events
   // (ncclLaunchOneRank), so their records come from the API events, numbered here per op.
   std::atomic<uint64_t> api_only_seq[kCollectiveOpCount] = {};
+  // Lazy link (nccl_channel.h): this communicator's record waits for its first API event.
+  std::atomic<bool> record_pending{false};
+  int32_t rank = -1;
+  uint32_t name_id = 0;
 };
+
+// Writes the record a context kept pending, unless someone else took it already.
+void WritePendingContextRecord(ProfilerContext* context) {
+  // acq_rel: the fields were written before the release store of the flag at init.
+  if (!context->record_pending.exchange(false, std::memory_order_acq_rel)) return;
+  PushCommunicatorRecordNamed(context->comm_id, 0, context->rank, context->comm_size, 0,
+                              context->name_id);
+}
 
 enum class SlotType : uint8_t { kFree, kApi, kOp };
 
@@ -308,6 +320,19 @@ uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fi
   if (call.active) {
     call.plugin_saw = true;
     api->reduce_op = call.reduce_op;
+    call.plugin_comm_id = context->comm_id;
+    call.plugin_wrote_record = true;
+  }
+  // Relaxed first: the flag is almost always false; WritePendingContextRecord re-checks.
+  if (context->record_pending.load(std::memory_order_relaxed)) {
+    if (call.active && call.wrapper_record_pending) {
+      // The lazy link: the wrapper writes the one record, with this comm id.
+      if (context->record_pending.exchange(false, std::memory_order_acq_rel)) {
+        call.plugin_wrote_record = false;
+      }
+    } else {
+      WritePendingContextRecord(context);
+    }
   }
   // The record an API event without Coll/P2p child becomes (one-rank communicators only).
   std::memset(static_cast<void*>(&api->head), 0, sizeof(api->head));
@@ -597,7 +622,13 @@ class StaleEventSource : public RecordSource {
  public:
   void Drain(RecordSink& sink) override { Sweep(sink, final_.load(std::memory_order_acquire)); }
   // The job exits (with or without ncclCommDestroy): what still waits is written now.
-  void FlushBeforeFinalDrain() override { final_.store(true, std::memory_order_release); }
+  void FlushBeforeFinalDrain() override {
+    final_.store(true, std::memory_order_release);
+    // Before the final drain, into this thread's ring: communicators that made no call.
+    for (ProfilerContext& context : g_contexts) {
+      if (context.in_use.load(std::memory_order_acquire)) WritePendingContextRecord(&context);
+    }
+  }
 
  private:
   std::atomic<bool> final_{false};
@@ -647,12 +678,19 @@ ProfilerContext* ClaimContext(uint64_t comm_id, const char* comm_name, int nrank
   claimed->send_seq.store(0, std::memory_order_relaxed);
   claimed->recv_seq.store(0, std::memory_order_relaxed);
   for (auto& seq : claimed->api_only_seq) seq.store(0, std::memory_order_relaxed);
+  claimed->record_pending.store(false, std::memory_order_relaxed);
   if (!v5 && claimed->comm_size != 1) g_plugin_v4_contexts.fetch_add(1, std::memory_order_relaxed);
   if (capture.active) {
     // A wrapper is running this communicator's init: it writes the one Communicator record.
     capture.plugin_saw_init = true;
     capture.route = v5 ? PluginRoute::kV5 : PluginRoute::kV4;
     capture.plugin_comm_id = comm_id;
+  } else if (v5 && g_wrapper_records_pending.load(std::memory_order_relaxed) > 0) {
+    // A wrapper created a communicator whose init it did not see (grouped or non-blocking):
+    // this may be it. The record waits for the lazy link (nccl_channel.h).
+    claimed->rank = rank;
+    claimed->name_id = InternCommName(comm_name != nullptr ? comm_name : "");
+    claimed->record_pending.store(true, std::memory_order_release);
   } else {
     PushCommunicatorRecord(comm_id, 0, rank, claimed->comm_size, 0,
                            comm_name != nullptr ? comm_name : "");
@@ -871,6 +909,7 @@ ncclResult_t Finalize(void* context) noexcept {
       EmitAndRelease(&slot);
     }
   }
+  WritePendingContextRecord(ctx);  // A communicator that made no call.
   if (ctx->v4 && ctx->comm_size != 1) g_plugin_v4_contexts.fetch_sub(1, std::memory_order_relaxed);
   ctx->in_use.store(false, std::memory_order_release);
   return ncclSuccess;

@@ -21,7 +21,10 @@
 // our call (nccl_channel.h); else FNV-1a of the ncclUniqueId bytes (InitRank*; all nId ids for
 // InitRankScalable), of the parent's id, color and split ordinal (Split), of the parent's id,
 // the excluded ranks (any order) and the same ordinal (Shrink), or of pid and first handle
-// (InitAll: one process).
+// (InitAll: one process). When the plugin's init did not run inside our call (grouped or
+// non-blocking init) and the plugin channel is on, the record waits for the lazy link at the
+// communicator's first call (nccl_channel.h) and then carries NCCL's id; a communicator that
+// makes no call gets its record at destroy or at the close.
 // One record per operation, per call: the wrapper publishes the call (t_nccl_call) around the
 // real function; when the plugin saw it (its API event started inside the call) the plugin
 // writes the record, else the wrapper does (nccl_channel.h). Both count seq numbers per
@@ -39,6 +42,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 
 #include "agent/core/counted_loss.h"
@@ -48,6 +52,7 @@
 #include "agent/nccl/nccl_channel.h"
 #include "agent/nccl/nccl_names.h"
 #include "agent/runtime/agent_runtime.h"
+#include "agent/runtime/record_source.h"
 #include "base/logging.h"
 
 namespace lumos::agent {
@@ -162,6 +167,42 @@ std::string_view ConfigName(const ncclConfig_t* config) {
   return std::string_view(config->commName, strnlen(config->commName, 256));
 }
 
+// Writes a communicator's pending record (lazy link): with the plugin's comm id when the plugin
+// saw the call that links them, and none when the plugin wrote its own record.
+void ResolvePendingRecord(CommEntry* entry, bool plugin_saw, uint64_t plugin_comm_id,
+                          bool plugin_wrote_record) {
+  // acq_rel: the entry's fields were written before the release store of the flag.
+  if (!entry->record_pending.exchange(false, std::memory_order_acq_rel)) return;
+  g_wrapper_records_pending.fetch_sub(1, std::memory_order_relaxed);
+  if (plugin_saw) {
+    entry->comm_id.store(plugin_comm_id, std::memory_order_relaxed);
+    if (plugin_wrote_record) return;  // One record per communicator.
+  }
+  PushCommunicatorRecordNamed(entry->comm_id.load(std::memory_order_relaxed), entry->parent_comm_id,
+                              entry->rank, entry->comm_size, entry->device_id, entry->name_id);
+}
+
+// At the close: the pending records of communicators that made no call and were not destroyed.
+class PendingRecordSource : public RecordSource {
+ public:
+  void Drain(RecordSink& /*sink*/) override {}
+  void FlushBeforeFinalDrain() override {
+    Comms().ForEach([](CommEntry& entry) { ResolvePendingRecord(&entry, false, 0, false); });
+  }
+};
+
+void RegisterPendingRecordSource() {
+  static NoDestructor<PendingRecordSource> source;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (!Agent::Get().AddRecordSource(&source.get())) {
+      LUMOS_LOG(Warn,
+                "nccl wrappers: no record source left; a communicator that makes no call "
+                "and is not destroyed may have no record");
+    }
+  });
+}
+
 void RegisterCommOrThrow(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, int rank,
                          int nranks, int fallback_device, std::string_view name,
                          PluginRoute route) {
@@ -183,9 +224,21 @@ void RegisterCommOrThrow(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm
   const uint32_t size = nranks > 0 ? static_cast<uint32_t>(nranks) : 0;
   const uint32_t device_id = device >= 0 ? static_cast<uint32_t>(device) : 0;
   // The largest communicator gives the trace its rank (agent_runtime.h).
-  Agent::Get().NoteCommunicator(rank, nranks);
-  if (Comms().Insert(comm, comm_id, rank, size, device_id, route) == nullptr) {
+  Agent& agent = Agent::Get();
+  agent.NoteCommunicator(rank, nranks);
+  CommEntry* entry = Comms().Insert(comm, comm_id, rank, size, device_id, route);
+  if (entry == nullptr) {
     CountLoss(CountedLoss::kNcclCommTable);
+  } else if (route == PluginRoute::kUnknown &&
+             agent.config().channels.Has(schema::Channel::kNcclPlugin)) {
+    // The plugin's init did not run inside this call (grouped or non-blocking init): the
+    // record waits for the lazy link at the first call (nccl_channel.h).
+    entry->parent_comm_id = parent_comm_id;
+    entry->name_id = InternCommName(name);
+    RegisterPendingRecordSource();
+    g_wrapper_records_pending.fetch_add(1, std::memory_order_relaxed);
+    entry->record_pending.store(true, std::memory_order_release);
+    return;
   }
   PushCommunicatorRecord(comm_id, parent_comm_id, rank, size, device_id, name);
 }
@@ -213,7 +266,14 @@ Derivation NextDerivation(ncclComm_t comm) {
   CommEntry* parent = Comms().Find(comm);
   if (parent == nullptr) return {};
   // Relaxed: a counter; only its values matter.
-  return {parent->comm_id, parent->splits.fetch_add(1, std::memory_order_relaxed)};
+  return {parent->comm_id.load(std::memory_order_relaxed),
+          parent->splits.fetch_add(1, std::memory_order_relaxed)};
+}
+
+// Destroy/Abort: a record still pending is written (with the id it has), then the entry goes.
+void ForgetComm(ncclComm_t comm) {
+  if (CommEntry* entry = Comms().Find(comm)) ResolvePendingRecord(entry, false, 0, false);
+  Comms().Remove(comm);
 }
 
 // ---- collectives ----
@@ -248,7 +308,7 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
   head.end_ns = end_ns;
   head.device_id = entry != nullptr ? static_cast<uint16_t>(entry->device_id) : 0;
   head.payload.collective = {
-      .comm_id = entry != nullptr ? entry->comm_id : 0,
+      .comm_id = entry != nullptr ? entry->comm_id.load(std::memory_order_relaxed) : 0,
       .seq_number = entry != nullptr ? entry->NextSeq(call.op) : 0,
       .count = call.count,
       .stream_id = reinterpret_cast<uint64_t>(call.stream),
@@ -270,17 +330,19 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
 // Publishes the call to the plugin (t_nccl_call) while the real function runs.
 class NcclCallScope {
  public:
-  NcclCallScope(const OpCall& call, int64_t start_ns) : saved_(t_nccl_call) {
+  NcclCallScope(const OpCall& call, int64_t start_ns, bool record_pending) : saved_(t_nccl_call) {
     t_nccl_call = {.active = true,
                    .plugin_saw = false,
                    .reduce_op = static_cast<uint8_t>(ReduceOpFromNccl(call.red_op)),
                    .stream = reinterpret_cast<uint64_t>(call.stream),
-                   .start_ns = start_ns};
+                   .start_ns = start_ns,
+                   .wrapper_record_pending = record_pending};
   }
   ~NcclCallScope() { t_nccl_call = saved_; }
   NcclCallScope(const NcclCallScope&) = delete;
   NcclCallScope& operator=(const NcclCallScope&) = delete;
   bool PluginSaw() const { return t_nccl_call.plugin_saw; }
+  const NcclCallContext& context() const { return t_nccl_call; }
 
  private:
   NcclCallContext saved_;
@@ -295,9 +357,20 @@ ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
   if (!Recording()) return real(args...);
   Reentry guard;
   const int64_t start_ns = MonotonicNowNs();
-  NcclCallScope scope(call, start_ns);
+  // Relaxed: a hint; the entry's own flag decides (acquire).
+  CommEntry* pending = nullptr;
+  if (g_wrapper_records_pending.load(std::memory_order_relaxed) > 0) {
+    CommEntry* entry = Comms().Find(call.comm);
+    if (entry != nullptr && entry->record_pending.load(std::memory_order_acquire)) pending = entry;
+  }
+  NcclCallScope scope(call, start_ns, pending != nullptr);
   const ncclResult_t result = real(args...);
   const int64_t end_ns = MonotonicNowNs();
+  if (pending != nullptr) {
+    const NcclCallContext& context = scope.context();
+    ResolvePendingRecord(pending, context.plugin_saw, context.plugin_comm_id,
+                         context.plugin_wrote_record);
+  }
   if (!scope.PluginSaw()) RecordOp(call, start_ns, end_ns, result);
   return result;
 }
@@ -445,14 +518,14 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   auto real = la::Real<decltype(&pncclCommDestroy)>(RealFn::kCommDestroy);
   if (real == nullptr) return ncclSystemError;
   // Removed first: once freed, NCCL may hand the same address to a new communicator.
-  if (la::Recording()) la::Comms().Remove(comm);
+  if (la::Recording()) la::ForgetComm(comm);
   return real(comm);
 }
 
 LUMOS_NCCL_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   auto real = la::Real<decltype(&pncclCommAbort)>(RealFn::kCommAbort);
   if (real == nullptr) return ncclSystemError;
-  if (la::Recording()) la::Comms().Remove(comm);
+  if (la::Recording()) la::ForgetComm(comm);
   return real(comm);
 }
 

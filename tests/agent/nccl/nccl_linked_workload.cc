@@ -9,7 +9,9 @@
 //                                          "*.norank.pb.zst" in LUMOS_OUTPUT_DIR, as "*.rank<R>".
 //                                          With `chdir`, ends in "/" (the agent's rename at
 //                                          exit must not depend on the current directory).
-//                                          With `nodestroy`, exits without ncclCommDestroy.
+//                                          With `nodestroy`, exits without ncclCommDestroy;
+//                                          with `grouped`, creates each inside
+//                                          ncclGroupStart/End (as XLA does).
 //   nccl_linked_workload scalable RANK     ncclCommInitRankScalable (4 ranks, 2 unique ids),
 //                                          one all-reduce, ncclCommShrink excluding rank 3,
 //                                          one all-reduce on it, ncclCommFinalize, Revoke and
@@ -52,7 +54,7 @@ bool Squat(int rank) {
 }
 
 int RunInitRank(int argc, char** argv) {
-  bool squat = false, change_directory = false, destroy = true;
+  bool squat = false, change_directory = false, destroy = true, grouped = false;
   std::vector<ncclComm_t> comms;
   ncclUniqueId id;
   std::memset(&id, 0, sizeof(id));
@@ -72,12 +74,18 @@ int RunInitRank(int argc, char** argv) {
       destroy = false;
       continue;
     }
+    if (std::strcmp(argv[i], "grouped") == 0) {
+      grouped = true;
+      continue;
+    }
     int rank = -1, nranks = 0;
     if (std::sscanf(argv[i], "%d/%d", &rank, &nranks) != 2) return 20;
     id.internal[100] = static_cast<char>(i);  // A communicator of its own per pair.
     id.internal[101] = static_cast<char>(i >> 8);
     ncclComm_t comm = nullptr;
+    if (grouped && ncclGroupStart() != ncclSuccess) return 26;
     if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) return 21;
+    if (grouped && ncclGroupEnd() != ncclSuccess) return 27;
     if (ncclAllReduce(buffer, buffer, 4, ncclFloat32, ncclSum, comm, nullptr) != ncclSuccess) {
       return 22;
     }

@@ -13,7 +13,8 @@
 //   once "enqueued") -> one KernelCh per channel with fake GPU globaltimer values
 //   (CLOCK_REALTIME based: channel c starts at t0 + 100 c and runs 5000 ns), finalize at destroy.
 //   An ungrouped call runs its Coll inside the API event; a grouped one (ncclGroupStart/End)
-//   after it, at ncclGroupEnd — the two orders real NCCL produces.
+//   after it, at ncclGroupEnd — the two orders real NCCL produces. A communicator created
+//   inside a group gets its plugin init at ncclGroupEnd, on a thread of its own.
 //   As NCCL 2.28 does, a collective on a one-rank communicator (ncclLaunchOneRank) or with
 //   count 0 gets its API event but no Coll event.
 // FAKE_NCCL_FAIL_ALLREDUCE=1 makes ncclAllReduce return ncclInternalError.
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/nccl/nccl_profiler_abi.h"
@@ -237,7 +239,16 @@ void GroupApiStart(ncclComm* comm) {
   t_group_api = StartV5(comm, &descr);
 }
 
+// Communicators created inside ncclGroupStart/End: NCCL initializes them at ncclGroupEnd, in
+// jobs on threads of their own, so the plugin's init runs there.
+thread_local std::vector<std::pair<ncclComm*, std::string>> t_group_inits;
+
 void FlushGroup() {
+  for (auto& [comm, name] : t_group_inits) {
+    std::thread job([&] { InitProfiler(comm, name.c_str()); });
+    job.join();
+  }
+  t_group_inits.clear();
   for (auto& [comm, task] : t_tasks) Launch(comm, task);
   t_tasks.clear();
   Stop(t_group_api);
@@ -279,7 +290,11 @@ ncclComm* NewComm(uint64_t hash, int nranks, int rank, const char* name) {
   comm->rank = rank;
   const char* base = getenv("FAKE_NCCL_DEVICE_BASE");
   comm->device = (base != nullptr ? atoi(base) : 0) + rank;
-  InitProfiler(comm, name);
+  if (t_group_depth > 0) {
+    t_group_inits.emplace_back(comm, name);
+  } else {
+    InitProfiler(comm, name);
+  }
   return comm;
 }
 
