@@ -297,6 +297,7 @@ bool IsRooted(schema::CollectiveOp op) {
 
 // What a CollApi/P2pApi event tells about its call.
 struct ApiFields {
+  bool collective = false;  // CollApi (else P2pApi).
   const char* func = nullptr;
   size_t count = 0;
   const char* datatype = nullptr;
@@ -334,10 +335,13 @@ uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fi
       WritePendingContextRecord(context);
     }
   }
-  // The record an API event without Coll/P2p child becomes (one-rank communicators only).
+  // NCCL gives a collective no Coll event on a one-rank communicator (ncclLaunchOneRank) or
+  // when it is empty (dropped). The first becomes a record of its own, from this event.
+  const bool one_rank = fields.collective && context->comm_size == 1;
+  const bool childless = one_rank || (fields.collective && fields.count == 0);
   std::memset(static_cast<void*>(&api->head), 0, sizeof(api->head));
   std::memset(static_cast<void*>(&api->extension), 0, sizeof(api->extension));
-  if (context->comm_size == 1) {
+  if (one_rank) {
     const schema::CollectiveOp op = CollectiveOpFromNcclName(fields.func);
     const schema::DataType data_type = DataTypeFromNcclName(fields.datatype);
     const auto op_index = static_cast<uint32_t>(op);
@@ -362,8 +366,9 @@ uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fi
   }
   api->last_activity_ns.store(api->host_start_ns, std::memory_order_relaxed);
   api->link.store(Link(GenerationOf(handle), 0, kRunning), std::memory_order_release);
+  // Settled when its group stops; any other API event waits for its child (or the sweep).
   ThreadGroup& group = t_group;
-  if (parent != 0 && parent == group.handle && group.count < kMaxGroupApis) {
+  if (childless && parent != 0 && parent == group.handle && group.count < kMaxGroupApis) {
     group.apis[group.count++] = handle;
   }
   return handle;
@@ -428,7 +433,8 @@ void StopApi(EventSlot* api, uint64_t handle) {
   }
 }
 
-// A GroupApi started on this thread: the API events that follow inside it are remembered.
+// A GroupApi started on this thread: the childless API events that follow inside it are
+// remembered.
 uint64_t StartGroupApi() {
   // Relaxed: only distinct values matter.
   const uint64_t handle =
@@ -438,8 +444,9 @@ uint64_t StartGroupApi() {
   return handle;
 }
 
-// The GroupApi stopped: NCCL has started the Coll/P2p events of its calls by now (blocking
-// launch), so its API events still without a child will never get one.
+// The GroupApi stopped: its childless API events (which NCCL never gives a Coll/P2p) are
+// settled. Only those: whether NCCL starts a group's Coll events before its GroupApi stops
+// depends on the launch mode, so the others keep waiting for their child.
 void StopGroupApi(uint64_t handle) {
   ThreadGroup& group = t_group;
   if (group.handle != handle) return;  // Stopped on another thread: the sweep takes them.
@@ -777,7 +784,8 @@ ncclResult_t StartEventV5(void* context, void** handle, abi::EventDescrV5* descr
     case abi::kProfileCollApi: {
       const auto& c = descr->coll_api;
       result = StartApi(ctx, reinterpret_cast<uint64_t>(descr->parent),
-                        {.func = c.func,
+                        {.collective = true,
+                         .func = c.func,
                          .count = c.count,
                          .datatype = c.datatype,
                          .root = c.root,

@@ -25,11 +25,12 @@
 // part is a CAS that checks the generation, and whoever takes the word to 0 pushes the record
 // into its own thread's ring. In v4 (no API events) the host times are the Coll's start
 // (enqueue; the wrapper's call start when one runs on this thread) and stop.
-// API events without a Coll/P2p child (one-rank communicators: NCCL 2.28 runs them through
-// ncclLaunchOneRank; empty collectives, which NCCL drops) are settled when their GroupApi stops
-// (GroupApi handles are tokens, not slots; the API events of the group open on a thread are
-// remembered per thread): on a one-rank communicator the API event becomes the record (seq
-// numbers ours, per communicator and op, as NCCL gives none), otherwise its slot is freed.
+// CollApi events that never get a Coll child (one-rank communicators: NCCL 2.28 runs them
+// through ncclLaunchOneRank; empty collectives, which NCCL drops) are settled when their
+// GroupApi stops (GroupApi handles are tokens, not slots; those API events of the group open on
+// a thread are remembered per thread): on a one-rank communicator the API event becomes the
+// record (seq numbers ours, per communicator and op, as NCCL gives none), otherwise its slot is
+// freed. Other API events wait for their child, whenever NCCL starts it.
 // Sweep: the agent's writer pulls from this plugin (a RecordSource) on every drain. It writes
 // an operation whose own stop came and that saw no event for kStaleNs (1 s) with what it has
 // (NCCL 2.28 p2p can announce more channels than it reports KernelCh events for, NVIDIA/nccl

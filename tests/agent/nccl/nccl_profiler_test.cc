@@ -292,6 +292,17 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   Stop(grouped);
   Stop(pair_group);
   pair_core.Kernel(grouped, 0, RealtimeNs(), 400);
+  //    A launch mode where the Coll starts only after its GroupApi stopped (a host callback):
+  //    the API event still waits for it.
+  void* late_group = pair_core.Group();
+  t_nccl_call = {.active = true, .reduce_op = static_cast<uint8_t>(schema::ReduceOp::kProd)};
+  void* late_api = pair_core.CollApi(late_group, "AllReduce", 16, reinterpret_cast<void*>(0x99));
+  t_nccl_call = {};
+  Stop(late_api);
+  Stop(late_group);
+  void* late_coll = pair_core.Coll(late_api, 4, "AllReduce", 16, "ncclFloat32", 1);
+  Stop(late_coll);
+  pair_core.Kernel(late_coll, 0, RealtimeNs(), 450);
   internal::SetNcclEventPoolCapacityForTest(kNcclEventPoolSize);
 
   // 8. NCCL 2.28 announcing more channels than it reports KernelCh events for (issue #2056):
@@ -345,7 +356,7 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
   EXPECT_EQ(trace.communicators[0].name(), "tp");
   EXPECT_EQ(trace.communicators[1].comm_id(), 0xB22u);
-  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 1u + 1u + 1u);
+  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 2u + 1u + 1u);
 
   const pb::NcclCollective* all_reduce = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 5, 0xA11);
   ASSERT_NE(all_reduce, nullptr);
@@ -421,6 +432,11 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_EQ(grouped_record->comm_id(), 0xD44u);
   EXPECT_EQ(grouped_record->reduce_op(), pb::REDUCE_OP_MIN);
   EXPECT_EQ(grouped_record->gpu_duration_ns(), 400u);
+  const pb::NcclCollective* late_record = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 4, 0xD44);
+  ASSERT_NE(late_record, nullptr);
+  EXPECT_EQ(late_record->stream_id(), 0x99u);  // From its API event.
+  EXPECT_EQ(late_record->reduce_op(), pb::REDUCE_OP_PROD);
+  EXPECT_EQ(late_record->gpu_duration_ns(), 450u);
   // 8. The starved send: one channel of the two it announced.
   const pb::NcclCollective* starved_record = nullptr;
   for (const auto& c : trace.collectives) {
