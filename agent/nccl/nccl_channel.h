@@ -55,7 +55,7 @@ void PushCommunicatorRecordNamed(uint64_t comm_id, uint64_t parent_comm_id, int3
 // A collective head + extension into the calling thread's ring (drop-and-count when full).
 void PushCollectiveRecord(Record* head, const Record& extension);
 
-// How the plugin's init went for a communicator a wrapper created (CommEntry::plugin).
+// How the plugin's init went for a communicator a wrapper created (CommEntry::plugin_route).
 enum class PluginRoute : uint8_t {
   kUnknown = 0,  // The plugin's init did not run inside the wrapper's call (or no plugin).
   kNone = 1,     // It ran and has no context for it (channel off, context table full).
@@ -86,10 +86,10 @@ struct NcclCallContext {
   bool plugin_wrote_record = false;
   uint64_t plugin_comm_id = 0;
 };
-
-// Communicators whose wrapper record waits for the lazy link.
-inline std::atomic<int> g_wrapper_records_pending{0};
 inline thread_local NcclCallContext t_nccl_call;
+
+// Communicators whose wrapper record waits for the lazy link (v5 plugin inits then wait too).
+inline std::atomic<int> g_wrapper_records_pending{0};
 
 // Live v4 plugin contexts of communicators of more than one rank (NCCL 2.27).
 inline std::atomic<int> g_plugin_v4_contexts{0};
