@@ -28,7 +28,7 @@ CommEntry* CommTable::Find(const void* comm) {
 }
 
 CommEntry* CommTable::Insert(const void* comm, uint64_t comm_id, int32_t rank, uint32_t comm_size,
-                             uint32_t device_id) {
+                             uint32_t device_id, PluginRoute plugin_route) {
   const auto key = reinterpret_cast<uintptr_t>(comm);
   if (key == kEmpty || key == kTombstone) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -49,10 +49,14 @@ CommEntry* CommTable::Insert(const void* comm, uint64_t comm_id, int32_t rank, u
     index = (index + 1) % kNcclCommTableSize;
   }
   if (free_entry == nullptr) return nullptr;
-  free_entry->comm_id = comm_id;
+  free_entry->comm_id.store(comm_id, std::memory_order_relaxed);
+  free_entry->record_pending.store(false, std::memory_order_relaxed);
+  free_entry->parent_comm_id = 0;
+  free_entry->name_id = 0;
   free_entry->rank = rank;
   free_entry->comm_size = comm_size;
   free_entry->device_id = device_id;
+  free_entry->plugin_route = plugin_route;
   for (auto& counter : free_entry->seq) counter.store(0, std::memory_order_relaxed);
   free_entry->splits.store(0, std::memory_order_relaxed);
   free_entry->key.store(key, std::memory_order_release);

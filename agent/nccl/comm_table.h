@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "agent/nccl/nccl_channel.h"
 #include "schema/enums.h"
 
 namespace lumos::agent {
@@ -21,13 +22,19 @@ inline constexpr int kCollectiveOpCount = 12;  // schema::CollectiveOp values.
 
 struct CommEntry {
   std::atomic<uintptr_t> key{0};  // The ncclComm_t; 0 = empty, 1 = tombstone.
-  uint64_t comm_id = 0;
+  // Atomic: the lazy link (nccl_channel.h) replaces it once while other threads read it.
+  std::atomic<uint64_t> comm_id{0};
   int32_t rank = -1;
   uint32_t comm_size = 0;
   uint32_t device_id = 0;
+  PluginRoute plugin_route = PluginRoute::kUnknown;  // How the plugin's init went for it.
+  // Lazy link: the Communicator record waits (its other fields are the ones above).
+  std::atomic<bool> record_pending{false};
+  uint64_t parent_comm_id = 0;
+  uint32_t name_id = 0;
   // Seq numbers per operation kind, like NCCL's own (per communicator and function).
   std::atomic<uint64_t> seq[kCollectiveOpCount];
-  std::atomic<uint32_t> splits{0};  // ncclCommSplit calls on this parent so far.
+  std::atomic<uint32_t> splits{0};  // ncclCommSplit/ncclCommShrink calls on this parent so far.
 
   uint64_t NextSeq(schema::CollectiveOp op) {
     const auto index = static_cast<uint32_t>(op);
@@ -42,8 +49,16 @@ class CommTable {
   CommEntry* Find(const void* comm);
   // Off the hot path. Returns the entry (fresh counters), or null when the table is full.
   CommEntry* Insert(const void* comm, uint64_t comm_id, int32_t rank, uint32_t comm_size,
-                    uint32_t device_id);
+                    uint32_t device_id, PluginRoute plugin_route);
   void Remove(const void* comm);
+  // Calls fn(CommEntry&) for each live entry (off the hot path: the final flush).
+  template <typename Fn>
+  void ForEach(Fn fn) {
+    for (CommEntry& entry : entries_) {
+      // Acquire: pairs with Insert's release of the key.
+      if (entry.key.load(std::memory_order_acquire) > 1) fn(entry);
+    }
+  }
 
  private:
   static uint32_t Home(uintptr_t key);

@@ -2,6 +2,7 @@
 
 #include "agent/core/thread_rings.h"
 #include "agent/runtime/agent_runtime.h"
+#include "base/logging.h"
 
 namespace lumos::agent {
 namespace {
@@ -10,11 +11,22 @@ namespace {
 std::atomic<int> g_plugin_state{0};
 std::atomic<int> g_wrappers_state{0};
 
-int Decide(schema::Channel channel) {
+int DecideOrThrow(schema::Channel channel) {
   Agent& agent = Agent::Get();
   agent.LoadConfig();
   if (!agent.config().enabled || !agent.config().channels.Has(channel)) return 2;
   return agent.Start() ? 1 : 2;
+}
+
+// Runs inside NCCL's calls (a wrapper, the plugin's init): no exception may escape into NCCL.
+int Decide(schema::Channel channel) {
+  try {
+    return DecideOrThrow(channel);
+  } catch (...) {
+    LUMOS_LOG(Warn, "nccl: %s set-up failed with an exception; that channel is off",
+              channel == schema::Channel::kNcclPlugin ? "profiler plugin" : "wrappers");
+    return 2;
+  }
 }
 
 }  // namespace
@@ -31,8 +43,19 @@ bool NcclChannelOn(schema::Channel channel) {
   return value == 1 && Agent::Get().enabled().enabled();
 }
 
+uint32_t InternCommName(std::string_view name) {
+  return name.empty() ? 0 : Agent::Get().strings().Intern(name);
+}
+
 void PushCommunicatorRecord(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
                             uint32_t comm_size, uint32_t device_id, std::string_view name) {
+  if (Agent::Get().rings() == nullptr) return;
+  PushCommunicatorRecordNamed(comm_id, parent_comm_id, rank, comm_size, device_id,
+                              InternCommName(name));
+}
+
+void PushCommunicatorRecordNamed(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
+                                 uint32_t comm_size, uint32_t device_id, uint32_t name_id) {
   Agent& agent = Agent::Get();
   ThreadRings* rings = agent.rings();
   if (rings == nullptr) return;
@@ -47,7 +70,7 @@ void PushCommunicatorRecord(uint64_t comm_id, uint64_t parent_comm_id, int32_t r
                                  .parent_comm_id = parent_comm_id,
                                  .rank = rank,
                                  .comm_size = comm_size,
-                                 .name_id = name.empty() ? 0 : agent.strings().Intern(name)};
+                                 .name_id = name_id};
   ring->Push(record);
 }
 

@@ -3,15 +3,32 @@
 //     LUMOS_CHANNELS, Agent::Start()) and then costs one relaxed load; relaxed is enough, the
 //     word publishes no data (the rings are published by Agent::rings()' acquire). Off means
 //     the entry point only passes through.
-//   One record per operation: when both routes run, the plugin records the collectives (it has
-//     seq numbers, algorithm, protocol, channels and GPU times) and the wrappers only record
-//     communicators (they know the device and the split parent). PluginRecordsCollectives() says
-//     whether any plugin context asked NCCL for collective events in this process.
+//   One record per operation, decided per call: NCCL starts a call's CollApi/P2pApi event (v5)
+//     on the calling thread inside the call. A wrapper publishes the call in t_nccl_call
+//     before calling the real function; the plugin's API-event start marks it seen (and copies
+//     the reduce op, which NCCL's descriptors lack). After the real call returns, the wrapper
+//     records the operation itself only when the plugin did not see it: communicators without
+//     a plugin context (beyond kNcclMaxContexts), plugin off, or NCCL without API events. The
+//     plugin records the ones it saw, also those NCCL gives no Coll/P2p event (one-rank
+//     communicators). v4 (NCCL 2.27) has no API events and starts a grouped call's Coll at
+//     ncclGroupEnd, after the call: there the wrappers leave the communicators the v4 plugin
+//     has a context for (of more than one rank: NCCL gives no Coll for one rank) to it
+//     (PluginV4Covers).
 //   Comm ids: the plugin's comm id is NCCL's commHash (equal on all ranks). While a wrapper runs
 //     a communicator's real init, the plugin's init (called by NCCL on the same thread in
 //     blocking mode) leaves its comm id in t_comm_init_capture instead of writing a
 //     Communicator record, and the wrapper writes one record with that id. Without the plugin,
 //     the wrapper derives an id that is also equal on all ranks (see nccl_wrappers.cc).
+//   Lazy link: a grouped init (ncclGroupStart; ncclCommInitRank...; ncclGroupEnd, as XLA does)
+//     or a non-blocking one runs the plugin's init later or on another thread, where the
+//     capture cannot see it. Then, with the plugin channel on, the wrapper keeps the
+//     communicator's record pending (g_wrapper_records_pending counts them) and so does the
+//     plugin's init while any is pending. The first call on the communicator links them: the
+//     wrapper publishes its pending record in t_nccl_call, the plugin's API event hands over its
+//     comm id (and drops its own pending record), and the wrapper writes the one record with
+//     NCCL's id and uses it from then on. A pending record is otherwise written with the id it
+//     has at the first event (plugin) or call (wrapper), at destroy, finalize or the final
+//     flush.
 // Threading: any thread. Pushes go to the calling thread's ring.
 #pragma once
 
@@ -31,22 +48,58 @@ bool NcclChannelOn(schema::Channel channel);
 // A Communicator record (name interned: call off the hot path, at communicator creation).
 void PushCommunicatorRecord(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
                             uint32_t comm_size, uint32_t device_id, std::string_view name);
+// The same with a name interned before (InternCommName; 0 = none), for a deferred record.
+uint32_t InternCommName(std::string_view name);
+void PushCommunicatorRecordNamed(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,
+                                 uint32_t comm_size, uint32_t device_id, uint32_t name_id);
 // A collective head + extension into the calling thread's ring (drop-and-count when full).
 void PushCollectiveRecord(Record* head, const Record& extension);
+
+// How the plugin's init went for a communicator a wrapper created (CommEntry::plugin_route).
+enum class PluginRoute : uint8_t {
+  kUnknown = 0,  // The plugin's init did not run inside the wrapper's call (or no plugin).
+  kNone = 1,     // It ran and has no context for it (channel off, context table full).
+  kV4 = 2,       // A v4 context (NCCL 2.27): no API events.
+  kV5 = 3,       // A v5 context: per-call hand-off through t_nccl_call.
+};
 
 // Set by a wrapper around a communicator's real init; the plugin fills it in.
 struct CommInitCapture {
   bool active = false;
-  bool plugin_saw_init = false;
+  bool plugin_saw_init = false;  // The plugin claimed a context: plugin_comm_id is NCCL's.
+  PluginRoute route = PluginRoute::kUnknown;
   uint64_t plugin_comm_id = 0;
 };
 inline thread_local CommInitCapture t_comm_init_capture;
 
-// Plugin contexts alive that record collectives (Coll/P2p in their activation mask).
-inline std::atomic<int> g_plugin_collective_contexts{0};
-inline bool PluginRecordsCollectives() {
-  // Relaxed: a hint set at communicator init, long before that communicator's collectives.
-  return g_plugin_collective_contexts.load(std::memory_order_relaxed) > 0;
+// Set by a wrapper around a collective's or send/recv's real call; the plugin reads it from
+// the events NCCL starts on this thread inside the call.
+struct NcclCallContext {
+  bool active = false;
+  bool plugin_saw = false;  // Set by the plugin: it records this operation.
+  uint8_t reduce_op = 0;    // schema::ReduceOp.
+  uint64_t stream = 0;
+  int64_t start_ns = 0;
+  // Lazy link (above): the wrapper's record of this communicator is pending; the plugin tells
+  // its comm id and whether it wrote a record of its own.
+  bool wrapper_record_pending = false;
+  bool plugin_wrote_record = false;
+  uint64_t plugin_comm_id = 0;
+};
+inline thread_local NcclCallContext t_nccl_call;
+
+// Communicators whose wrapper record waits for the lazy link (v5 plugin inits then wait too).
+inline std::atomic<int> g_wrapper_records_pending{0};
+
+// Live v4 plugin contexts of communicators of more than one rank (NCCL 2.27).
+inline std::atomic<int> g_plugin_v4_contexts{0};
+// Whether a v4 plugin records the operations of a communicator whose init went `route` (size
+// 0 = unknown). Unknown route with v4 contexts alive: assume it does (one record at most).
+inline bool PluginV4Covers(PluginRoute route, uint32_t comm_size) {
+  // Relaxed: a count set at communicator init, long before that communicator's collectives.
+  if (g_plugin_v4_contexts.load(std::memory_order_relaxed) == 0) return false;
+  if (comm_size == 1) return false;
+  return route == PluginRoute::kV4 || route == PluginRoute::kUnknown;
 }
 
 // FNV-1a, 64-bit: stable across processes and builds, so every rank derives the same id.

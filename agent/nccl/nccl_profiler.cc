@@ -3,14 +3,19 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
+#include <mutex>
 
 #include "agent/core/counted_loss.h"
+#include "agent/core/no_destructor.h"
 #include "agent/core/record.h"
 #include "agent/core/thread_rings.h"
+#include "agent/nccl/comm_table.h"
 #include "agent/nccl/nccl_channel.h"
 #include "agent/nccl/nccl_names.h"
 #include "agent/runtime/agent_runtime.h"
+#include "agent/runtime/record_source.h"
 #include "base/logging.h"
 
 namespace lumos::agent {
@@ -22,17 +27,32 @@ struct ProfilerContext {
   std::atomic<bool> in_use{false};
   uint64_t comm_id = 0;
   uint32_t comm_size = 0;
+  bool v4 = false;
   bool waits_for_kernels = false;  // KernelCh was asked for: wait for each channel's stop.
   std::atomic<uint64_t> send_seq{0};
   std::atomic<uint64_t> recv_seq{0};
+  // One-rank communicators: NCCL runs their collectives without Coll events
+  // (ncclLaunchOneRank), so their records come from the API events, numbered here per op.
+  std::atomic<uint64_t> api_only_seq[kCollectiveOpCount] = {};
+  // Lazy link (nccl_channel.h): this communicator's record waits for its first API event.
+  std::atomic<bool> record_pending{false};
+  int32_t rank = -1;
+  uint32_t name_id = 0;
 };
+
+// Writes the record a context kept pending, unless someone else took it already.
+void WritePendingContextRecord(ProfilerContext* context) {
+  // acq_rel: the fields were written before the release store of the flag at init.
+  if (!context->record_pending.exchange(false, std::memory_order_acq_rel)) return;
+  PushCommunicatorRecordNamed(context->comm_id, 0, context->rank, context->comm_size, 0,
+                              context->name_id);
+}
 
 enum class SlotType : uint8_t { kFree, kApi, kOp };
 
-// One event in flight. busy/generation guard ownership; the rest is written by the thread that
-// claimed the slot before the handle goes to NCCL (NCCL's own hand-off orders it for the threads
-// that get the handle), except the atomics and the *_end_ns fields, which are published through
-// `remaining`'s acq_rel decrements.
+// One event in flight. busy/generation guard ownership; the plain fields are written by the
+// thread that claimed the slot before the slot's state (op) or link (API) word is published
+// with release, and read by whoever takes the slot's last part (acquire/acq_rel on that word).
 struct EventSlot {
   std::atomic<uint32_t> busy{0};
   std::atomic<uint32_t> generation{0};
@@ -40,40 +60,74 @@ struct EventSlot {
   std::atomic<ProfilerContext*> context{nullptr};  // Atomic: finalize scans other slots.
   // API slots: see the link states below.
   std::atomic<uint64_t> link{0};
-  // Operation slots: parts still outstanding (own stop, kernels, API parent's stop).
-  std::atomic<uint32_t> remaining{0};
+  uint64_t child_handle = 0;  // API slots: the linked operation (written before kLinked).
+  // Operation slots: see OpState below.
+  std::atomic<uint64_t> state{0};
   std::atomic<uint32_t> kernels_started{0};
   std::atomic<uint64_t> gpu_start{~uint64_t{0}};
   std::atomic<uint64_t> gpu_stop{0};
+  // Last event of this slot (start, stop, kernel): the sweep writes ops idle for kStaleNs.
+  std::atomic<int64_t> last_activity_ns{0};
   uint32_t expected_kernels = 0;
   uint32_t thread_id = 0;
   bool has_api = false;
   int64_t host_start_ns = 0;
-  int64_t api_end_ns = 0;  // Written by the API's stop (its own slot, or the linked child's).
-  int64_t op_end_ns = 0;   // Operation slots: the Coll/P2p stop (enqueued).
+  std::atomic<int64_t> api_end_ns{0};  // The API's stop (its own slot, or the linked child's).
+  std::atomic<int64_t> op_end_ns{0};   // Operation slots: the Coll/P2p stop (enqueued).
   uint64_t stream = 0;
+  uint8_t reduce_op = 0;  // From the wrapper's call (t_nccl_call); 0 = unknown.
   Record head;
   Record extension;
 };
 
 // API link word: generation of the API slot (bits 32..62), linked child slot + 1 (bits 2..31),
-// state (bits 0..1). Every transition is one CAS on this word, so the API's stop and its child's
-// start agree on who frees the API slot and who tells whom the API's end time.
+// state (bits 0..1). Every transition is one CAS on this word, so the API's stop, its child's
+// start, its GroupApi's stop and the sweep agree on who frees the API slot.
 enum LinkState : uint64_t { kRunning = 0, kLinked = 1, kStopped = 2, kDone = 3 };
 constexpr uint64_t Link(uint32_t generation, uint64_t child_plus_1, LinkState state) {
   return (uint64_t{generation} << 32) | (child_plus_1 << 2) | state;
 }
 
+// Operation state word: generation (bits 32..63), "own stop still to come" (bit 31), other
+// parts outstanding (bits 0..30: kernel channels, API parent's stop). Every part is one CAS
+// that checks the generation, so a part that arrives after the sweep or finalize took the
+// operation (or after its slot was reused) changes nothing. The record is written by whoever
+// takes the word to 0.
+constexpr uint64_t kOpStopPending = uint64_t{1} << 31;
+constexpr uint64_t OpState(uint32_t generation, uint64_t parts) {
+  return (uint64_t{generation} << 32) | parts;
+}
+
 constexpr uint64_t kKernelHandleBit = uint64_t{1} << 63;
-constexpr uint64_t kGroupApiHandle = 1;  // Generation 0 is never handed out: no slot matches.
+// GroupApi handles: generation 0 (never a slot's) and an index beyond any pool, so Lookup
+// rejects them; the low 31 bits tell groups apart (a process-wide counter).
+constexpr uint64_t kGroupHandleBit = uint64_t{1} << 31;
 constexpr uint32_t kMaxProbes = 64;
+// An operation whose own stop came and that saw no event for this long is written with what
+// it has (NCCL 2.28 can announce more channels than it reports KernelCh events for).
+constexpr int64_t kStaleNs = 1'000'000'000;
+// An API event stopped without a child for this long is settled by the sweep (its GroupApi
+// was stopped on another thread, or it was beyond kMaxGroupApis). Longer than kStaleNs: a
+// grouped call's Coll starts only at ncclGroupEnd, which a job may call much later.
+constexpr int64_t kStaleApiNs = 10'000'000'000;
 
 EventSlot g_slots[kNcclEventPoolSize];
 std::atomic<uint32_t> g_capacity{kNcclEventPoolSize};
 std::atomic<uint32_t> g_cursor{0};
 ProfilerContext g_contexts[kNcclMaxContexts];
+std::atomic<uint32_t> g_group_counter{0};
 // The agent, cached at the first init so event callbacks skip Agent::Get()'s guard.
 std::atomic<Agent*> g_agent{nullptr};
+
+// The API events started on this thread inside its open GroupApi (NCCL's API state is
+// per thread): at the group's stop, those that got no Coll/P2p child get none any more.
+constexpr uint32_t kMaxGroupApis = 64;  // Beyond: the sweep frees them.
+struct ThreadGroup {
+  uint64_t handle = 0;
+  uint32_t count = 0;
+  uint64_t apis[kMaxGroupApis];
+};
+thread_local ThreadGroup t_group;
 
 // The hot-path entry check (STYLE.md 5.2): relaxed loads; see EnabledFlag for why that is safe.
 inline bool Enabled() {
@@ -89,6 +143,9 @@ inline uint32_t CurrentThreadId() {
 
 inline uint32_t GenerationOf(uint64_t handle) {
   return static_cast<uint32_t>(handle >> 32) & 0x7fffffff;
+}
+inline bool IsGroupHandle(uint64_t handle) {
+  return (handle >> 32) == 0 && (handle & kGroupHandleBit) != 0;
 }
 
 EventSlot* Allocate(ProfilerContext* context, SlotType type, uint64_t* handle) {
@@ -156,56 +213,206 @@ int64_t RealtimeMinusMonotonicNs() {
   return realtime_ns - ReadMonotonicNs();  // Exact: a clock-domain offset.
 }
 
-// Builds the record of a finished operation, frees its slot and pushes the record.
-void EmitAndRelease(EventSlot* op) {
-  Record head = op->head;
-  Record extension = op->extension;
-  const int64_t end = op->has_api && op->api_end_ns != 0 ? op->api_end_ns : op->op_end_ns;
-  head.start_ns = op->host_start_ns;
-  head.end_ns = end >= head.start_ns ? end : head.start_ns;
-  head.flags |= kRecordFlagHasHostTime;
-  head.thread_id = op->thread_id;
-  head.payload.collective.stream_id = op->stream;
+// The record of an operation whose state word this thread took to 0, then frees its slot.
+void TakeRecordAndRelease(EventSlot* op, Record* head, Record* extension) {
+  *head = op->head;
+  *extension = op->extension;
+  const int64_t api_end = op->api_end_ns.load(std::memory_order_relaxed);
+  const int64_t end =
+      op->has_api && api_end != 0 ? api_end : op->op_end_ns.load(std::memory_order_relaxed);
+  head->start_ns = op->host_start_ns;
+  head->end_ns = end >= head->start_ns ? end : head->start_ns;
+  head->flags |= kRecordFlagHasHostTime;
+  head->thread_id = op->thread_id;
+  head->payload.collective.stream_id = op->stream;
+  head->payload.collective.reduce_op = op->reduce_op;
   const uint64_t gpu_start = op->gpu_start.load(std::memory_order_relaxed);
   const uint64_t gpu_stop = op->gpu_stop.load(std::memory_order_relaxed);
   if (gpu_start != ~uint64_t{0} && gpu_stop >= gpu_start) {
-    CollectiveExtension& x = extension.payload.collective_ext;
+    CollectiveExtension& x = extension->payload.collective_ext;
     x.gpu_duration_ns = gpu_stop - gpu_start;
     const int64_t offset =
-        static_cast<int64_t>(gpu_start) - RealtimeMinusMonotonicNs() - head.start_ns;
+        static_cast<int64_t>(gpu_start) - RealtimeMinusMonotonicNs() - head->start_ns;
     constexpr int64_t kEarliest = -1'000'000'000, kLatest = 600'000'000'000;
     if (offset >= kEarliest && offset <= kLatest) x.gpu_start_offset_ns = offset;
   }
   Release(op);
+}
+
+void EmitAndRelease(EventSlot* op) {
+  Record head, extension;
+  TakeRecordAndRelease(op, &head, &extension);
   if (Enabled()) PushCollectiveRecord(&head, extension);
 }
 
-// One outstanding part of `op` is done; the last one writes the record.
-void FinishPart(EventSlot* op) {
-  // acq_rel: every part's writes (end times, GPU timers) happen before the last part reads them.
-  if (op->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) EmitAndRelease(op);
+// Applies `change` to the state word of `op` (generation `generation`) unless the word is
+// stale or already 0; the caller that takes it to 0 writes the record.
+template <typename Change>
+void UpdateOp(EventSlot* op, uint32_t generation, Change change) {
+  uint64_t current = op->state.load(std::memory_order_acquire);
+  while ((current >> 32) == generation && (current & 0xffffffff) != 0) {
+    const uint64_t next = change(current);
+    if (next == current) return;
+    // acq_rel: every part's writes (end times, GPU timers) happen before the last part reads.
+    if (op->state.compare_exchange_weak(current, next, std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+      if ((next & 0xffffffff) == 0) EmitAndRelease(op);
+      return;
+    }
+  }
 }
 
-uint64_t StartApi(ProfilerContext* context, void* stream) {
+// One outstanding part (a kernel channel, the API parent's stop) of `op` is done.
+void FinishPart(EventSlot* op, uint32_t generation) {
+  UpdateOp(op, generation,
+           [](uint64_t state) { return (state & (kOpStopPending - 1)) != 0 ? state - 1 : state; });
+}
+// The operation's own stop (NCCL: enqueued).
+void FinishOwnStop(EventSlot* op, uint32_t generation) {
+  UpdateOp(op, generation, [](uint64_t state) { return state & ~kOpStopPending; });
+}
+
+// Takes every outstanding part of `op` at once (sweep, finalize, final flush). With
+// `only_stopped`, only an operation whose own stop came. True: the caller writes the record.
+bool ClaimOp(EventSlot* op, uint32_t generation, bool only_stopped, int64_t idle_since) {
+  uint64_t current = op->state.load(std::memory_order_acquire);
+  while ((current >> 32) == generation && (current & 0xffffffff) != 0) {
+    if (only_stopped && (current & kOpStopPending) != 0) return false;
+    if (op->last_activity_ns.load(std::memory_order_relaxed) > idle_since) return false;
+    if (op->state.compare_exchange_weak(current, OpState(generation, 0), std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+      if (op->op_end_ns.load(std::memory_order_relaxed) == 0) {
+        op->op_end_ns.store(MonotonicNowNs(), std::memory_order_relaxed);
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsRooted(schema::CollectiveOp op) {
+  return op == schema::CollectiveOp::kBroadcast || op == schema::CollectiveOp::kReduce ||
+         op == schema::CollectiveOp::kGather || op == schema::CollectiveOp::kScatter;
+}
+
+// What a CollApi/P2pApi event tells about its call.
+struct ApiFields {
+  bool collective = false;  // CollApi (else P2pApi).
+  const char* func = nullptr;
+  size_t count = 0;
+  const char* datatype = nullptr;
+  int root = -1;
+  void* stream = nullptr;
+};
+
+uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fields) {
   uint64_t handle = 0;
   EventSlot* api = Allocate(context, SlotType::kApi, &handle);
   if (api == nullptr) return 0;
   api->host_start_ns = MonotonicNowNs();
-  api->api_end_ns = 0;
-  api->stream = reinterpret_cast<uint64_t>(stream);
+  api->api_end_ns.store(0, std::memory_order_relaxed);
+  api->stream = reinterpret_cast<uint64_t>(fields.stream);
   api->thread_id = CurrentThreadId();
+  api->child_handle = 0;
+  api->reduce_op = 0;
+  // NCCL starts the API event on the user's thread inside the call: the wrapper's call, if
+  // any, is this one. The plugin records it from here on (nccl_channel.h).
+  NcclCallContext& call = t_nccl_call;
+  if (call.active) {
+    call.plugin_saw = true;
+    api->reduce_op = call.reduce_op;
+    call.plugin_comm_id = context->comm_id;
+    call.plugin_wrote_record = true;
+  }
+  // Relaxed first: the flag is almost always false; WritePendingContextRecord re-checks.
+  if (context->record_pending.load(std::memory_order_relaxed)) {
+    if (call.active && call.wrapper_record_pending) {
+      // The lazy link: the wrapper writes the one record, with this comm id.
+      if (context->record_pending.exchange(false, std::memory_order_acq_rel)) {
+        call.plugin_wrote_record = false;
+      }
+    } else {
+      WritePendingContextRecord(context);
+    }
+  }
+  // NCCL gives a collective no Coll event on a one-rank communicator (ncclLaunchOneRank) or
+  // when it is empty (dropped). The first becomes a record of its own, from this event.
+  const bool one_rank = fields.collective && context->comm_size == 1;
+  const bool childless = one_rank || (fields.collective && fields.count == 0);
+  std::memset(static_cast<void*>(&api->head), 0, sizeof(api->head));
+  std::memset(static_cast<void*>(&api->extension), 0, sizeof(api->extension));
+  if (one_rank) {
+    const schema::CollectiveOp op = CollectiveOpFromNcclName(fields.func);
+    const schema::DataType data_type = DataTypeFromNcclName(fields.datatype);
+    const auto op_index = static_cast<uint32_t>(op);
+    api->head.kind = RecordKind::kCollective;
+    api->head.payload.collective = {
+        .comm_id = context->comm_id,
+        .seq_number = op_index < kCollectiveOpCount
+                          // Relaxed: a counter; only its values matter.
+                          ? context->api_only_seq[op_index].fetch_add(1, std::memory_order_relaxed)
+                          : 0,
+        .count = fields.count,
+        .op = static_cast<uint8_t>(op),
+        .data_type = static_cast<uint8_t>(data_type),
+    };
+    api->extension.kind = RecordKind::kExtension;
+    api->extension.payload.collective_ext = {
+        .bytes = fields.count * schema::DataTypeBytes(data_type),
+        .root_rank = IsRooted(op) ? fields.root : -1,
+        .peer_rank = -1,
+        .comm_size = context->comm_size,
+    };
+  }
+  api->last_activity_ns.store(api->host_start_ns, std::memory_order_relaxed);
   api->link.store(Link(GenerationOf(handle), 0, kRunning), std::memory_order_release);
+  // Settled when its group stops; any other API event waits for its child (or the sweep).
+  ThreadGroup& group = t_group;
+  if (childless && parent != 0 && parent == group.handle && group.count < kMaxGroupApis) {
+    group.apis[group.count++] = handle;
+  }
   return handle;
+}
+
+// An API slot nobody will link any more (its link word taken to kDone by this thread): written
+// when it is the only record of its operation (a one-rank communicator), then freed.
+void RetireUnlinkedApi(EventSlot* api, RecordSink* sink) {
+  Record head = api->head;
+  Record extension = api->extension;
+  head.start_ns = api->host_start_ns;
+  const int64_t end = api->api_end_ns.load(std::memory_order_relaxed);
+  head.end_ns = end >= head.start_ns ? end : head.start_ns;
+  head.flags |= kRecordFlagHasHostTime;
+  head.thread_id = api->thread_id;
+  head.payload.collective.stream_id = api->stream;
+  head.payload.collective.reduce_op = api->reduce_op;
+  Release(api);
+  if (head.kind != RecordKind::kCollective) return;  // No record of its own (see StartApi).
+  if (sink != nullptr) {
+    sink->Add(head, &extension);
+  } else if (Enabled()) {
+    PushCollectiveRecord(&head, extension);
+  }
+}
+
+// Takes an API slot that stopped without a child; true: the caller retires it.
+bool ClaimStoppedApi(EventSlot* api, uint32_t generation) {
+  uint64_t expected = Link(generation, 0, kStopped);
+  return api->link.compare_exchange_strong(expected, Link(generation, 0, kDone),
+                                           std::memory_order_acq_rel, std::memory_order_relaxed);
 }
 
 void StopApi(EventSlot* api, uint64_t handle) {
   const uint32_t generation = GenerationOf(handle);
-  api->api_end_ns = MonotonicNowNs();  // Published by the release CAS below.
+  const int64_t now = MonotonicNowNs();
+  api->api_end_ns.store(now, std::memory_order_relaxed);  // Published by the CAS below.
+  api->last_activity_ns.store(now, std::memory_order_relaxed);
   uint64_t current = api->link.load(std::memory_order_acquire);
   while ((current >> 32) == generation) {
     const uint64_t state = current & 3;
     if (state == kRunning) {
-      // No child yet (a grouped call: its Coll/P2p starts at ncclGroupEnd). Keep the slot.
+      // No child yet (its Coll/P2p starts at the group's launch, or never: one-rank
+      // communicators, empty collectives). Kept until its GroupApi stops (or the sweep).
       if (api->link.compare_exchange_weak(current, Link(generation, 0, kStopped),
                                           std::memory_order_acq_rel)) {
         return;
@@ -213,10 +420,11 @@ void StopApi(EventSlot* api, uint64_t handle) {
     } else if (state == kLinked) {
       if (api->link.compare_exchange_weak(current, Link(generation, 0, kDone),
                                           std::memory_order_acq_rel)) {
+        const uint64_t child_handle = api->child_handle;
         EventSlot* child = &g_slots[((current >> 2) & 0x3fffffff) - 1];
-        child->api_end_ns = api->api_end_ns;
+        child->api_end_ns.store(now, std::memory_order_relaxed);  // Published by FinishPart.
         Release(api);
-        FinishPart(child);
+        FinishPart(child, GenerationOf(child_handle));
         return;
       }
     } else {
@@ -225,27 +433,60 @@ void StopApi(EventSlot* api, uint64_t handle) {
   }
 }
 
+// A GroupApi started on this thread: the childless API events that follow inside it are
+// remembered.
+uint64_t StartGroupApi() {
+  // Relaxed: only distinct values matter.
+  const uint64_t handle =
+      kGroupHandleBit | (g_group_counter.fetch_add(1, std::memory_order_relaxed) & 0x7fffffff);
+  t_group.handle = handle;
+  t_group.count = 0;
+  return handle;
+}
+
+// The GroupApi stopped: its childless API events (which NCCL never gives a Coll/P2p) are
+// settled. Only those: whether NCCL starts a group's Coll events before its GroupApi stops
+// depends on the launch mode, so the others keep waiting for their child.
+void StopGroupApi(uint64_t handle) {
+  ThreadGroup& group = t_group;
+  if (group.handle != handle) return;  // Stopped on another thread: the sweep takes them.
+  for (uint32_t i = 0; i < group.count; ++i) {
+    EventSlot* api = Lookup(group.apis[i]);
+    if (api == nullptr || api->type.load(std::memory_order_relaxed) != SlotType::kApi) continue;
+    if (ClaimStoppedApi(api, GenerationOf(group.apis[i]))) RetireUnlinkedApi(api, nullptr);
+  }
+  group.handle = 0;
+  group.count = 0;
+}
+
 // Takes host start, stream and thread (and the end, when the API already stopped) from the
 // API parent, linking the operation to it. `base` = parts the operation has without a parent.
-void LinkToApi(EventSlot* op, uint32_t op_index, EventSlot* api, uint64_t api_handle,
-               uint32_t base) {
+void LinkToApi(EventSlot* op, uint64_t op_handle, EventSlot* api, uint64_t api_handle,
+               uint64_t base) {
   const uint32_t generation = GenerationOf(api_handle);
+  const uint32_t op_generation = GenerationOf(op_handle);
+  const uint64_t op_index = op_handle & 0xffffffff;
   // Read before the CAS: afterwards the API's stop may free its slot. Before it, only this
   // (first) child can free it.
   const int64_t start = api->host_start_ns;
   const uint64_t stream = api->stream;
   const uint32_t thread_id = api->thread_id;
-  op->remaining.store(base + 1, std::memory_order_relaxed);  // Published by the CAS.
+  const uint8_t reduce_op = api->reduce_op;
+  api->child_handle = op_handle;  // Read by the API's stop only after the CAS below.
+  // The API's stop is a part too; published by the CAS.
+  op->state.store(OpState(op_generation, base + 1), std::memory_order_relaxed);
   uint64_t current = api->link.load(std::memory_order_acquire);
   while ((current >> 32) == generation) {
     const uint64_t state = current & 3;
     if (state == kRunning) {
-      if (api->link.compare_exchange_weak(current, Link(generation, op_index + 1, kLinked),
+      if (api->link.compare_exchange_weak(current, Link(generation, op_index, kLinked),
                                           std::memory_order_acq_rel)) {
+        // The state word keeps base + 1 (the API's stop may already have taken its part).
         op->has_api = true;
         op->host_start_ns = start;
         op->stream = stream;
         op->thread_id = thread_id;
+        op->reduce_op = reduce_op;
         return;
       }
     } else if (state == kStopped) {
@@ -255,7 +496,9 @@ void LinkToApi(EventSlot* op, uint32_t op_index, EventSlot* api, uint64_t api_ha
         op->host_start_ns = start;
         op->stream = stream;
         op->thread_id = thread_id;
-        op->api_end_ns = api->api_end_ns;
+        op->reduce_op = reduce_op;
+        op->api_end_ns.store(api->api_end_ns.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
         Release(api);
         break;
       }
@@ -263,7 +506,7 @@ void LinkToApi(EventSlot* op, uint32_t op_index, EventSlot* api, uint64_t api_ha
       break;  // Already linked to another operation, or done: the op keeps its own times.
     }
   }
-  op->remaining.store(base, std::memory_order_relaxed);
+  op->state.store(OpState(op_generation, base), std::memory_order_release);
 }
 
 struct OpFields {
@@ -278,26 +521,31 @@ struct OpFields {
   schema::NcclProtocol protocol = schema::NcclProtocol::kUnspecified;
 };
 
-bool IsRooted(schema::CollectiveOp op) {
-  return op == schema::CollectiveOp::kBroadcast || op == schema::CollectiveOp::kReduce ||
-         op == schema::CollectiveOp::kGather || op == schema::CollectiveOp::kScatter;
-}
-
 uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields) {
   uint64_t handle = 0;
   EventSlot* op = Allocate(context, SlotType::kOp, &handle);
   if (op == nullptr) return 0;
-  const uint32_t index = static_cast<uint32_t>(handle & 0xffffffff) - 1;
   op->expected_kernels = context->waits_for_kernels ? fields.channels : 0;
   op->kernels_started.store(0, std::memory_order_relaxed);
   op->gpu_start.store(~uint64_t{0}, std::memory_order_relaxed);
   op->gpu_stop.store(0, std::memory_order_relaxed);
   op->has_api = false;
   op->host_start_ns = MonotonicNowNs();
-  op->api_end_ns = 0;
-  op->op_end_ns = 0;
+  op->last_activity_ns.store(op->host_start_ns, std::memory_order_relaxed);
+  op->api_end_ns.store(0, std::memory_order_relaxed);
+  op->op_end_ns.store(0, std::memory_order_relaxed);
   op->stream = 0;
+  op->reduce_op = 0;
   op->thread_id = CurrentThreadId();
+  // v4 has no API events: a call made through a wrapper on this thread is this one (an
+  // ungrouped call; a grouped one starts its Coll at ncclGroupEnd, outside the call).
+  NcclCallContext& call = t_nccl_call;
+  if (context->v4 && call.active) {
+    call.plugin_saw = true;
+    op->host_start_ns = call.start_ns;
+    op->stream = call.stream;
+    op->reduce_op = call.reduce_op;
+  }
   std::memset(static_cast<void*>(&op->head), 0, sizeof(op->head));
   std::memset(static_cast<void*>(&op->extension), 0, sizeof(op->extension));
   op->head.kind = RecordKind::kCollective;
@@ -308,7 +556,7 @@ uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields)
       .stream_id = 0,
       .op = static_cast<uint8_t>(fields.op),
       .data_type = static_cast<uint8_t>(fields.data_type),
-      .reduce_op = 0,  // NCCL's descriptors do not carry it.
+      .reduce_op = 0,  // NCCL's descriptors do not carry it: from the wrapper, when it ran.
       .algorithm = static_cast<uint8_t>(fields.algorithm),
       .protocol = static_cast<uint8_t>(fields.protocol),
       .reserved = 0,
@@ -324,13 +572,13 @@ uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields)
       .correlation_id = 0,
       .comm_size = context->comm_size,
   };
-  const uint32_t base = 1 + op->expected_kernels;
+  const uint64_t base = kOpStopPending | op->expected_kernels;
   const uint64_t parent_handle = reinterpret_cast<uint64_t>(parent);
   EventSlot* api = (parent_handle & kKernelHandleBit) == 0 ? Lookup(parent_handle) : nullptr;
   if (api != nullptr && api->type.load(std::memory_order_relaxed) == SlotType::kApi) {
-    LinkToApi(op, index, api, parent_handle, base);
+    LinkToApi(op, handle, api, parent_handle, base);
   } else {
-    op->remaining.store(base, std::memory_order_relaxed);
+    op->state.store(OpState(GenerationOf(handle), base), std::memory_order_release);
   }
   return handle;
 }
@@ -344,20 +592,77 @@ uint64_t StartKernel(void* parent, uint64_t timer) {
     return 0;
   }
   AtomicMin(&op->gpu_start, timer);
+  op->last_activity_ns.store(MonotonicNowNs(), std::memory_order_relaxed);
   return parent_handle | kKernelHandleBit;
+}
+
+// Writes (sink) what waits too long, or everything at the end: operations whose own stop came
+// and that saw no event for kStaleNs (or any time, with `everything`), and API events left
+// without a child for kStaleApiNs (GroupApi stopped on another thread, more than
+// kMaxGroupApis in a group).
+void Sweep(RecordSink& sink, bool everything) {
+  const int64_t now = MonotonicNowNs();
+  const int64_t idle_since = everything ? INT64_MAX : now - kStaleNs;
+  const int64_t api_idle_since = everything ? INT64_MAX : now - kStaleApiNs;
+  const uint32_t capacity = g_capacity.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i < capacity; ++i) {
+    EventSlot& slot = g_slots[i];
+    if (slot.busy.load(std::memory_order_acquire) == 0) continue;
+    const uint32_t generation = slot.generation.load(std::memory_order_acquire);
+    const SlotType type = slot.type.load(std::memory_order_relaxed);
+    if (type == SlotType::kOp) {
+      if (ClaimOp(&slot, generation, /*only_stopped=*/true, idle_since)) {
+        Record head, extension;
+        TakeRecordAndRelease(&slot, &head, &extension);
+        sink.Add(head, &extension);
+      }
+    } else if (type == SlotType::kApi &&
+               slot.last_activity_ns.load(std::memory_order_relaxed) <= api_idle_since &&
+               ClaimStoppedApi(&slot, generation)) {
+      RetireUnlinkedApi(&slot, &sink);
+    }
+  }
+}
+
+// The writer pulls what the sweep finds (agent/runtime/record_source.h).
+class StaleEventSource : public RecordSource {
+ public:
+  void Drain(RecordSink& sink) override { Sweep(sink, final_.load(std::memory_order_acquire)); }
+  // The job exits (with or without ncclCommDestroy): what still waits is written now.
+  void FlushBeforeFinalDrain() override {
+    final_.store(true, std::memory_order_release);
+    // Before the final drain, into this thread's ring: communicators that made no call.
+    for (ProfilerContext& context : g_contexts) {
+      if (context.in_use.load(std::memory_order_acquire)) WritePendingContextRecord(&context);
+    }
+  }
+
+ private:
+  std::atomic<bool> final_{false};
+};
+
+void RegisterStaleEventSource(Agent& agent) {
+  static NoDestructor<StaleEventSource> source;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    if (!agent.AddRecordSource(&source.get())) {
+      LUMOS_LOG(Warn,
+                "nccl plugin: no record source left; operations that never get all "
+                "their kernel events wait until their communicator is finalized");
+    }
+  });
 }
 
 ProfilerContext* ContextOf(void* context) { return static_cast<ProfilerContext*>(context); }
 
-ncclResult_t InitContext(void** context, int* activation_mask, uint64_t comm_id,
-                         const char* comm_name, int nranks, int rank, bool v5) noexcept {
-  if (context == nullptr || activation_mask == nullptr) return ncclInvalidArgument;
-  *context = nullptr;
-  *activation_mask = 0;  // Nothing asked for unless the channel is on.
-  if (!NcclChannelOn(schema::Channel::kNcclPlugin)) return ncclSuccess;
-  g_agent.store(&Agent::Get(), std::memory_order_relaxed);
+// Claims a context and registers with the agent; may throw (the agent's start-up allocates).
+ProfilerContext* ClaimContext(uint64_t comm_id, const char* comm_name, int nranks, int rank,
+                              bool v5) {
+  Agent& agent = Agent::Get();
+  g_agent.store(&agent, std::memory_order_relaxed);
+  RegisterStaleEventSource(agent);
   // As the wrappers do (the plugin may run without them): the largest names the trace's rank.
-  Agent::Get().NoteCommunicator(rank, nranks);
+  agent.NoteCommunicator(rank, nranks);
   ProfilerContext* claimed = nullptr;
   for (ProfilerContext& candidate : g_contexts) {
     bool expected = false;
@@ -366,28 +671,64 @@ ncclResult_t InitContext(void** context, int* activation_mask, uint64_t comm_id,
       break;
     }
   }
+  CommInitCapture& capture = t_comm_init_capture;
   if (claimed == nullptr) {
+    // Counted, and only this communicator goes without events: the wrappers record its calls.
     CountLoss(CountedLoss::kNcclContexts);
-    return ncclSuccess;
+    if (capture.active) capture.route = PluginRoute::kNone;
+    return nullptr;
   }
   claimed->comm_id = comm_id;
   claimed->comm_size = nranks > 0 ? static_cast<uint32_t>(nranks) : 0;
+  claimed->v4 = !v5;
   claimed->waits_for_kernels = true;
   claimed->send_seq.store(0, std::memory_order_relaxed);
   claimed->recv_seq.store(0, std::memory_order_relaxed);
-  uint64_t mask = abi::kProfileColl | abi::kProfileP2p | abi::kProfileKernelCh;
-  if (v5) mask |= abi::kProfileGroupApi | abi::kProfileCollApi | abi::kProfileP2pApi;
-  *activation_mask = static_cast<int>(mask);
-  g_plugin_collective_contexts.fetch_add(1, std::memory_order_relaxed);
-  CommInitCapture& capture = t_comm_init_capture;
+  for (auto& seq : claimed->api_only_seq) seq.store(0, std::memory_order_relaxed);
+  claimed->record_pending.store(false, std::memory_order_relaxed);
+  if (!v5 && claimed->comm_size != 1) g_plugin_v4_contexts.fetch_add(1, std::memory_order_relaxed);
   if (capture.active) {
     // A wrapper is running this communicator's init: it writes the one Communicator record.
     capture.plugin_saw_init = true;
+    capture.route = v5 ? PluginRoute::kV5 : PluginRoute::kV4;
     capture.plugin_comm_id = comm_id;
+  } else if (v5 && g_wrapper_records_pending.load(std::memory_order_relaxed) > 0) {
+    // A wrapper created a communicator whose init it did not see (grouped or non-blocking):
+    // this may be it. The record waits for the lazy link (nccl_channel.h).
+    claimed->rank = rank;
+    claimed->name_id = InternCommName(comm_name != nullptr ? comm_name : "");
+    claimed->record_pending.store(true, std::memory_order_release);
   } else {
     PushCommunicatorRecord(comm_id, 0, rank, claimed->comm_size, 0,
                            comm_name != nullptr ? comm_name : "");
   }
+  return claimed;
+}
+
+std::atomic<bool> g_init_failed{false};
+
+ncclResult_t InitContext(void** context, int* activation_mask, uint64_t comm_id,
+                         const char* comm_name, int nranks, int rank, bool v5) noexcept {
+  if (context == nullptr || activation_mask == nullptr) return ncclInvalidArgument;
+  *context = nullptr;
+  *activation_mask = 0;  // Nothing asked for unless the channel is on.
+  if (g_init_failed.load(std::memory_order_relaxed)) return ncclSuccess;
+  ProfilerContext* claimed = nullptr;
+  try {
+    if (!NcclChannelOn(schema::Channel::kNcclPlugin)) return ncclSuccess;
+    claimed = ClaimContext(comm_id, comm_name, nranks, rank, v5);
+  } catch (...) {
+    // Never into NCCL: the channel goes off for good, with one warning.
+    if (!g_init_failed.exchange(true)) {
+      LUMOS_LOG(Warn, "nccl plugin: set-up failed with an exception; the plugin records nothing");
+    }
+    return ncclSuccess;
+  }
+  // The mask is NCCL's, shared by all its communicators: the same for every init, even one
+  // without a context (its events then start with a null context and are ignored).
+  uint64_t mask = abi::kProfileColl | abi::kProfileP2p | abi::kProfileKernelCh;
+  if (v5) mask |= abi::kProfileGroupApi | abi::kProfileCollApi | abi::kProfileP2pApi;
+  *activation_mask = static_cast<int>(mask);
   *context = claimed;
   return ncclSuccess;
 }
@@ -438,14 +779,26 @@ ncclResult_t StartEventV5(void* context, void** handle, abi::EventDescrV5* descr
   uint64_t result = 0;
   switch (descr->type) {
     case abi::kProfileGroupApi:
-      result = kGroupApiHandle;
+      result = StartGroupApi();
       break;
-    case abi::kProfileCollApi:
-      result = StartApi(ctx, descr->coll_api.stream);
+    case abi::kProfileCollApi: {
+      const auto& c = descr->coll_api;
+      result = StartApi(ctx, reinterpret_cast<uint64_t>(descr->parent),
+                        {.collective = true,
+                         .func = c.func,
+                         .count = c.count,
+                         .datatype = c.datatype,
+                         .root = c.root,
+                         .stream = c.stream});
       break;
-    case abi::kProfileP2pApi:
-      result = StartApi(ctx, descr->p2p_api.stream);
+    }
+    case abi::kProfileP2pApi: {
+      const auto& p = descr->p2p_api;
+      result =
+          StartApi(ctx, reinterpret_cast<uint64_t>(descr->parent),
+                   {.func = p.func, .count = p.count, .datatype = p.datatype, .stream = p.stream});
       break;
+    }
     case abi::kProfileColl: {
       const auto& c = descr->coll;
       result = StartOp(ctx, descr->parent,
@@ -504,17 +857,27 @@ ncclResult_t StartEventV4(void* context, void** handle, abi::EventDescrV4* descr
 
 ncclResult_t StopEvent(void* handle) noexcept {
   const uint64_t value = reinterpret_cast<uint64_t>(handle);
-  if (value == 0 || value == kGroupApiHandle) return ncclSuccess;
+  if (value == 0) return ncclSuccess;
+  if (IsGroupHandle(value)) {
+    StopGroupApi(value);
+    return ncclSuccess;
+  }
   EventSlot* slot = Lookup(value & ~kKernelHandleBit);
   if (slot == nullptr) return ncclSuccess;
   const SlotType type = slot->type.load(std::memory_order_relaxed);
+  const uint32_t generation = GenerationOf(value);
   if ((value & kKernelHandleBit) != 0) {
-    if (type == SlotType::kOp) FinishPart(slot);
+    if (type == SlotType::kOp) {
+      slot->last_activity_ns.store(MonotonicNowNs(), std::memory_order_relaxed);
+      FinishPart(slot, generation);
+    }
   } else if (type == SlotType::kApi) {
     StopApi(slot, value);
   } else if (type == SlotType::kOp) {
-    slot->op_end_ns = MonotonicNowNs();  // Enqueued; published by FinishPart's acq_rel.
-    FinishPart(slot);
+    const int64_t now = MonotonicNowNs();
+    slot->op_end_ns.store(now, std::memory_order_relaxed);  // Enqueued; published by the CAS.
+    slot->last_activity_ns.store(now, std::memory_order_relaxed);
+    FinishOwnStop(slot, generation);
   }
   return ncclSuccess;
 }
@@ -533,7 +896,7 @@ ncclResult_t Finalize(void* context) noexcept {
   ProfilerContext* ctx = ContextOf(context);
   if (ctx == nullptr) return ncclSuccess;
   // NCCL has no event of this communicator in flight any more: write what still waits (an
-  // operation whose KernelCh events never came) and free the API slots nobody linked.
+  // operation whose KernelCh events never came) and the API events nobody linked.
   const uint32_t capacity = g_capacity.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < capacity; ++i) {
     EventSlot& slot = g_slots[i];
@@ -541,16 +904,21 @@ ncclResult_t Finalize(void* context) noexcept {
         slot.context.load(std::memory_order_relaxed) != ctx) {
       continue;
     }
+    const uint32_t generation = slot.generation.load(std::memory_order_acquire);
     const SlotType type = slot.type.load(std::memory_order_relaxed);
     if (type == SlotType::kApi) {
-      Release(&slot);
+      if (ClaimStoppedApi(&slot, generation)) {
+        RetireUnlinkedApi(&slot, nullptr);
+      } else {
+        Release(&slot);  // Never stopped (or linked to an operation written below).
+      }
     } else if (type == SlotType::kOp &&
-               slot.remaining.exchange(0, std::memory_order_acq_rel) != 0) {
-      if (slot.op_end_ns == 0) slot.op_end_ns = MonotonicNowNs();
+               ClaimOp(&slot, generation, /*only_stopped=*/false, INT64_MAX)) {
       EmitAndRelease(&slot);
     }
   }
-  g_plugin_collective_contexts.fetch_sub(1, std::memory_order_relaxed);
+  WritePendingContextRecord(ctx);  // A communicator that made no call.
+  if (ctx->v4 && ctx->comm_size != 1) g_plugin_v4_contexts.fetch_sub(1, std::memory_order_relaxed);
   ctx->in_use.store(false, std::memory_order_release);
   return ncclSuccess;
 }

@@ -8,25 +8,33 @@
 // that cannot be found returns ncclSystemError, with one warning per process.
 //
 // Each wrapper calls the real function and, when the nccl_wrappers channel is on, records:
-//   communicator creation (InitRank, InitRankConfig, InitAll, Split): a Communicator record and
-//     an entry in the CommTable (comm id, rank, size, device from ncclCommCuDevice, seq
-//     counters), and its rank and size to Agent::NoteCommunicator (the largest communicator
-//     names the trace's rank); Destroy/Abort remove it;
+//   communicator creation (InitRank, InitRankConfig, InitRankScalable, InitAll, Split, Shrink):
+//     a Communicator record and an entry in the CommTable (comm id, rank, size, device from
+//     ncclCommCuDevice, seq counters, how the plugin's init went), and its rank and size to
+//     Agent::NoteCommunicator (the largest communicator names the trace's rank); Destroy/Abort
+//     remove it; Finalize and Revoke pass through;
 //   collectives and send/recv: one Collective record, host start/end (CLOCK_MONOTONIC) of the
 //     call, op, count, datatype, bytes, reduce op, root/peer, comm id, stream, per-communicator
 //     and per-op seq number. Calls that return an error are counted, not recorded (the record
 //     has no result field).
 // Comm ids, equal on all ranks: the plugin's (NCCL's commHash) when the plugin's init ran inside
-// our call (nccl_channel.h); else FNV-1a of the ncclUniqueId bytes (InitRank*), of the parent's
-// id, color and split ordinal (Split), or of pid and first handle (InitAll: one process).
-// Matching: when the plugin records collectives, the wrappers write none (one record per
-// operation); a wrapper record and a plugin record would otherwise both be identified by
-// (comm_id, op, seq_number), both counting per communicator and NCCL function from 0.
+// our call (nccl_channel.h); else FNV-1a of the ncclUniqueId bytes (InitRank*; all nId ids for
+// InitRankScalable), of the parent's id, color and split ordinal (Split), of the parent's id,
+// the excluded ranks (any order) and the same ordinal (Shrink), or of pid and first handle
+// (InitAll: one process). When the plugin's init did not run inside our call (grouped or
+// non-blocking init) and the plugin channel is on, the record waits for the lazy link at the
+// communicator's first call (nccl_channel.h) and then carries NCCL's id; a communicator that
+// makes no call gets its record at destroy or at the close.
+// One record per operation, per call: the wrapper publishes the call (t_nccl_call) around the
+// real function; when the plugin saw it (its API event started inside the call) the plugin
+// writes the record, else the wrapper does (nccl_channel.h). Both count seq numbers per
+// communicator and NCCL function from 0, so a record is identified by (comm_id, op, seq_number).
 // Calls inside a group (ncclGroupStart/End) are timed as enqueue calls; NCCL launches them at
 // ncclGroupEnd, which is passed through untimed.
-// Hot path (STYLE.md 5): one relaxed load of the channel word, a thread-local reentrancy guard,
-// two vDSO clock reads, a lock-free table lookup and one ring push. Agent start-up happens at
-// the first call.
+// Hot path (STYLE.md 5): one relaxed load of the channel word, a thread-local reentrancy guard
+// and call context, two vDSO clock reads, a lock-free table lookup and one ring push. Agent
+// start-up happens at the first call; an exception there or while recording a communicator
+// never reaches the caller (one warning; the channel goes off, or that record is skipped).
 #include <dlfcn.h>
 #include <nccl.h>
 #include <unistd.h>
@@ -34,6 +42,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 
 #include "agent/core/counted_loss.h"
@@ -43,6 +52,7 @@
 #include "agent/nccl/nccl_channel.h"
 #include "agent/nccl/nccl_names.h"
 #include "agent/runtime/agent_runtime.h"
+#include "agent/runtime/record_source.h"
 #include "base/logging.h"
 
 namespace lumos::agent {
@@ -51,10 +61,11 @@ namespace {
 // clang-format reflows X-macro lists differently on every pass (as in schema/enums.h).
 // clang-format off
 #define LUMOS_NCCL_REAL_FUNCTIONS(X)                                                        \
-  X(CommInitRank) X(CommInitRankConfig) X(CommInitAll) X(CommSplit) X(CommDestroy)          \
-  X(CommAbort) X(AllReduce) X(Reduce) X(Broadcast) X(Bcast) X(ReduceScatter) X(AllGather)   \
-  X(AlltoAll) X(Gather) X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd)                \
-  X(CommCuDevice) X(CommUserRank) X(CommCount)
+  X(CommInitRank) X(CommInitRankConfig) X(CommInitRankScalable) X(CommInitAll) X(CommSplit)  \
+  X(CommShrink) X(CommFinalize) X(CommRevoke) X(CommDestroy) X(CommAbort) X(AllReduce)        \
+  X(Reduce) X(Broadcast) X(Bcast) X(ReduceScatter) X(AllGather) X(AlltoAll) X(Gather)         \
+  X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd) X(CommCuDevice) X(CommUserRank)        \
+  X(CommCount)
 // clang-format on
 
 enum class RealFn : int {
@@ -140,6 +151,7 @@ class CommInitScope {
   uint64_t CommId(uint64_t derived) const {
     return t_comm_init_capture.plugin_saw_init ? t_comm_init_capture.plugin_comm_id : derived;
   }
+  PluginRoute Route() const { return t_comm_init_capture.route; }
 
  private:
   CommInitCapture saved_;
@@ -155,8 +167,45 @@ std::string_view ConfigName(const ncclConfig_t* config) {
   return std::string_view(config->commName, strnlen(config->commName, 256));
 }
 
-void RegisterComm(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, int rank, int nranks,
-                  int fallback_device, std::string_view name) {
+// Writes a communicator's pending record (lazy link): with the plugin's comm id when the plugin
+// saw the call that links them, and none when the plugin wrote its own record.
+void ResolvePendingRecord(CommEntry* entry, bool plugin_saw, uint64_t plugin_comm_id,
+                          bool plugin_wrote_record) {
+  // acq_rel: the entry's fields were written before the release store of the flag.
+  if (!entry->record_pending.exchange(false, std::memory_order_acq_rel)) return;
+  g_wrapper_records_pending.fetch_sub(1, std::memory_order_relaxed);
+  if (plugin_saw) {
+    entry->comm_id.store(plugin_comm_id, std::memory_order_relaxed);
+    if (plugin_wrote_record) return;  // One record per communicator.
+  }
+  PushCommunicatorRecordNamed(entry->comm_id.load(std::memory_order_relaxed), entry->parent_comm_id,
+                              entry->rank, entry->comm_size, entry->device_id, entry->name_id);
+}
+
+// At the close: the pending records of communicators that made no call and were not destroyed.
+class PendingRecordSource : public RecordSource {
+ public:
+  void Drain(RecordSink& /*sink*/) override {}
+  void FlushBeforeFinalDrain() override {
+    Comms().ForEach([](CommEntry& entry) { ResolvePendingRecord(&entry, false, 0, false); });
+  }
+};
+
+void RegisterPendingRecordSource() {
+  static NoDestructor<PendingRecordSource> source;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (!Agent::Get().AddRecordSource(&source.get())) {
+      LUMOS_LOG(Warn,
+                "nccl wrappers: no record source left; a communicator that makes no call "
+                "and is not destroyed may have no record");
+    }
+  });
+}
+
+void RegisterCommOrThrow(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, int rank,
+                         int nranks, int fallback_device, std::string_view name,
+                         PluginRoute route) {
   int device = fallback_device;
   if (auto cu_device = Real<decltype(&pncclCommCuDevice)>(RealFn::kCommCuDevice)) {
     int value = -1;
@@ -175,11 +224,56 @@ void RegisterComm(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, in
   const uint32_t size = nranks > 0 ? static_cast<uint32_t>(nranks) : 0;
   const uint32_t device_id = device >= 0 ? static_cast<uint32_t>(device) : 0;
   // The largest communicator gives the trace its rank (agent_runtime.h).
-  Agent::Get().NoteCommunicator(rank, nranks);
-  if (Comms().Insert(comm, comm_id, rank, size, device_id) == nullptr) {
+  Agent& agent = Agent::Get();
+  agent.NoteCommunicator(rank, nranks);
+  CommEntry* entry = Comms().Insert(comm, comm_id, rank, size, device_id, route);
+  if (entry == nullptr) {
     CountLoss(CountedLoss::kNcclCommTable);
+  } else if (route == PluginRoute::kUnknown &&
+             agent.config().channels.Has(schema::Channel::kNcclPlugin)) {
+    // The plugin's init did not run inside this call (grouped or non-blocking init): the
+    // record waits for the lazy link at the first call (nccl_channel.h).
+    entry->parent_comm_id = parent_comm_id;
+    entry->name_id = InternCommName(name);
+    RegisterPendingRecordSource();
+    g_wrapper_records_pending.fetch_add(1, std::memory_order_relaxed);
+    entry->record_pending.store(true, std::memory_order_release);
+    return;
   }
   PushCommunicatorRecord(comm_id, parent_comm_id, rank, size, device_id, name);
+}
+
+// Called from extern "C" entry points: no exception may reach NCCL's caller.
+void RegisterComm(ncclComm_t comm, uint64_t comm_id, uint64_t parent_comm_id, int rank, int nranks,
+                  int fallback_device, std::string_view name, PluginRoute route) noexcept {
+  try {
+    RegisterCommOrThrow(comm, comm_id, parent_comm_id, rank, nranks, fallback_device, name, route);
+  } catch (...) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      LUMOS_LOG(Warn, "nccl wrappers: recording a communicator failed with an exception");
+    }
+  }
+}
+
+// A communicator derived from `comm` (split, shrink): the parent's id and this derivation's
+// ordinal, which agrees across ranks because every rank that stays derives in the same order.
+struct Derivation {
+  uint64_t parent_id = 0;
+  uint32_t ordinal = 0;
+};
+Derivation NextDerivation(ncclComm_t comm) {
+  CommEntry* parent = Comms().Find(comm);
+  if (parent == nullptr) return {};
+  // Relaxed: a counter; only its values matter.
+  return {parent->comm_id.load(std::memory_order_relaxed),
+          parent->splits.fetch_add(1, std::memory_order_relaxed)};
+}
+
+// Destroy/Abort: a record still pending is written (with the id it has), then the entry goes.
+void ForgetComm(ncclComm_t comm) {
+  if (CommEntry* entry = Comms().Find(comm)) ResolvePendingRecord(entry, false, 0, false);
+  Comms().Remove(comm);
 }
 
 // ---- collectives ----
@@ -196,11 +290,16 @@ struct OpCall {
 };
 
 void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t result) {
+  CommEntry* entry = Comms().Find(call.comm);
+  // A v4 plugin (no API events) records this communicator's operations itself.
+  if (PluginV4Covers(entry != nullptr ? entry->plugin_route : PluginRoute::kUnknown,
+                     entry != nullptr ? entry->comm_size : 0)) {
+    return;
+  }
   if (!Succeeded(result)) {
     CountLoss(CountedLoss::kNcclFailedCalls);
     return;
   }
-  CommEntry* entry = Comms().Find(call.comm);
   const schema::DataType data_type = DataTypeFromNccl(call.data_type);
   Record head{};
   head.kind = RecordKind::kCollective;
@@ -209,7 +308,7 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
   head.end_ns = end_ns;
   head.device_id = entry != nullptr ? static_cast<uint16_t>(entry->device_id) : 0;
   head.payload.collective = {
-      .comm_id = entry != nullptr ? entry->comm_id : 0,
+      .comm_id = entry != nullptr ? entry->comm_id.load(std::memory_order_relaxed) : 0,
       .seq_number = entry != nullptr ? entry->NextSeq(call.op) : 0,
       .count = call.count,
       .stream_id = reinterpret_cast<uint64_t>(call.stream),
@@ -228,17 +327,51 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
   PushCollectiveRecord(&head, extension);
 }
 
-// Calls the real function `which` and records `call` around it.
+// Publishes the call to the plugin (t_nccl_call) while the real function runs.
+class NcclCallScope {
+ public:
+  NcclCallScope(const OpCall& call, int64_t start_ns, bool record_pending) : saved_(t_nccl_call) {
+    t_nccl_call = {.active = true,
+                   .plugin_saw = false,
+                   .reduce_op = static_cast<uint8_t>(ReduceOpFromNccl(call.red_op)),
+                   .stream = reinterpret_cast<uint64_t>(call.stream),
+                   .start_ns = start_ns,
+                   .wrapper_record_pending = record_pending};
+  }
+  ~NcclCallScope() { t_nccl_call = saved_; }
+  NcclCallScope(const NcclCallScope&) = delete;
+  NcclCallScope& operator=(const NcclCallScope&) = delete;
+  bool PluginSaw() const { return t_nccl_call.plugin_saw; }
+  const NcclCallContext& context() const { return t_nccl_call; }
+
+ private:
+  NcclCallContext saved_;
+};
+
+// Calls the real function `which` and records `call` unless the plugin saw it (one record per
+// operation, decided per call: nccl_channel.h).
 template <typename Fn, typename... Args>
 ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
   Fn real = Real<Fn>(which);
   if (real == nullptr) return ncclSystemError;
-  // The plugin records the collectives when it runs (one record per operation).
-  if (!Recording() || PluginRecordsCollectives()) return real(args...);
+  if (!Recording()) return real(args...);
   Reentry guard;
   const int64_t start_ns = MonotonicNowNs();
+  // Relaxed: a hint; the entry's own flag decides (acquire).
+  CommEntry* pending = nullptr;
+  if (g_wrapper_records_pending.load(std::memory_order_relaxed) > 0) {
+    CommEntry* entry = Comms().Find(call.comm);
+    if (entry != nullptr && entry->record_pending.load(std::memory_order_acquire)) pending = entry;
+  }
+  NcclCallScope scope(call, start_ns, pending != nullptr);
   const ncclResult_t result = real(args...);
-  RecordOp(call, start_ns, MonotonicNowNs(), result);
+  const int64_t end_ns = MonotonicNowNs();
+  if (pending != nullptr) {
+    const NcclCallContext& context = scope.context();
+    ResolvePendingRecord(pending, context.plugin_saw, context.plugin_comm_id,
+                         context.plugin_wrote_record);
+  }
+  if (!scope.PluginSaw()) RecordOp(call, start_ns, end_ns, result);
   return result;
 }
 
@@ -263,7 +396,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, nc
   const ncclResult_t result = real(comm, nranks, id, rank);
   if (la::Succeeded(result) && comm != nullptr && *comm != nullptr) {
     la::RegisterComm(*comm, scope.CommId(la::Fnv1a64(id.internal, sizeof(id.internal))), 0, rank,
-                     nranks, -1, {});
+                     nranks, -1, {}, scope.Route());
   }
   return result;
 }
@@ -278,7 +411,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nran
   const ncclResult_t result = real(comm, nranks, id, rank, config);
   if (la::Succeeded(result) && comm != nullptr && *comm != nullptr) {
     la::RegisterComm(*comm, scope.CommId(la::Fnv1a64(id.internal, sizeof(id.internal))), 0, rank,
-                     nranks, -1, la::ConfigName(config));
+                     nranks, -1, la::ConfigName(config), scope.Route());
   }
   return result;
 }
@@ -296,7 +429,8 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, cons
     const uint64_t comm_id = scope.CommId(la::Fnv1a64(key, sizeof(key)));
     for (int i = 0; i < ndev; ++i) {
       if (comms[i] == nullptr) continue;
-      la::RegisterComm(comms[i], comm_id, 0, i, ndev, devlist != nullptr ? devlist[i] : i, {});
+      la::RegisterComm(comms[i], comm_id, 0, i, ndev, devlist != nullptr ? devlist[i] : i, {},
+                       scope.Route());
     }
   }
   return result;
@@ -308,34 +442,90 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key
   if (real == nullptr) return ncclSystemError;
   if (!la::Recording()) return real(comm, color, key, newcomm, config);
   la::Reentry guard;
-  // Every rank of the parent calls split in the same order, so the ordinal agrees across ranks.
-  la::CommEntry* parent = la::Comms().Find(comm);
-  const uint64_t parent_id = parent != nullptr ? parent->comm_id : 0;
-  const uint32_t ordinal =
-      parent != nullptr ? parent->splits.fetch_add(1, std::memory_order_relaxed) : 0;
+  const auto [parent_id, ordinal] = la::NextDerivation(comm);
   la::CommInitScope scope;
   const ncclResult_t result = real(comm, color, key, newcomm, config);
   if (la::Succeeded(result) && newcomm != nullptr && *newcomm != nullptr) {
     const uint64_t derivation[3] = {parent_id, static_cast<uint64_t>(static_cast<int64_t>(color)),
                                     ordinal};
     la::RegisterComm(*newcomm, scope.CommId(la::Fnv1a64(derivation, sizeof(derivation))), parent_id,
-                     -1, 0, -1, la::ConfigName(config));
+                     -1, 0, -1, la::ConfigName(config), scope.Route());
   }
   return result;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank,
+                                                        int nId, ncclUniqueId* commIds,
+                                                        ncclConfig_t* config) {
+  auto real = la::Real<decltype(&pncclCommInitRankScalable)>(RealFn::kCommInitRankScalable);
+  if (real == nullptr) return ncclSystemError;
+  if (!la::Recording()) return real(newcomm, nranks, myrank, nId, commIds, config);
+  la::Reentry guard;
+  la::CommInitScope scope;
+  const ncclResult_t result = real(newcomm, nranks, myrank, nId, commIds, config);
+  if (la::Succeeded(result) && newcomm != nullptr && *newcomm != nullptr) {
+    // Every rank passes the same nId unique ids (PyTorch: one per TORCH_NCCL_RANKS_PER_ROOT
+    // ranks): all of them name the communicator.
+    uint64_t derived = la::Fnv1a64(&nId, sizeof(nId));
+    if (commIds != nullptr && nId > 0) {
+      derived = la::Fnv1a64(commIds, sizeof(ncclUniqueId) * static_cast<size_t>(nId), derived);
+    }
+    la::RegisterComm(*newcomm, scope.CommId(derived), 0, myrank, nranks, -1, la::ConfigName(config),
+                     scope.Route());
+  }
+  return result;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
+                                              int excludeRanksCount, ncclComm_t* newcomm,
+                                              ncclConfig_t* config, int shrinkFlags) {
+  auto real = la::Real<decltype(&pncclCommShrink)>(RealFn::kCommShrink);
+  if (real == nullptr) return ncclSystemError;
+  if (!la::Recording()) {
+    return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  }
+  la::Reentry guard;
+  const auto [parent_id, ordinal] = la::NextDerivation(comm);
+  la::CommInitScope scope;
+  const ncclResult_t result =
+      real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  if (la::Succeeded(result) && newcomm != nullptr && *newcomm != nullptr) {
+    // The excluded ranks in any order (ranks may list them differently): a sum of their hashes.
+    uint64_t excluded = 0;
+    for (int i = 0; excludeRanksList != nullptr && i < excludeRanksCount; ++i) {
+      excluded += la::Fnv1a64(&excludeRanksList[i], sizeof(int));
+    }
+    const uint64_t derivation[4] = {parent_id, excluded, static_cast<uint64_t>(excludeRanksCount),
+                                    ordinal};
+    la::RegisterComm(*newcomm, scope.CommId(la::Fnv1a64(derivation, sizeof(derivation))), parent_id,
+                     -1, 0, -1, la::ConfigName(config), scope.Route());
+  }
+  return result;
+}
+
+// Passed through: the communicator stays usable for queries until ncclCommDestroy.
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  auto real = la::Real<decltype(&pncclCommFinalize)>(RealFn::kCommFinalize);
+  return real != nullptr ? real(comm) : ncclSystemError;
+}
+
+LUMOS_NCCL_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  auto real = la::Real<decltype(&pncclCommRevoke)>(RealFn::kCommRevoke);
+  return real != nullptr ? real(comm, revokeFlags) : ncclSystemError;
 }
 
 LUMOS_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   auto real = la::Real<decltype(&pncclCommDestroy)>(RealFn::kCommDestroy);
   if (real == nullptr) return ncclSystemError;
   // Removed first: once freed, NCCL may hand the same address to a new communicator.
-  if (la::Recording()) la::Comms().Remove(comm);
+  if (la::Recording()) la::ForgetComm(comm);
   return real(comm);
 }
 
 LUMOS_NCCL_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   auto real = la::Real<decltype(&pncclCommAbort)>(RealFn::kCommAbort);
   if (real == nullptr) return ncclSystemError;
-  if (la::Recording()) la::Comms().Remove(comm);
+  if (la::Recording()) la::ForgetComm(comm);
   return real(comm);
 }
 

@@ -180,9 +180,15 @@ void ExpectSequence(const Trace& trace, int rank, bool from_plugin) {
     } else {
       EXPECT_EQ(c.gpu_duration_ns(), 0u);
       EXPECT_EQ(c.device_id(), static_cast<uint32_t>(rank));
-      if (c.op() == pb::COLLECTIVE_OP_ALL_REDUCE && !on_half) {
-        EXPECT_TRUE(c.reduce_op() == pb::REDUCE_OP_SUM || c.reduce_op() == pb::REDUCE_OP_MAX);
-      }
+    }
+    // Only the wrapper knows the reduce op; with both routes it hands it to the plugin.
+    if (c.op() == pb::COLLECTIVE_OP_ALL_REDUCE && !on_half) {
+      EXPECT_TRUE(c.reduce_op() == pb::REDUCE_OP_SUM || c.reduce_op() == pb::REDUCE_OP_MAX)
+          << c.ShortDebugString();
+    }
+    if (c.op() == pb::COLLECTIVE_OP_REDUCE || c.op() == pb::COLLECTIVE_OP_REDUCE_SCATTER ||
+        (c.op() == pb::COLLECTIVE_OP_ALL_REDUCE && on_half)) {
+      EXPECT_EQ(c.reduce_op(), pb::REDUCE_OP_SUM) << c.ShortDebugString();
     }
   }
 }
@@ -312,6 +318,137 @@ TEST(NcclInterpositionTest, PluginAloneRecordsV5AndV4) {
       }
     }
   }
+}
+
+// A one-rank communicator beside a 4-rank one: NCCL 2.28 gives the one-rank all-reduce an API
+// event and no Coll event. Each route and both together record each all-reduce exactly once,
+// with the reduce op wherever the wrapper ran; v4 (no API events) leaves the one-rank
+// communicator to the wrappers.
+TEST(NcclInterpositionTest, OneRankCommunicatorIsRecordedOnceByEveryRoute) {
+  for (const std::string& env :
+       {std::string(""), kWrappersOnly, std::string("LUMOS_CHANNELS=nccl_plugin"),
+        std::string("FAKE_NCCL_PROFILER_VERSION=4")}) {
+    TempDir dir;
+    auto r = RunTraced(dir.path(), env, std::string(LINKED_WORKLOAD_PATH) + " initrank 0/1 1/4");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Trace trace = ReadOnlyTrace(dir.path());
+    ASSERT_EQ(trace.communicators.size(), 2u) << env;
+    ASSERT_EQ(trace.collectives.size(), 2u) << env;
+    std::set<uint64_t> comms;
+    for (const auto& c : trace.collectives) {
+      const pb::Communicator* comm = FindComm(trace, c.comm_id());
+      ASSERT_NE(comm, nullptr) << env << c.ShortDebugString();
+      comms.insert(c.comm_id());
+      EXPECT_EQ(c.op(), pb::COLLECTIVE_OP_ALL_REDUCE);
+      EXPECT_EQ(c.seq_number(), 0u);
+      EXPECT_EQ(c.bytes(), 16u);
+      EXPECT_EQ(c.comm_size(), comm->comm_size());
+      if (env != "LUMOS_CHANNELS=nccl_plugin") {
+        EXPECT_EQ(c.reduce_op(), pb::REDUCE_OP_SUM) << env;
+      }
+    }
+    EXPECT_EQ(comms.size(), 2u) << env;
+    EXPECT_TRUE(trace.loss.empty()) << env;
+  }
+}
+
+// More live communicators than the plugin has contexts (256): the plugin keeps NCCL's shared
+// activation mask for the others, and the wrappers record the calls it does not see.
+TEST(NcclInterpositionTest, CommunicatorsBeyondThePluginsContextsAreRecorded) {
+  std::string pairs;
+  for (int i = 0; i < 260; ++i) pairs += " 1/2";
+  TempDir dir;
+  auto r = RunTraced(dir.path(), "", std::string(LINKED_WORKLOAD_PATH) + " initrank" + pairs);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace trace = ReadOnlyTrace(dir.path());
+  EXPECT_EQ(trace.communicators.size(), 260u);
+  ASSERT_EQ(trace.collectives.size(), 260u);
+  std::set<uint64_t> comms;
+  int with_gpu_time = 0;
+  for (const auto& c : trace.collectives) {
+    comms.insert(c.comm_id());
+    with_gpu_time += c.gpu_duration_ns() != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(comms.size(), 260u);
+  EXPECT_EQ(with_gpu_time, 256);  // The plugin's; the other 4 are the wrappers'.
+  EXPECT_EQ(trace.loss["NCCL communicators beyond the profiler's table"], 4u);
+}
+
+// The job exits without ncclCommDestroy while an operation still waits for a kernel channel
+// NCCL announced and never reported: written at the final flush, with what it has.
+TEST(NcclInterpositionTest, PendingOperationsAreWrittenWhenTheJobExitsWithoutDestroy) {
+  TempDir dir;
+  auto r = RunTraced(dir.path(), "LUMOS_CHANNELS=nccl_plugin FAKE_NCCL_MISSING_KERNELCH=1",
+                     std::string(LINKED_WORKLOAD_PATH) + " initrank nodestroy 1/4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace trace = ReadOnlyTrace(dir.path());
+  ASSERT_EQ(trace.collectives.size(), 1u);
+  EXPECT_EQ(trace.collectives[0].channels(), 3u);            // Announced.
+  EXPECT_EQ(trace.collectives[0].gpu_duration_ns(), 5100u);  // The 2 channels reported.
+}
+
+// ncclCommInitRankScalable and ncclCommShrink (NCCL 2.28): ranks agree on both ids, the shrunk
+// communicator names its parent; Finalize and Revoke pass through.
+TEST(NcclInterpositionTest, ScalableInitAndShrinkGetIdsEqualOnAllRanks) {
+  for (const std::string& env : {std::string(""), kWrappersOnly}) {
+    std::vector<Trace> traces;
+    for (int rank : {0, 1}) {
+      TempDir dir;
+      auto r = RunTraced(dir.path(), env,
+                         std::string(LINKED_WORKLOAD_PATH) + " scalable " + std::to_string(rank));
+      ASSERT_EQ(r.exit_code, 0) << env << r.err;
+      EXPECT_EQ(r.out, "scalable workload rank " + std::to_string(rank) + ": done\n");
+      EXPECT_EQ(r.err, "");
+      traces.push_back(ReadOnlyTrace(dir.path()));
+      const Trace& trace = traces.back();
+      ASSERT_EQ(trace.communicators.size(), 2u) << env;
+      const pb::Communicator& world = trace.communicators[0];
+      const pb::Communicator& shrunk = trace.communicators[1];
+      EXPECT_EQ(world.name(), "scalable");
+      EXPECT_EQ(world.rank(), rank);
+      EXPECT_EQ(world.comm_size(), 4u);
+      EXPECT_EQ(shrunk.rank(), rank);
+      EXPECT_EQ(shrunk.comm_size(), 3u);
+      EXPECT_EQ(shrunk.parent_comm_id(), world.comm_id());
+      EXPECT_NE(shrunk.comm_id(), world.comm_id());
+      ASSERT_EQ(trace.collectives.size(), 2u) << env;
+      EXPECT_EQ(trace.collectives[0].comm_id(), world.comm_id());
+      EXPECT_EQ(trace.collectives[1].comm_id(), shrunk.comm_id());
+      EXPECT_EQ(trace.collectives[1].reduce_op(), pb::REDUCE_OP_MAX);
+    }
+    ASSERT_EQ(traces.size(), 2u);
+    EXPECT_EQ(traces[0].communicators[0].comm_id(), traces[1].communicators[0].comm_id()) << env;
+    EXPECT_EQ(traces[0].communicators[1].comm_id(), traces[1].communicators[1].comm_id()) << env;
+  }
+}
+
+// A communicator created inside ncclGroupStart/End (XLA): NCCL runs the plugin's init at
+// ncclGroupEnd on another thread, where the wrapper cannot see it. The first call links them:
+// one Communicator record, with NCCL's id (the plugin's alone gives the same) and the wrapper's
+// device, and the collective under that id.
+TEST(NcclInterpositionTest, GroupedInitGetsOneCommunicatorRecordWithNcclsId) {
+  TempDir plugin_dir;
+  ASSERT_EQ(RunTraced(plugin_dir.path(), "LUMOS_CHANNELS=nccl_plugin",
+                      std::string(LINKED_WORKLOAD_PATH) + " initrank grouped 1/4")
+                .exit_code,
+            0);
+  Trace plugin_only = ReadOnlyTrace(plugin_dir.path());
+  ASSERT_EQ(plugin_only.communicators.size(), 1u);
+  const uint64_t nccl_id = plugin_only.communicators[0].comm_id();
+
+  TempDir dir;
+  auto r = RunTraced(dir.path(), "", std::string(LINKED_WORKLOAD_PATH) + " initrank grouped 1/4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace trace = ReadOnlyTrace(dir.path());
+  ASSERT_EQ(trace.communicators.size(), 1u);
+  EXPECT_EQ(trace.communicators[0].comm_id(), nccl_id);
+  EXPECT_EQ(trace.communicators[0].rank(), 1);
+  EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
+  EXPECT_EQ(trace.communicators[0].device_id(), 1u);  // Known to the wrapper only.
+  ASSERT_EQ(trace.collectives.size(), 1u);
+  EXPECT_EQ(trace.collectives[0].comm_id(), nccl_id);
+  EXPECT_EQ(trace.collectives[0].gpu_duration_ns(), 5100u);  // The plugin's record.
+  EXPECT_EQ(trace.collectives[0].reduce_op(), pb::REDUCE_OP_SUM);
 }
 
 // Channels off: pure pass-through, no NCCL record at all.

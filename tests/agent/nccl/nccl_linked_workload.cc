@@ -9,6 +9,13 @@
 //                                          "*.norank.pb.zst" in LUMOS_OUTPUT_DIR, as "*.rank<R>".
 //                                          With `chdir`, ends in "/" (the agent's rename at
 //                                          exit must not depend on the current directory).
+//                                          With `nodestroy`, exits without ncclCommDestroy;
+//                                          with `grouped`, creates each inside
+//                                          ncclGroupStart/End (as XLA does).
+//   nccl_linked_workload scalable RANK     ncclCommInitRankScalable (4 ranks, 2 unique ids),
+//                                          one all-reduce, ncclCommShrink excluding rank 3,
+//                                          one all-reduce on it, ncclCommFinalize, Revoke and
+//                                          Destroy of both.
 #include <dirent.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
@@ -47,7 +54,7 @@ bool Squat(int rank) {
 }
 
 int RunInitRank(int argc, char** argv) {
-  bool squat = false, change_directory = false;
+  bool squat = false, change_directory = false, destroy = true, grouped = false;
   std::vector<ncclComm_t> comms;
   ncclUniqueId id;
   std::memset(&id, 0, sizeof(id));
@@ -63,11 +70,22 @@ int RunInitRank(int argc, char** argv) {
       change_directory = true;
       continue;
     }
+    if (std::strcmp(argv[i], "nodestroy") == 0) {
+      destroy = false;
+      continue;
+    }
+    if (std::strcmp(argv[i], "grouped") == 0) {
+      grouped = true;
+      continue;
+    }
     int rank = -1, nranks = 0;
     if (std::sscanf(argv[i], "%d/%d", &rank, &nranks) != 2) return 20;
     id.internal[100] = static_cast<char>(i);  // A communicator of its own per pair.
+    id.internal[101] = static_cast<char>(i >> 8);
     ncclComm_t comm = nullptr;
+    if (grouped && ncclGroupStart() != ncclSuccess) return 26;
     if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) return 21;
+    if (grouped && ncclGroupEnd() != ncclSuccess) return 27;
     if (ncclAllReduce(buffer, buffer, 4, ncclFloat32, ncclSum, comm, nullptr) != ncclSuccess) {
       return 22;
     }
@@ -76,10 +94,38 @@ int RunInitRank(int argc, char** argv) {
   }
   if (squat && !Squat(last_rank)) return 23;
   for (ncclComm_t comm : comms) {
-    if (ncclCommDestroy(comm) != ncclSuccess) return 24;
+    if (destroy && ncclCommDestroy(comm) != ncclSuccess) return 24;
   }
   std::printf("initrank workload: %zu communicators\n", comms.size());
   if (change_directory && chdir("/") != 0) return 25;
+  return 0;
+}
+
+int RunScalable(int rank) {
+  ncclUniqueId ids[2];
+  std::memset(ids, 0, sizeof(ids));
+  std::strcpy(ids[0].internal, "lumos-fake-scalable-0");
+  std::strcpy(ids[1].internal, "lumos-fake-scalable-1");
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.commName = "scalable";
+  ncclComm_t world = nullptr;
+  if (ncclCommInitRankScalable(&world, 4, rank, 2, ids, &config) != ncclSuccess) return 30;
+  char buffer[64] = {};
+  if (ncclAllReduce(buffer, buffer, 4, ncclFloat32, ncclSum, world, nullptr) != ncclSuccess) {
+    return 31;
+  }
+  int excluded[1] = {3};
+  ncclComm_t shrunk = nullptr;
+  if (ncclCommShrink(world, excluded, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT) != ncclSuccess) {
+    return 32;
+  }
+  if (ncclAllReduce(buffer, buffer, 2, ncclFloat32, ncclMax, shrunk, nullptr) != ncclSuccess) {
+    return 33;
+  }
+  if (ncclCommFinalize(shrunk) != ncclSuccess) return 34;
+  if (ncclCommRevoke(world, NCCL_REVOKE_DEFAULT) != ncclSuccess) return 35;
+  if (ncclCommDestroy(shrunk) != ncclSuccess || ncclCommDestroy(world) != ncclSuccess) return 36;
+  std::printf("scalable workload rank %d: done\n", rank);
   return 0;
 }
 
@@ -87,6 +133,7 @@ int RunInitRank(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "initrank") == 0) return RunInitRank(argc - 2, argv + 2);
+  if (argc > 2 && std::strcmp(argv[1], "scalable") == 0) return RunScalable(std::atoi(argv[2]));
   const int rank = argc > 1 ? std::atoi(argv[1]) : 0;
   const lumos::testing::NcclApi api = lumos::testing::LinkedNcclApi();
   nvtxRangePushA("train_step");

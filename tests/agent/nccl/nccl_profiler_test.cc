@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "agent/nccl/nccl_channel.h"
 #include "agent/runtime/agent_runtime.h"
 #include "modeler/trace/trace_reader.h"
 #include "tests/testing/sample_trace.h"
@@ -45,6 +47,18 @@ class FakeCore {
     if (type == abi::kProfileP2pApi) d.p2p_api = {"Send", 1, "ncclInt8", stream, false};
     return Start(d);
   }
+  void* Group() {
+    abi::EventDescrV5 d{};
+    d.type = abi::kProfileGroupApi;
+    return Start(d);
+  }
+  void* CollApi(void* group, const char* func, size_t count, void* stream) {
+    abi::EventDescrV5 d{};
+    d.type = abi::kProfileCollApi;
+    d.parent = group;
+    d.coll_api = {func, count, "ncclFloat32", 0, stream, false};
+    return Start(d);
+  }
   void* Coll(void* parent, uint64_t seq, const char* func, size_t count, const char* type,
              uint8_t channels, int root = 0) {
     abi::EventDescrV5 d{};
@@ -53,11 +67,11 @@ class FakeCore {
     d.coll = {seq, func, nullptr, nullptr, count, root, type, channels, 8, "Ring", "LL", nullptr};
     return Start(d);
   }
-  void* P2p(void* parent, const char* func, size_t count, int peer) {
+  void* P2p(void* parent, const char* func, size_t count, int peer, uint8_t channels = 1) {
     abi::EventDescrV5 d{};
     d.type = abi::kProfileP2p;
     d.parent = parent;
-    d.p2p = {func, nullptr, "ncclUint8", count, peer, 1, nullptr};
+    d.p2p = {func, nullptr, "ncclUint8", count, peer, channels, nullptr};
     return Start(d);
   }
   // One kernel channel: start at `start`, stop `duration` later.
@@ -109,9 +123,11 @@ Trace ReadTrace(const std::string& path) {
   return trace;
 }
 
-const pb::NcclCollective* FindSeq(const Trace& trace, pb::CollectiveOp op, uint64_t seq) {
+// The record of `op` number `seq` on communicator `comm_id`.
+const pb::NcclCollective* FindSeq(const Trace& trace, pb::CollectiveOp op, uint64_t seq,
+                                  uint64_t comm_id) {
   for (const auto& c : trace.collectives) {
-    if (c.op() == op && c.seq_number() == seq) return &c;
+    if (c.op() == op && c.seq_number() == seq && c.comm_id() == comm_id) return &c;
   }
   return nullptr;
 }
@@ -231,21 +247,118 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   internal::SetNcclEventPoolCapacityForTest(kNcclEventPoolSize);
   EXPECT_EQ(ncclProfiler_v4.finalize(dp), ncclSuccess);
 
+  // 7. A one-rank communicator: NCCL 2.28 runs its collectives without a Coll event
+  //    (ncclLaunchOneRank), so the API event is all there is. Each becomes a record when its
+  //    GroupApi stops, and frees its slot: 300 calls through a 64-slot pool lose nothing.
+  internal::SetNcclEventPoolCapacityForTest(64);
+  void* solo = nullptr;
+  ASSERT_EQ(ncclProfiler_v5.init(&solo, 0xC33, &mask, "solo", 1, 1, 0, nullptr), ncclSuccess);
+  ASSERT_NE(solo, nullptr);
+  FakeCore solo_core(solo);
+  void* solo_stream = reinterpret_cast<void*>(0x88);
+  for (int i = 0; i < 300; ++i) {
+    void* solo_group = solo_core.Group();
+    // As the wrapper publishes it around the real call (nccl_channel.h).
+    t_nccl_call = {
+        .active = true, .reduce_op = static_cast<uint8_t>(schema::ReduceOp::kMax), .stream = 0x88};
+    void* solo_api = solo_core.CollApi(solo_group, "AllReduce", 4, solo_stream);
+    ASSERT_NE(solo_api, nullptr) << i;
+    EXPECT_TRUE(t_nccl_call.plugin_saw);  // The wrapper leaves this call to the plugin.
+    t_nccl_call = {};
+    Stop(solo_api);
+    Stop(solo_group);
+  }
+  //    Empty collectives on a communicator of 2: NCCL drops them after the API event; the slot
+  //    is freed, and nothing is written (no seq number exists for them).
+  void* pair = nullptr;
+  ASSERT_EQ(ncclProfiler_v5.init(&pair, 0xD44, &mask, "pair", 1, 2, 0, nullptr), ncclSuccess);
+  FakeCore pair_core(pair);
+  for (int i = 0; i < 300; ++i) {
+    void* pair_group = pair_core.Group();
+    void* empty = pair_core.CollApi(pair_group, "AllReduce", 0, stream);
+    ASSERT_NE(empty, nullptr) << i;
+    Stop(empty);
+    Stop(pair_group);
+  }
+  //    A grouped call whose GroupApi stops after its Coll started keeps the API's host times,
+  //    and the wrapper's reduce op reaches the plugin's record.
+  void* pair_group = pair_core.Group();
+  t_nccl_call = {.active = true, .reduce_op = static_cast<uint8_t>(schema::ReduceOp::kMin)};
+  void* grouped_api = pair_core.CollApi(pair_group, "AllReduce", 16, stream);
+  t_nccl_call = {};
+  Stop(grouped_api);
+  void* grouped = pair_core.Coll(grouped_api, 3, "AllReduce", 16, "ncclFloat32", 1);
+  ASSERT_NE(grouped, nullptr);
+  Stop(grouped);
+  Stop(pair_group);
+  pair_core.Kernel(grouped, 0, RealtimeNs(), 400);
+  //    A launch mode where the Coll starts only after its GroupApi stopped (a host callback):
+  //    the API event still waits for it.
+  void* late_group = pair_core.Group();
+  t_nccl_call = {.active = true, .reduce_op = static_cast<uint8_t>(schema::ReduceOp::kProd)};
+  void* late_api = pair_core.CollApi(late_group, "AllReduce", 16, reinterpret_cast<void*>(0x99));
+  t_nccl_call = {};
+  Stop(late_api);
+  Stop(late_group);
+  void* late_coll = pair_core.Coll(late_api, 4, "AllReduce", 16, "ncclFloat32", 1);
+  Stop(late_coll);
+  pair_core.Kernel(late_coll, 0, RealtimeNs(), 450);
+  internal::SetNcclEventPoolCapacityForTest(kNcclEventPoolSize);
+
+  // 8. NCCL 2.28 announcing more channels than it reports KernelCh events for (issue #2056):
+  //    the send is written with what it has once it saw nothing for a second, not at finalize.
+  void* starved = pair_core.P2p(nullptr, "Send", 64, 1, /*channels=*/2);
+  ASSERT_NE(starved, nullptr);
+  Stop(starved);
+  pair_core.Kernel(starved, 0, RealtimeNs(), 800);
+  timespec wait = {1, 300'000'000};
+  nanosleep(&wait, nullptr);  // The writer drains every 10 ms.
+  abi::EventDescrV5 late{};
+  late.type = abi::kProfileKernelCh;
+  late.parent = starved;
+  EXPECT_EQ(pair_core.Start(late), nullptr);  // Written and freed already.
+
+  // 9. The job exits without ncclCommDestroy while an operation waits for a kernel channel:
+  //    the final flush writes it ("pair" is never finalized).
+  void* pending = pair_core.Coll(nullptr, 77, "AllReduce", 8, "ncclFloat32", 2);
+  ASSERT_NE(pending, nullptr);
+  Stop(pending);
+  pair_core.Kernel(pending, 0, RealtimeNs(), 600);
+
+  // 10. More communicators than contexts: NCCL's activation mask is one int shared by all its
+  //     communicators, so an init without a context must leave it as the others set it.
+  std::vector<void*> many;
+  int shared_mask = 0;
+  for (uint32_t i = 0; i < kNcclMaxContexts + 1; ++i) {
+    void* context = nullptr;
+    ASSERT_EQ(ncclProfiler_v5.init(&context, 0xE000 + i, &shared_mask, "many", 1, 2, 1, nullptr),
+              ncclSuccess);
+    EXPECT_EQ(static_cast<uint64_t>(shared_mask), wanted) << i;
+    many.push_back(context);
+  }
+  int without_context = 0;
+  for (void* context : many) {
+    without_context += context == nullptr ? 1 : 0;
+    EXPECT_EQ(ncclProfiler_v5.finalize(context), ncclSuccess);
+  }
+  EXPECT_GE(without_context, 1);
+  EXPECT_EQ(ncclProfiler_v5.finalize(solo), ncclSuccess);
+
   Agent::Get().Stop();
   // After Stop(): the close names the file after the largest communicator ("tp": rank 1 of 4).
   const std::string path = Agent::Get().trace_path();
   EXPECT_EQ(path.substr(path.size() - 13), ".rank1.pb.zst") << path;
   Trace trace = ReadTrace(path);
 
-  ASSERT_EQ(trace.communicators.size(), 2u);
+  ASSERT_GE(trace.communicators.size(), 4u);
   EXPECT_EQ(trace.communicators[0].comm_id(), 0xA11u);
   EXPECT_EQ(trace.communicators[0].rank(), 1);
   EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
   EXPECT_EQ(trace.communicators[0].name(), "tp");
   EXPECT_EQ(trace.communicators[1].comm_id(), 0xB22u);
-  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u);
+  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 2u + 1u + 1u);
 
-  const pb::NcclCollective* all_reduce = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 5);
+  const pb::NcclCollective* all_reduce = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 5, 0xA11);
   ASSERT_NE(all_reduce, nullptr);
   EXPECT_EQ(all_reduce->comm_id(), 0xA11u);
   EXPECT_EQ(all_reduce->data_type(), pb::DATA_TYPE_BFLOAT16);
@@ -263,24 +376,24 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_GT(all_reduce->gpu_start_offset_ns(), 0);
   EXPECT_LT(all_reduce->gpu_start_offset_ns(), 1'000'000'000);
 
-  const pb::NcclCollective* sent = FindSeq(trace, pb::COLLECTIVE_OP_SEND, 0);
+  const pb::NcclCollective* sent = FindSeq(trace, pb::COLLECTIVE_OP_SEND, 0, 0xA11);
   ASSERT_NE(sent, nullptr);
   EXPECT_EQ(sent->peer_rank(), 3);
   EXPECT_EQ(sent->bytes(), 100u);
   EXPECT_EQ(sent->stream_id(), 0x77u);  // From the P2pApi that had stopped already.
   EXPECT_EQ(sent->gpu_duration_ns(), 2000u);
 
-  const pb::NcclCollective* broadcast = FindSeq(trace, pb::COLLECTIVE_OP_BROADCAST, 0);
+  const pb::NcclCollective* broadcast = FindSeq(trace, pb::COLLECTIVE_OP_BROADCAST, 0, 0xA11);
   ASSERT_NE(broadcast, nullptr);
   EXPECT_EQ(broadcast->root_rank(), 2);
   EXPECT_EQ(broadcast->channels(), 3u);
   EXPECT_GE(broadcast->gpu_duration_ns(), 700u);  // What arrived before finalize.
 
-  const pb::NcclCollective* gathered = FindSeq(trace, pb::COLLECTIVE_OP_ALL_GATHER, 1);
+  const pb::NcclCollective* gathered = FindSeq(trace, pb::COLLECTIVE_OP_ALL_GATHER, 1, 0xA11);
   ASSERT_NE(gathered, nullptr);
   EXPECT_EQ(gathered->gpu_duration_ns(), 300u);
 
-  const pb::NcclCollective* v4_op = FindSeq(trace, pb::COLLECTIVE_OP_REDUCE_SCATTER, 0);
+  const pb::NcclCollective* v4_op = FindSeq(trace, pb::COLLECTIVE_OP_REDUCE_SCATTER, 0, 0xB22);
   ASSERT_NE(v4_op, nullptr);
   EXPECT_EQ(v4_op->comm_id(), 0xB22u);
   EXPECT_EQ(v4_op->algorithm(), pb::NCCL_ALGORITHM_TREE);
@@ -290,9 +403,54 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_EQ(v4_op->stream_id(), 0u);
 
   int exhausted = 0;
-  for (const auto& c : trace.collectives) exhausted += c.seq_number() >= 10 ? 1 : 0;
+  for (const auto& c : trace.collectives) {
+    exhausted += c.comm_id() == 0xB22u && c.seq_number() >= 10 ? 1 : 0;
+  }
   EXPECT_EQ(exhausted, 4);
   EXPECT_EQ(trace.loss["NCCL profiler events beyond the event pool"], 2u);
+  EXPECT_EQ(trace.loss["NCCL communicators beyond the profiler's table"],
+            static_cast<uint64_t>(without_context));
+
+  // 7. The one-rank all-reduces, numbered per communicator and op, with the wrapper's reduce op.
+  std::vector<bool> solo_seen(300, false);
+  for (const auto& c : trace.collectives) {
+    if (c.comm_id() != 0xC33u) continue;
+    EXPECT_EQ(c.op(), pb::COLLECTIVE_OP_ALL_REDUCE);
+    EXPECT_EQ(c.count(), 4u);
+    EXPECT_EQ(c.bytes(), 16u);
+    EXPECT_EQ(c.stream_id(), 0x88u);
+    EXPECT_EQ(c.reduce_op(), pb::REDUCE_OP_MAX);
+    EXPECT_EQ(c.comm_size(), 1u);
+    EXPECT_TRUE(c.has_host_time());
+    ASSERT_LT(c.seq_number(), 300u);
+    EXPECT_FALSE(solo_seen[c.seq_number()]);
+    solo_seen[c.seq_number()] = true;
+  }
+  EXPECT_EQ(std::count(solo_seen.begin(), solo_seen.end(), true), 300);
+  const pb::NcclCollective* grouped_record = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 3, 0xD44);
+  ASSERT_NE(grouped_record, nullptr);
+  EXPECT_EQ(grouped_record->comm_id(), 0xD44u);
+  EXPECT_EQ(grouped_record->reduce_op(), pb::REDUCE_OP_MIN);
+  EXPECT_EQ(grouped_record->gpu_duration_ns(), 400u);
+  const pb::NcclCollective* late_record = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 4, 0xD44);
+  ASSERT_NE(late_record, nullptr);
+  EXPECT_EQ(late_record->stream_id(), 0x99u);  // From its API event.
+  EXPECT_EQ(late_record->reduce_op(), pb::REDUCE_OP_PROD);
+  EXPECT_EQ(late_record->gpu_duration_ns(), 450u);
+  // 8. The starved send: one channel of the two it announced.
+  const pb::NcclCollective* starved_record = nullptr;
+  for (const auto& c : trace.collectives) {
+    if (c.comm_id() == 0xD44u && c.op() == pb::COLLECTIVE_OP_SEND) starved_record = &c;
+  }
+  ASSERT_NE(starved_record, nullptr);
+  EXPECT_EQ(starved_record->peer_rank(), 1);
+  EXPECT_EQ(starved_record->channels(), 2u);
+  EXPECT_EQ(starved_record->gpu_duration_ns(), 800u);
+  // 9. Written at the final flush.
+  const pb::NcclCollective* pending_record =
+      FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 77, 0xD44);
+  ASSERT_NE(pending_record, nullptr);
+  EXPECT_EQ(pending_record->gpu_duration_ns(), 600u);
 }
 
 // After the agent stopped (or with the channel off), init asks NCCL for nothing.

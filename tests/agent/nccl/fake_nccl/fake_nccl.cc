@@ -13,8 +13,15 @@
 //   once "enqueued") -> one KernelCh per channel with fake GPU globaltimer values
 //   (CLOCK_REALTIME based: channel c starts at t0 + 100 c and runs 5000 ns), finalize at destroy.
 //   An ungrouped call runs its Coll inside the API event; a grouped one (ncclGroupStart/End)
-//   after it, at ncclGroupEnd — the two orders real NCCL produces.
+//   after it, at ncclGroupEnd — the two orders real NCCL produces. A communicator created
+//   inside a group gets its plugin init at ncclGroupEnd, on a thread of its own.
+//   As NCCL 2.28 does, a collective on a one-rank communicator (ncclLaunchOneRank) or with
+//   count 0 gets its API event but no Coll event.
 // FAKE_NCCL_FAIL_ALLREDUCE=1 makes ncclAllReduce return ncclInternalError.
+// FAKE_NCCL_MISSING_KERNELCH=1: each Coll/P2p announces one channel more than it reports
+//   KernelCh events for (as NCCL 2.28 p2p can: NVIDIA/nccl issue #2056).
+// Also ncclCommInitRankScalable (hash from all unique ids), ncclCommShrink (the parent's ranks
+// minus the excluded ones), ncclCommFinalize and ncclCommRevoke (no-ops on a live comm).
 #include <dlfcn.h>
 #include <nccl.h>
 #include <time.h>
@@ -25,6 +32,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/nccl/nccl_profiler_abi.h"
@@ -97,12 +105,15 @@ struct ncclComm {
   int nranks = 1;
   int device = 0;
   void* profiler_context = nullptr;
-  int activation_mask = 0;
   uint64_t seq[16] = {};
   int splits = 0;
 };
 
 namespace {
+
+// As in NCCL (ncclProfilerEventMask): one activation mask for all communicators, which every
+// plugin init writes.
+int g_activation_mask = 0;
 
 thread_local int t_group_depth = 0;
 thread_local void* t_group_api = nullptr;
@@ -120,16 +131,18 @@ void InitProfiler(ncclComm* comm, const char* name) {
   Plugin& plugin = LoadPlugin();
   if (!plugin.loaded) return;
   if (plugin.v5 != nullptr) {
-    plugin.v5->init(&comm->profiler_context, comm->hash, &comm->activation_mask, name, 1,
-                    comm->nranks, comm->rank, nullptr);
+    plugin.v5->init(&comm->profiler_context, comm->hash, &g_activation_mask, name, 1, comm->nranks,
+                    comm->rank, nullptr);
   } else {
-    plugin.v4->init(&comm->profiler_context, &comm->activation_mask, name, comm->hash, 1,
-                    comm->nranks, comm->rank, nullptr);
+    plugin.v4->init(&comm->profiler_context, &g_activation_mask, name, comm->hash, 1, comm->nranks,
+                    comm->rank, nullptr);
   }
 }
 
 bool Wants(ncclComm* comm, uint64_t bit) {
-  return LoadPlugin().loaded && (static_cast<uint64_t>(comm->activation_mask) & bit) != 0;
+  // Events of a communicator without a plugin context start with a null context, as in NCCL.
+  (void)comm;
+  return LoadPlugin().loaded && (static_cast<uint64_t>(g_activation_mask) & bit) != 0;
 }
 
 void* StartV5(ncclComm* comm, abi::EventDescrV5* descr) {
@@ -159,18 +172,22 @@ void Launch(ncclComm* comm, const Task& task) {
   Plugin& plugin = LoadPlugin();
   const uint64_t op_bit = task.p2p ? abi::kProfileP2p : abi::kProfileColl;
   if (!Wants(comm, op_bit)) return;
+  // NCCL runs these without a task: no Coll event (and no kernel channels).
+  if (!task.p2p && (comm->nranks == 1 || task.count == 0)) return;
   void* op = nullptr;
   const uint8_t channels = task.p2p ? kP2pChannels : kCollChannels;
+  const char* missing = getenv("FAKE_NCCL_MISSING_KERNELCH");
+  const uint8_t announced = channels + (missing != nullptr && strcmp(missing, "1") == 0 ? 1 : 0);
   if (plugin.v5 != nullptr) {
     abi::EventDescrV5 descr{};
     descr.type = op_bit;
     descr.parent = task.api_handle;
     if (task.p2p) {
       descr.p2p = {task.func, nullptr, TypeName(task.type), task.count, task.peer,
-                   channels,  nullptr};
+                   announced, nullptr};
     } else {
       descr.coll = {NextSeq(comm, task.func), task.func, nullptr, nullptr, task.count, task.root,
-                    TypeName(task.type),      channels,  8,       "Ring",  "Simple",   nullptr};
+                    TypeName(task.type),      announced, 8,       "Ring",  "Simple",   nullptr};
     }
     op = StartV5(comm, &descr);
   } else {
@@ -178,10 +195,10 @@ void Launch(ncclComm* comm, const Task& task) {
     descr.type = static_cast<uint8_t>(op_bit);
     descr.rank = comm->rank;
     if (task.p2p) {
-      descr.p2p = {task.func, nullptr, TypeName(task.type), task.count, task.peer, channels};
+      descr.p2p = {task.func, nullptr, TypeName(task.type), task.count, task.peer, announced};
     } else {
       descr.coll = {NextSeq(comm, task.func), task.func, nullptr, nullptr, task.count, task.root,
-                    TypeName(task.type),      channels,  8,       "Tree",  "LL128"};
+                    TypeName(task.type),      announced, 8,       "Tree",  "LL128"};
     }
     plugin.v4->start_event(comm->profiler_context, &op, &descr);
   }
@@ -222,7 +239,16 @@ void GroupApiStart(ncclComm* comm) {
   t_group_api = StartV5(comm, &descr);
 }
 
+// Communicators created inside ncclGroupStart/End: NCCL initializes them at ncclGroupEnd, in
+// jobs on threads of their own, so the plugin's init runs there.
+thread_local std::vector<std::pair<ncclComm*, std::string>> t_group_inits;
+
 void FlushGroup() {
+  for (auto& [comm, name] : t_group_inits) {
+    std::thread job([&] { InitProfiler(comm, name.c_str()); });
+    job.join();
+  }
+  t_group_inits.clear();
   for (auto& [comm, task] : t_tasks) Launch(comm, task);
   t_tasks.clear();
   Stop(t_group_api);
@@ -264,7 +290,11 @@ ncclComm* NewComm(uint64_t hash, int nranks, int rank, const char* name) {
   comm->rank = rank;
   const char* base = getenv("FAKE_NCCL_DEVICE_BASE");
   comm->device = (base != nullptr ? atoi(base) : 0) + rank;
-  InitProfiler(comm, name);
+  if (t_group_depth > 0) {
+    t_group_inits.emplace_back(comm, name);
+  } else {
+    InitProfiler(comm, name);
+  }
   return comm;
 }
 
@@ -342,6 +372,46 @@ FAKE_EXPORT ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncc
   return ncclSuccess;
 }
 FAKE_ALIAS(CommSplit)
+
+FAKE_EXPORT ncclResult_t pncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank, int nId,
+                                                   ncclUniqueId* ids, ncclConfig_t* config) {
+  if (comm == nullptr || nranks <= 0 || rank < 0 || rank >= nranks || nId <= 0 || ids == nullptr) {
+    return ncclInvalidArgument;
+  }
+  *comm = NewComm(HashBytes(ids, sizeof(ncclUniqueId) * static_cast<size_t>(nId), 4), nranks, rank,
+                  ConfigName(config));
+  return ncclSuccess;
+}
+FAKE_ALIAS(CommInitRankScalable)
+
+FAKE_EXPORT ncclResult_t pncclCommShrink(ncclComm_t comm, int* exclude, int exclude_count,
+                                         ncclComm_t* newcomm, ncclConfig_t* config, int) {
+  if (comm == nullptr || newcomm == nullptr || exclude_count < 0) return ncclInvalidArgument;
+  const int shrink = comm->splits++;
+  int below = 0;
+  for (int i = 0; i < exclude_count; ++i) {
+    if (exclude[i] == comm->rank) return ncclInvalidArgument;  // An excluded rank does not call.
+    below += exclude[i] < comm->rank ? 1 : 0;
+  }
+  uint64_t excluded = 0;
+  for (int i = 0; i < exclude_count; ++i) excluded += HashBytes(&exclude[i], sizeof(int), 5);
+  const uint64_t parts[3] = {comm->hash, excluded, static_cast<uint64_t>(shrink)};
+  *newcomm = NewComm(HashBytes(parts, sizeof(parts), 6), comm->nranks - exclude_count,
+                     comm->rank - below, ConfigName(config));
+  (*newcomm)->device = comm->device;
+  return ncclSuccess;
+}
+FAKE_ALIAS(CommShrink)
+
+FAKE_EXPORT ncclResult_t pncclCommFinalize(ncclComm_t comm) {
+  return comm != nullptr ? ncclSuccess : ncclInvalidArgument;
+}
+FAKE_ALIAS(CommFinalize)
+
+FAKE_EXPORT ncclResult_t pncclCommRevoke(ncclComm_t comm, int flags) {
+  return comm != nullptr && flags == NCCL_REVOKE_DEFAULT ? ncclSuccess : ncclInvalidArgument;
+}
+FAKE_ALIAS(CommRevoke)
 
 FAKE_EXPORT ncclResult_t pncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return ncclInvalidArgument;
