@@ -1,8 +1,9 @@
 // Runs nccl_allreduce_workload under lumos-run on a real GPU and checks the trace exactly: one
 // Communicator (rank 0 of 1, device 0), kAllReduces collectives on it with seq numbers
 // 0..kAllReduces-1, op ALLREDUCE, float32 sum, count and bytes as issued, and the workload's
-// NVTX ranges. Once with every channel (the profiler plugin records the collectives), once with
-// the LD_PRELOAD wrappers as the only NCCL route. Skipped (GTEST_SKIP) without a GPU.
+// NVTX ranges. Once with every channel (each all-reduce recorded once, by the profiler plugin or,
+// where NCCL's one-rank shortcut gives the plugin no Coll event, by the wrappers), once with the
+// LD_PRELOAD wrappers as the only NCCL route. Skipped (GTEST_SKIP) without a GPU.
 #include <gtest/gtest.h>
 
 #include <map>
