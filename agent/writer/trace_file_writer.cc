@@ -1,7 +1,11 @@
 #include "agent/writer/trace_file_writer.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +22,40 @@ void PutLe32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
+// A write past RLIMIT_FSIZE raises SIGXFSZ in the writing thread, which kills the process by
+// default. Create() runs in its caller's thread (for the agent, one of the job's, at start-up):
+// while it writes, the signal is blocked there and one its writes raised is taken back, so a
+// limit lowered meanwhile costs the trace (the write fails with EFBIG), never the job. A
+// SIGXFSZ that was pending already is left alone.
+class FileSizeSignalBlocked {
+ public:
+  FileSizeSignalBlocked() {
+    sigemptyset(&file_size_signal_);
+    sigaddset(&file_size_signal_, SIGXFSZ);
+    blocked_ = pthread_sigmask(SIG_BLOCK, &file_size_signal_, &previous_) == 0;
+    sigset_t pending;
+    was_pending_ = sigpending(&pending) != 0 || sigismember(&pending, SIGXFSZ) == 1;
+  }
+  ~FileSizeSignalBlocked() {
+    if (!blocked_) return;
+    sigset_t pending;
+    if (sigismember(&previous_, SIGXFSZ) == 0 && !was_pending_ && sigpending(&pending) == 0 &&
+        sigismember(&pending, SIGXFSZ) == 1) {
+      const timespec no_wait{0, 0};
+      sigtimedwait(&file_size_signal_, nullptr, &no_wait);
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  FileSizeSignalBlocked(const FileSizeSignalBlocked&) = delete;
+  FileSizeSignalBlocked& operator=(const FileSizeSignalBlocked&) = delete;
+
+ private:
+  sigset_t file_size_signal_{};
+  sigset_t previous_{};
+  bool blocked_ = false;
+  bool was_pending_ = false;
+};
+
 }  // namespace
 
 TraceFileWriter::TraceFileWriter(std::string path, int fd, const WriterOptions& options)
@@ -31,11 +69,34 @@ TraceFileWriter::~TraceFileWriter() {
 StatusOr<std::unique_ptr<TraceFileWriter>> TraceFileWriter::Create(const std::string& path,
                                                                    const HeaderInfo& header,
                                                                    const WriterOptions& options) {
+  // Checked before the file exists: with no room for a trace (`ulimit -f 0` in a sandbox whose
+  // job writes only to pipes), there is no file and no write that could raise SIGXFSZ.
+  rlimit file_size{};
+  if (getrlimit(RLIMIT_FSIZE, &file_size) == 0 && file_size.rlim_cur != RLIM_INFINITY &&
+      file_size.rlim_cur < kMinFileBytes) {
+    return ErrorStatus(
+        "no trace: RLIMIT_FSIZE (ulimit -f) of %llu bytes is below the %llu a "
+        "trace needs at least",
+        static_cast<unsigned long long>(file_size.rlim_cur),
+        static_cast<unsigned long long>(kMinFileBytes));
+  }
+  FileSizeSignalBlocked file_size_signal_blocked;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrorStatus("cannot create %s: %s", path.c_str(), std::strerror(errno));
   std::unique_ptr<TraceFileWriter> writer(new TraceFileWriter(path, fd, options));
+  // A file without its header frame would read as a process that recorded nothing: a failure
+  // from here on removes it (a regular file only: never a device such as /dev/full).
+  auto fail = [&writer](Status status) -> StatusOr<std::unique_ptr<TraceFileWriter>> {
+    struct stat st {};
+    const bool regular = fstat(writer->fd_, &st) == 0 && S_ISREG(st.st_mode);
+    ::close(writer->fd_);
+    writer->fd_ = -1;
+    writer->closed_ = true;  // The destructor writes no trailer.
+    if (regular) unlink(writer->path_.c_str());
+    return status;
+  };
   writer->cctx_ = ZSTD_createCCtx();
-  if (writer->cctx_ == nullptr) return ErrorStatus("cannot create a zstd context");
+  if (writer->cctx_ == nullptr) return fail(ErrorStatus("cannot create a zstd context"));
   ZSTD_CCtx_setParameter(writer->cctx_, ZSTD_c_compressionLevel, options.zstd_level);
   // The checksum lets the reader tell a corrupted frame from a valid one.
   ZSTD_CCtx_setParameter(writer->cctx_, ZSTD_c_checksumFlag, 1);
@@ -46,12 +107,16 @@ StatusOr<std::unique_ptr<TraceFileWriter>> TraceFileWriter::Create(const std::st
   std::memcpy(preamble + 8, schema::kFileMagic, sizeof(schema::kFileMagic));
   PutLe32(preamble + 16, schema::kSchemaMajor);
   PutLe32(preamble + 20, schema::kSchemaMinor);
-  LUMOS_RETURN_IF_ERROR(writer->WriteAll(preamble, sizeof(preamble)));
+  if (Status written = writer->WriteAll(preamble, sizeof(preamble)); !written.ok()) {
+    return fail(std::move(written));
+  }
   writer->stats_.bytes_written = sizeof(preamble);
 
   // The header gets a frame of its own, so even a process killed at once leaves it behind.
   writer->encoder_.AddHeader(header);
-  if (options.header_in_own_frame) LUMOS_RETURN_IF_ERROR(writer->FlushFrame());
+  if (options.header_in_own_frame) {
+    if (Status flushed = writer->FlushFrame(); !flushed.ok()) return fail(std::move(flushed));
+  }
   return writer;
 }
 

@@ -48,7 +48,9 @@ struct WriterStats {
 
 class TraceFileWriter {
  public:
-  // Creates (truncates) `path`, writes the preamble and a first frame holding the header.
+  // Creates (truncates) `path`, writes the preamble and a first frame holding the header. On
+  // failure leaves no file: a process file size limit below kMinFileBytes fails before the file
+  // is created; SIGXFSZ is blocked in the calling thread meanwhile (see the .cc).
   static StatusOr<std::unique_ptr<TraceFileWriter>> Create(const std::string& path,
                                                            const HeaderInfo& header,
                                                            const WriterOptions& options);
@@ -58,6 +60,9 @@ class TraceFileWriter {
 
   // Room kept below RLIMIT_FSIZE for the final frame (trailer, loss records, clock snapshot).
   static constexpr uint64_t kTrailerRoomBytes = 16 << 10;
+  // The smallest RLIMIT_FSIZE Create() accepts: the preamble, then room for the trailer above
+  // the header frame.
+  static constexpr uint64_t kMinFileBytes = schema::kPreambleBytes + kTrailerRoomBytes;
 
   template <typename Event>
   void Add(const Event& event) {

@@ -105,6 +105,23 @@ TEST(LifecycleTest, FileSizeLimitCostsTraceDataNotTheJob) {
   EXPECT_GT(trace.loss_by_source[modeler::pb::LOSS_SOURCE_FILE_LIMIT], 0u);
 }
 
+// ulimit -f 0, as in a sandbox whose job writes only to pipes: no room for even the file's
+// preamble. The agent's first write (at start-up, in the job's thread) used to raise SIGXFSZ
+// and kill the job; now the agent stays off with one line and leaves no file. The limit is set
+// in a subshell behind pipes (stdout and stderr are files in RunCommand), and the job's exit
+// status comes back on stdout after its output.
+TEST(LifecycleTest, FileSizeLimitZeroLeavesTheAgentOffAndTheJobAlive) {
+  TempDir dir;
+  const std::string job =
+      std::string(LUMOS_RUN_PATH) + " -o " + dir.path() + " -- " + kWorkload + " ranges 10";
+  CommandResult r = RunCommand("( ( ulimit -f 0; " + job +
+                               " 2>&1 1>&3 3>&-; echo \"exit $?\" >&3 ) | cat >&2 ) 3>&1 | cat");
+  EXPECT_EQ(r.out, "done 10\nexit 0\n") << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("RLIMIT_FSIZE"), std::string::npos) << r.err;
+  EXPECT_TRUE(ListDir(dir.path()).empty());
+}
+
 // 3. A relative -o names a directory from where lumos-run was started, even when the job
 // changes directory before the agent starts.
 TEST(LifecycleTest, RelativeOutputDirSurvivesTheJobsChdir) {

@@ -195,6 +195,32 @@ TEST(TraceFileWriterTest, ProcessFileSizeLimitCapsTheFileInsteadOfKillingTheProc
   EXPECT_EQ(back.kernel_correlations.size() + back.losses, 200000u);
 }
 
+// No room for a trace at all (`ulimit -f 0`, or less than the preamble, header and trailer
+// need): Create fails and leaves no file, and the process is not killed by SIGXFSZ (its first
+// write, the preamble, used to raise it). The child keeps SIGXFSZ's default action.
+TEST(TraceFileWriterTest, FileSizeLimitWithoutRoomForATraceFailsCreateAndLeavesNoFile) {
+  for (const rlim_t limit : {rlim_t{0}, rlim_t{100}, rlim_t{TraceFileWriter::kMinFileBytes - 1}}) {
+    TempDir dir;
+    const std::string path = dir.File("none.pb.zst");
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      signal(SIGXFSZ, SIG_DFL);
+      struct rlimit file_size = {limit, RLIM_INFINITY};
+      if (setrlimit(RLIMIT_FSIZE, &file_size) != 0) _exit(2);
+      auto writer = TraceFileWriter::Create(path, SampleHeader(), WriterOptions());
+      if (writer.ok()) _exit(3);
+      if (writer.status().message().find("RLIMIT_FSIZE") == std::string::npos) _exit(4);
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << limit << ": killed by signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 0) << limit;
+    EXPECT_NE(access(path.c_str(), F_OK), 0) << limit << ": " << path << " was left behind";
+  }
+}
+
 // The writer's descriptor, found through /proc (the tests swap it to simulate a full disk).
 int DescriptorOf(const std::string& path) {
   for (int fd = 3; fd < 1024; ++fd) {
