@@ -179,8 +179,9 @@ Status TraceFileWriter::FlushFrame() {
   }
   if (limit_reached_) {
     // Counted now, reported once in the final frame (see Close).
-    stats_.events_lost += events_in_frame_;
-    lost_to_limit_ += events_in_frame_;
+    const uint64_t lost = EventsLostWithFrame(events_in_frame_);
+    stats_.events_lost += lost;
+    lost_to_limit_ += lost;
     events_in_frame_ = 0;
     CarryLossesOfFailedFrame();
     encoder_.TakeFrame(&frame_);
@@ -206,8 +207,8 @@ Status TraceFileWriter::FlushFrame() {
       status = ErrorStatus("%s: the final frame does not fit under %s", path_.c_str(), limit_name);
     } else {
       limit_reached_ = true;
-      stats_.events_lost += events;
-      lost_to_limit_ += events;
+      stats_.events_lost += EventsLostWithFrame(events);
+      lost_to_limit_ += EventsLostWithFrame(events);
       CarryLossesOfFailedFrame();
       return ErrorStatus(
           "%s reached its size limit of %llu bytes (%s); later events are counted, not written",
@@ -217,8 +218,8 @@ Status TraceFileWriter::FlushFrame() {
     status = WriteAll(compressed_.data(), n);
   }
   if (!status.ok()) {
-    stats_.events_lost += events;
-    unreported_write_loss_ += events;
+    stats_.events_lost += EventsLostWithFrame(events);
+    unreported_write_loss_ += EventsLostWithFrame(events);
     CarryLossesOfFailedFrame();
     return status;
   }
@@ -232,12 +233,17 @@ Status TraceFileWriter::FlushFrame() {
   return Status::Ok();
 }
 
+uint64_t TraceFileWriter::EventsLostWithFrame(uint64_t events) const {
+  return events - std::min<uint64_t>(events, losses_in_frame_.size());
+}
+
 // Loss is data: events of frames that failed to reach the disk are reported in the next frame
 // that does; the count stays unreported until a write succeeds. LossRecords that were in those
-// frames go into it as well.
+// frames go into it as well, as events of that frame (they were never counted as lost).
 void TraceFileWriter::ReportWriteLossInPendingFrame() {
   for (KeptLoss& loss : carried_losses_) {
     encoder_.Add(LossEvent{loss.start_ns, 0, loss.source, loss.count, loss.thread_id, loss.detail});
+    ++events_in_frame_;
     losses_in_frame_.push_back(std::move(loss));
   }
   carried_losses_.clear();

@@ -5,11 +5,11 @@
 // failed write (disk full) is truncated away and counted as a LossRecord, never propagated to
 // the traced job; the first failed flush (by size, by time or explicit) logs one warning line,
 // later ones are only counted. LossRecords in a frame that could not be written are carried
-// into the next frame that is (their counts are data too). Frames flush by size (frame_bytes of
-// uncompressed packets) and by time (MaybeFlush). The file stays below max_file_bytes and below
-// the process's RLIMIT_FSIZE (read at each flush, less kTrailerRoomBytes kept for the trailer):
-// a write past that limit would raise SIGXFSZ, which kills the process by default.
-// Single-threaded: owned by the agent's writer thread (or a tool's main thread).
+// into the next frame that is (their counts are data too), not counted as lost events. Frames flush
+// by size (frame_bytes of uncompressed packets) and by time (MaybeFlush). The file stays below
+// max_file_bytes and below the process's RLIMIT_FSIZE (read at each flush, less kTrailerRoomBytes
+// kept for the trailer): a write past that limit would raise SIGXFSZ, which kills the process by
+// default. Single-threaded: owned by the agent's writer thread (or a tool's main thread).
 #pragma once
 
 #include <zstd.h>
@@ -118,6 +118,10 @@ class TraceFileWriter {
   void ReportWriteLossInPendingFrame();
   // The pending frame's LossRecords did not reach the file: keep them for the next frame.
   void CarryLossesOfFailedFrame();
+  // Of a failed frame's `events`, those lost: all but its LossRecords, which are carried into
+  // a later frame (CarryLossesOfFailedFrame) and written there, so neither lost nor counted
+  // twice. Call before carrying them.
+  uint64_t EventsLostWithFrame(uint64_t events) const;
 
   std::string path_;
   int fd_ = -1;

@@ -29,6 +29,7 @@ struct ReadBack {
   std::vector<uint64_t> kernel_correlations;
   std::vector<int64_t> kernel_starts;
   uint64_t losses = 0;
+  std::map<std::string, uint64_t> losses_by_detail;
   modeler::ReadResult result;
 };
 
@@ -43,7 +44,10 @@ ReadBack ReadKernels(const std::string& path) {
           back.kernel_correlations.push_back(packet.kernel().correlation_id());
           back.kernel_starts.push_back(context.start_ns);
         }
-        if (packet.has_loss()) back.losses += packet.loss().count();
+        if (packet.has_loss()) {
+          back.losses += packet.loss().count();
+          back.losses_by_detail[packet.loss().detail()] += packet.loss().count();
+        }
         return Status::Ok();
       },
       &back.result);
@@ -292,23 +296,46 @@ TEST(TraceFileWriterTest, LossRecordsOfAFailedFrameAreCarriedOver) {
   close(saved);
   close(full);
 
-  std::map<std::string, uint64_t> losses;
-  auto reader = modeler::TraceReader::Open(path);
-  ASSERT_TRUE(reader.ok()) << reader.status().message();
-  modeler::ReadResult result;
-  ASSERT_TRUE((*reader)
-                  ->ReadPackets(
-                      [&](const pb::TracePacket& packet, const modeler::PacketContext&) {
-                        if (packet.has_loss())
-                          losses[packet.loss().detail()] += packet.loss().count();
-                        return Status::Ok();
-                      },
-                      &result)
-                  .ok());
-  EXPECT_TRUE(result.damage.ok()) << result.damage.message();
-  EXPECT_TRUE(result.has_trailer);
-  EXPECT_EQ(losses["ring full"], 520u);
-  EXPECT_EQ(losses["frames that could not be written"], 3u);  // 1 kernel + 2 loss events.
+  ReadBack read = ReadKernels(path);
+  EXPECT_TRUE(read.result.damage.ok()) << read.result.damage.message();
+  EXPECT_TRUE(read.result.has_trailer);
+  EXPECT_EQ(read.losses_by_detail["ring full"], 520u);
+  // Only the first kernel: the loss records were carried and written, not lost (they used to
+  // be counted as lost as well, 3 here and in the trailer).
+  EXPECT_EQ(read.losses_by_detail["frames that could not be written"], 1u);
+  EXPECT_EQ(read.result.trailer.events_dropped(), 1u);
+  EXPECT_EQ((*writer)->stats().events_lost, 1u);
+  EXPECT_EQ(read.result.trailer.events_written(), 2u);  // The second kernel, the merged record.
+}
+
+// The same at the size limit: the loss records of the frames dropped there reach the final
+// frame, and the FILE_LIMIT record and the trailer count the other events only.
+TEST(TraceFileWriterTest, LossRecordsPastTheSizeLimitAreCarriedNotCountedAsLost) {
+  TempDir dir;
+  const std::string path = dir.File("limit_carried.pb.zst");
+  WriterOptions options;
+  options.max_file_bytes = 2048;
+  auto writer = TraceFileWriter::Create(path, SampleHeader(), options);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  constexpr uint64_t kKernels = 20000;
+  for (uint64_t i = 0; i < kKernels; ++i) {
+    (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 1013 + (i * 7919) % 997),
+                               .duration_ns = (i * 31) % 4000,
+                               .correlation_id = i,
+                               .name = "k"});
+    if (i == kKernels / 2) (*writer)->Add(LossEvent{6, 0, LossSource::kRingFull, 500, 9, "ring"});
+  }
+  EXPECT_FALSE((*writer)->Flush().ok());  // Past max_file_bytes: dropped, counted.
+  (*writer)->Add(LossEvent{7, 0, LossSource::kRingFull, 20, 9, "ring"});
+  (*writer)->Add(KernelEvent{.start_ns = 8, .correlation_id = kKernels, .name = "k"});
+  ASSERT_TRUE((*writer)->Close(0).ok());
+  ReadBack read = ReadKernels(path);
+  EXPECT_TRUE(read.result.damage.ok()) << read.result.damage.message();
+  EXPECT_TRUE(read.result.has_trailer);
+  EXPECT_EQ(read.losses_by_detail["ring"], 520u);
+  EXPECT_EQ(read.losses_by_detail["file size limit reached"], kKernels + 1);
+  EXPECT_EQ(read.result.trailer.events_dropped(), kKernels + 1);
+  EXPECT_EQ(read.result.trailer.events_written(), 1u);  // The merged loss record.
 }
 
 TEST(TraceFileWriterTest, UnwritableDestinationIsAnError) {
