@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>  // gettid
+
+#include <atomic>
 
 #include "agent/runtime/agent_runtime.h"
 
@@ -11,12 +14,27 @@ namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT};
 struct sigaction g_previous[NSIG];  // Written once in Install(), before the handler is.
+// The thread whose handler waits for a flush; 0: none. Lock-free, so async-signal-safe.
+std::atomic<pid_t> g_flushing_thread{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 void OnTerminatingSignal(int signo, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const struct sigaction& previous = g_previous[signo];
   const bool dies = !(previous.sa_flags & SA_SIGINFO) && previous.sa_handler == SIG_DFL;
-  Agent::Get().FlushFromSignal(/*finish=*/dies, FlushOnSignals::kWaitNs);
+  const pid_t self = gettid();
+  pid_t flushing = 0;
+  if (g_flushing_thread.compare_exchange_strong(flushing, self, std::memory_order_acq_rel)) {
+    Agent::Get().FlushFromSignal(/*finish=*/dies, FlushOnSignals::kWaitNs);
+    g_flushing_thread.store(0, std::memory_order_release);
+  } else if (flushing != self || dies) {
+    // Another thread's signal is being flushed: this one waits for the same flush. So does a
+    // nested signal that will kill the process, so the trace still gets its trailer.
+    Agent::Get().FlushFromSignal(/*finish=*/dies, FlushOnSignals::kWaitNs);
+  }
+  // Else the signal nested in this thread's own wait (SA_NODEFER, or the other signal): it goes
+  // on to the job's handler at once, as without the agent; waiting for the same flush again
+  // would stack delays of up to kWaitNs.
   errno = saved_errno;
   if (previous.sa_flags & SA_SIGINFO) {
     if (previous.sa_sigaction != nullptr) previous.sa_sigaction(signo, info, context);

@@ -7,7 +7,10 @@
 // default one, by restoring it and re-raising, so the process dies of the signal as before.
 // When the process is about to die that way, the writer also closes the file with its trailer;
 // when the job handles the signal itself, it only flushes (the job may go on, and the exit
-// handler closes the file later).
+// handler closes the file later). A signal that arrives in a thread whose handler is already
+// waiting for a flush (SA_NODEFER, or SIGINT during SIGTERM's wait) goes on to the job's
+// handler at once, without a second wait; one whose default action kills still waits, so the
+// trace gets its trailer.
 // Not installed for a signal the job ignores: a handler would also change what its exec'd
 // children inherit (ignored stays ignored across exec, a handler does not). A handler the job
 // installs after the agent replaces this one: the job then owns the signal, and exit() still

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -163,6 +164,30 @@ TEST(LifecycleTest, NoDeferHandlerStillNests) {
   CommandResult r = Traced(dir.path(), "", "nodefer");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "deepest 2\n");
+}
+
+// SA_NODEFER, with a second SIGTERM while the agent's handler still waits for the flush of
+// the first (a slow trace file system): the nested signal goes straight to the job's handler,
+// as without the agent, instead of waiting for the flush again (up to 2 s each time).
+TEST(LifecycleTest, SignalNestedDuringTheFlushReachesTheJobAtOnce) {
+  TempDir dir;
+  CommandResult r = Traced(
+      dir.path(), "LD_PRELOAD=" TRACE_WRITE_SHIM_PATH " SHIM_TRACE_MODE=slow SHIM_TRACE_WRITES=2",
+      "nested-during-flush");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  long long delay_ms = -1;
+  int entries = 0;
+  ASSERT_EQ(sscanf(r.out.c_str(), "nested handled after %lld ms, entries %d", &delay_ms, &entries),
+            2)
+      << r.out;
+  EXPECT_EQ(entries, 2);
+  // The flush takes 1.5 s (the shim): a nested handler that waited for it came ~1.2 s late.
+  EXPECT_GE(delay_ms, 0) << "the first signal's handler did not wait for the flush";
+  EXPECT_LT(delay_ms, 600);
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(ReadTrace(dir.File(files[0])).read.has_trailer);
 }
 
 // SA_SIGINFO: the job's handler gets the signal's own siginfo and context.

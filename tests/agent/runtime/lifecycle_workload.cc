@@ -7,6 +7,11 @@
 //     the signal twice: the handler prints "handled" once, the second signal kills.
 //   nodefer: installs an SA_NODEFER SIGTERM handler that raises SIGTERM once more from inside
 //     itself, raises SIGTERM and prints "deepest N" (2: it nested, 1: it was deferred).
+//   nested-during-flush: installs an SA_NODEFER SIGTERM handler, starts the agent and raises
+//     SIGTERM; a second thread sends SIGTERM to the main thread 300 ms later (with a slow trace
+//     file system, while the agent's handler still waits for its flush) and notes the time;
+//     prints "nested handled after D ms, entries E": D from that second signal to the job
+//     handler's first entry, E the entries in all (2).
 //   siginfo: installs an SA_SIGINFO SIGTERM handler, raises SIGTERM and prints what the handler
 //     saw: "siginfo signo=15 own_pid=1 context=1".
 //   default INT|TERM: starts the agent and raises the signal with its default action (dies).
@@ -14,9 +19,13 @@
 //     CUDA_INJECTION64_PATH and calls its InitializeInjection; prints "cuinit R" (its result).
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +48,31 @@ void OnSignalNested(int signo) {
     raise(signo);  // With SA_NODEFER it runs now, nested; else once this handler returns.
   }
   g_depth = g_depth - 1;
+}
+
+int64_t MonotonicMs() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000;
+}
+
+pthread_t g_main_thread;
+volatile sig_atomic_t g_entries = 0;
+std::atomic<int64_t> g_first_entry_ms{0};
+std::atomic<int64_t> g_second_signal_ms{0};
+
+void OnSignalCountingEntries(int) {
+  g_entries = g_entries + 1;
+  int64_t none = 0;
+  g_first_entry_ms.compare_exchange_strong(none, MonotonicMs());
+}
+
+void* SendSecondSignal(void*) {
+  const timespec pause{0, 300'000'000};
+  nanosleep(&pause, nullptr);
+  g_second_signal_ms.store(MonotonicMs());
+  pthread_kill(g_main_thread, SIGTERM);
+  return nullptr;
 }
 
 void OnSignalWithInfo(int signo, siginfo_t* info, void* context) {
@@ -99,6 +133,19 @@ int main(int argc, char** argv) {
     StartAgent();
     raise(SIGTERM);
     printf("deepest %d\n", static_cast<int>(g_deepest));
+    return 0;
+  }
+  if (strcmp(mode, "nested-during-flush") == 0) {
+    Install(SIGTERM, OnSignalCountingEntries, SA_NODEFER);
+    StartAgent();
+    g_main_thread = pthread_self();
+    pthread_t sender;
+    if (pthread_create(&sender, nullptr, SendSecondSignal, nullptr) != 0) return 4;
+    raise(SIGTERM);
+    pthread_join(sender, nullptr);  // Its signal was handled before the join returns.
+    printf("nested handled after %lld ms, entries %d\n",
+           static_cast<long long>(g_first_entry_ms.load() - g_second_signal_ms.load()),
+           static_cast<int>(g_entries));
     return 0;
   }
   if (strcmp(mode, "siginfo") == 0) {

@@ -1,14 +1,16 @@
 // Test double for a trace file system that fills up or hangs (a full disk, a hung network file
 // system), which a test cannot set up for real without root. LD_PRELOADed, it wraps write():
 // after SHIM_TRACE_WRITES writes to files whose name ends in ".pb.zst" (2: the preamble and the
-// header frame), further writes to them fail with ENOSPC (SHIM_TRACE_MODE=full) or sleep 60 s
-// first (SHIM_TRACE_MODE=hang). Other descriptors are untouched.
+// header frame), further writes to them fail with ENOSPC (SHIM_TRACE_MODE=full), sleep 60 s
+// first (SHIM_TRACE_MODE=hang) or 1.5 s first (SHIM_TRACE_MODE=slow: a flush that takes a
+// while, but less than the agent waits for it at the exit). Other descriptors are untouched.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int IsTraceFile(int fd) {
@@ -32,6 +34,9 @@ ssize_t write(int fd, const void* data, size_t size) {
     if (allowed != NULL && mode != NULL && writes >= atol(allowed)) {
       if (strcmp(mode, "hang") == 0) {
         sleep(60);
+      } else if (strcmp(mode, "slow") == 0) {
+        const struct timespec pause = {1, 500000000};
+        nanosleep(&pause, NULL);
       } else {
         errno = ENOSPC;
         return -1;
