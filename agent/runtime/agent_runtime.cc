@@ -454,7 +454,6 @@ void Agent::Stop() {
   if (!started_.load(std::memory_order_acquire) || static_cast<uint32_t>(getpid()) != owner_pid_) {
     return;
   }
-  const std::string path = trace_path_;  // The writer may rename the file as it closes it.
   stop_requested_.store(true, std::memory_order_release);
   Wake();
   // The writer closes the file (or already did, for a signal). Stop() runs in the job's exit
@@ -471,7 +470,7 @@ void Agent::Stop() {
       LUMOS_LOG(Warn,
                 "the trace writer did not finish within %d s (%s); the job exits without waiting, "
                 "and %s is left without its trailer",
-                kStopJoinTimeoutS, std::strerror(join_error), path.c_str());
+                kStopJoinTimeoutS, std::strerror(join_error), trace_path().c_str());
       return;
     }
     writer_thread_started_ = false;
@@ -548,7 +547,8 @@ void Agent::AdoptCommunicatorRank(int32_t rank, int32_t size) {
               trace_path_.c_str(), to.c_str(), why.c_str());
     return;
   }
-  trace_path_ = to;
+  renamed_path_ = to;
+  renamed_.store(true, std::memory_order_release);  // Stop() may read it in another thread.
 }
 
 void Agent::DisableInForkChild() {

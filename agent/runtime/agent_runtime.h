@@ -112,7 +112,9 @@ class Agent {
   const AgentConfig& config() const { return config_; }
   // The trace being written ("" when not started or disabled). The close may rename it (rank
   // from NCCL, see above): read it after Stop() for the final name.
-  const std::string& trace_path() const { return trace_path_; }
+  const std::string& trace_path() const {
+    return renamed_.load(std::memory_order_acquire) ? renamed_path_ : trace_path_;
+  }
 
   // Where the header's cupti_version comes from (cuptiGetVersion of the libcupti the CUDA
   // injection already loaded; else 0), so the runtime needs no CUPTI. Set by the .so's load
@@ -186,7 +188,13 @@ class Agent {
   std::atomic<ThreadRings*> rings_{nullptr};
   std::unique_ptr<ThreadRings> owned_rings_;  // Never released: rings outlive every callback.
   StringTable strings_;
+  // The file's name from Start(): set before the writer thread exists, then never changed, so
+  // any thread may read it. A rename at the close (AdoptCommunicatorRank, in the writer
+  // thread, while a job's thread may be in Stop()) writes renamed_path_ once and then
+  // publishes it (release on renamed_): trace_path() and Stop() read either without a race.
   std::string trace_path_;
+  std::string renamed_path_;
+  std::atomic<bool> renamed_{false};
   uint32_t owner_pid_ = 0;  // The process that started the agent; forked children differ.
   // What Start() named the file after (the environment's rank) and the host in the name: the
   // close compares the communicator's rank with it and builds the new name from both.
