@@ -111,6 +111,10 @@ constexpr int64_t kStaleNs = 1'000'000'000;
 // grouped call's Coll starts only at ncclGroupEnd, which a job may call much later.
 constexpr int64_t kStaleApiNs = 10'000'000'000;
 
+using FinalizeScanHook = void (*)();
+// Tests only: called by Finalize between reading an API slot and claiming it.
+std::atomic<FinalizeScanHook> g_finalize_scan_hook{nullptr};
+
 EventSlot g_slots[kNcclEventPoolSize];
 std::atomic<uint32_t> g_capacity{kNcclEventPoolSize};
 std::atomic<uint32_t> g_cursor{0};
@@ -164,9 +168,11 @@ EventSlot* Allocate(ProfilerContext* context, SlotType type, uint64_t* handle) {
     }
     uint32_t generation = slot.generation.load(std::memory_order_relaxed) + 1;
     if (generation >= (1u << 31)) generation = 1;
-    slot.generation.store(generation, std::memory_order_release);
     slot.type.store(type, std::memory_order_relaxed);
     slot.context.store(context, std::memory_order_relaxed);
+    // Release, after type and context: a scan that reads this generation (acquire) reads them
+    // as this event set them (Finalize's context check).
+    slot.generation.store(generation, std::memory_order_release);
     *handle = (uint64_t{generation} << 32) | (index + 1);
     return &slot;
   }
@@ -428,6 +434,27 @@ void StopApi(EventSlot* api, uint64_t handle) {
         return;
       }
     } else {
+      return;
+    }
+  }
+}
+
+// Finalize: takes the API slot of generation `generation` whatever its state, by one CAS on
+// its link word, and frees it only then. A failed CAS means another claim (the sweep, a
+// GroupApi's stop, a child's start) took it first and may have freed it for another event:
+// never free it then. Stopped without a child: retired as the sweep would. Running (never
+// stopped): freed. Linked: freed; its operation is written by finalize's ClaimOp.
+void SettleApiAtFinalize(EventSlot* api, uint32_t generation) {
+  uint64_t current = api->link.load(std::memory_order_acquire);
+  while ((current >> 32) == generation && (current & 3) != kDone) {
+    const uint64_t state = current & 3;
+    if (api->link.compare_exchange_weak(current, Link(generation, 0, kDone),
+                                        std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (state == kStopped) {
+        RetireUnlinkedApi(api, nullptr);
+      } else {
+        Release(api);
+      }
       return;
     }
   }
@@ -904,14 +931,14 @@ ncclResult_t Finalize(void* context) noexcept {
         slot.context.load(std::memory_order_relaxed) != ctx) {
       continue;
     }
+    // Generation first, then context and type (Allocate publishes them in that order): the
+    // slot may have been freed and taken by another communicator since the checks above.
     const uint32_t generation = slot.generation.load(std::memory_order_acquire);
+    if (slot.context.load(std::memory_order_relaxed) != ctx) continue;
     const SlotType type = slot.type.load(std::memory_order_relaxed);
     if (type == SlotType::kApi) {
-      if (ClaimStoppedApi(&slot, generation)) {
-        RetireUnlinkedApi(&slot, nullptr);
-      } else {
-        Release(&slot);  // Never stopped (or linked to an operation written below).
-      }
+      if (FinalizeScanHook hook = g_finalize_scan_hook.load(std::memory_order_relaxed)) hook();
+      SettleApiAtFinalize(&slot, generation);
     } else if (type == SlotType::kOp &&
                ClaimOp(&slot, generation, /*only_stopped=*/false, INT64_MAX)) {
       EmitAndRelease(&slot);
@@ -929,6 +956,9 @@ namespace internal {
 void SetNcclEventPoolCapacityForTest(uint32_t capacity) {
   if (capacity == 0 || capacity > kNcclEventPoolSize) capacity = kNcclEventPoolSize;
   g_capacity.store(capacity, std::memory_order_relaxed);
+}
+void SetNcclFinalizeScanHookForTest(void (*hook)()) {
+  g_finalize_scan_hook.store(hook, std::memory_order_relaxed);
 }
 std::span<const std::byte> NcclEventPoolMemory() { return std::as_bytes(std::span(g_slots)); }
 std::span<const std::byte> NcclContextTableMemory() { return std::as_bytes(std::span(g_contexts)); }

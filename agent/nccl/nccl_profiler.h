@@ -54,7 +54,9 @@
 // their events with it, and they are ignored; the wrappers record their calls); the activation
 // mask, which NCCL shares between all its communicators, stays what the others asked for.
 // finalize writes whatever operations of the communicator are still waiting and frees its
-// slots. init never lets an exception reach NCCL (one warning; the plugin then records nothing).
+// slots, each only after winning the CAS on its state or link word with the generation it
+// read (the sweep may claim, free and hand the same slot to another communicator meanwhile). init
+// never lets an exception reach NCCL (one warning; the plugin then records nothing).
 //
 // Known limits: an API event with more than one Coll/P2p child links only the first (NCCL 2.28
 // makes one task per call); a GroupApi stopped on another thread than its API events (non-
@@ -81,6 +83,9 @@ inline constexpr uint32_t kNcclMaxContexts = 256;
 namespace internal {
 // Tests only: use the first `capacity` (1..kNcclEventPoolSize) slots, to reach exhaustion.
 void SetNcclEventPoolCapacityForTest(uint32_t capacity);
+// Tests only: `hook` runs inside finalize between its read of an API slot of the communicator
+// and its claim of that slot (null: none), so a test can sequence a racing claim by hand.
+void SetNcclFinalizeScanHookForTest(void (*hook)());
 // Footprint reports (bench/): the static event pool and context table, as they sit in memory.
 std::span<const std::byte> NcclEventPoolMemory();
 std::span<const std::byte> NcclContextTableMemory();

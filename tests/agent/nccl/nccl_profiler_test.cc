@@ -132,6 +132,23 @@ const pb::NcclCollective* FindSeq(const Trace& trace, pb::CollectiveOp op, uint6
   return nullptr;
 }
 
+// Finalize racing another claim (section 7): what runs between finalize's read of a slot and
+// its claim.
+struct FinalizeRace {
+  FakeCore* heir_core = nullptr;
+  void* doomed_group = nullptr;
+  void* heir_group = nullptr;
+  void* heir_api = nullptr;
+};
+FinalizeRace g_race;
+void ClaimBeforeFinalizeDoes() {
+  internal::SetNcclFinalizeScanHookForTest(nullptr);  // Once.
+  Stop(g_race.doomed_group);  // Claims the stopped, childless API event and frees its slot.
+  g_race.heir_group = g_race.heir_core->Group();
+  g_race.heir_api =
+      g_race.heir_core->CollApi(g_race.heir_group, "AllReduce", 2, reinterpret_cast<void*>(0x66));
+}
+
 TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   lumos::testing::TempDir dir;
   setenv("LUMOS_OUTPUT_DIR", dir.path().c_str(), 1);
@@ -303,6 +320,30 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   void* late_coll = pair_core.Coll(late_api, 4, "AllReduce", 16, "ncclFloat32", 1);
   Stop(late_coll);
   pair_core.Kernel(late_coll, 0, RealtimeNs(), 450);
+
+  //    ncclCommDestroy's finalize racing another claim of the same stopped API slot (the
+  //    writer's sweep, here its GroupApi's stop, which claims it the same way): the other claim
+  //    wins and frees the slot, and another communicator's event takes it before finalize
+  //    claims. Finalize must leave that live event alone. One slot, so the heir gets the same.
+  internal::SetNcclEventPoolCapacityForTest(1);
+  void* doomed = nullptr;
+  ASSERT_EQ(ncclProfiler_v5.init(&doomed, 0xF55, &mask, "doomed", 1, 2, 0, nullptr), ncclSuccess);
+  void* heir = nullptr;
+  ASSERT_EQ(ncclProfiler_v5.init(&heir, 0xF66, &mask, "heir", 1, 1, 0, nullptr), ncclSuccess);
+  FakeCore doomed_core(doomed);
+  g_race.heir_core = new FakeCore(heir);
+  g_race.doomed_group = doomed_core.Group();
+  void* orphan = doomed_core.CollApi(g_race.doomed_group, "AllReduce", 0, stream);  // No child.
+  ASSERT_NE(orphan, nullptr);
+  Stop(orphan);
+  internal::SetNcclFinalizeScanHookForTest(&ClaimBeforeFinalizeDoes);
+  EXPECT_EQ(ncclProfiler_v5.finalize(doomed), ncclSuccess);
+  internal::SetNcclFinalizeScanHookForTest(nullptr);
+  ASSERT_NE(g_race.heir_api, nullptr);  // The heir's one-rank call holds the only slot.
+  Stop(g_race.heir_api);
+  Stop(g_race.heir_group);  // Its record: only if finalize left the slot to it.
+  EXPECT_EQ(ncclProfiler_v5.finalize(heir), ncclSuccess);
+  delete g_race.heir_core;
   internal::SetNcclEventPoolCapacityForTest(kNcclEventPoolSize);
 
   // 8. NCCL 2.28 announcing more channels than it reports KernelCh events for (issue #2056):
@@ -356,7 +397,7 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
   EXPECT_EQ(trace.communicators[0].name(), "tp");
   EXPECT_EQ(trace.communicators[1].comm_id(), 0xB22u);
-  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 2u + 1u + 1u);
+  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 2u + 1u + 1u + 1u);
 
   const pb::NcclCollective* all_reduce = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 5, 0xA11);
   ASSERT_NE(all_reduce, nullptr);
@@ -437,6 +478,10 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_EQ(late_record->stream_id(), 0x99u);  // From its API event.
   EXPECT_EQ(late_record->reduce_op(), pb::REDUCE_OP_PROD);
   EXPECT_EQ(late_record->gpu_duration_ns(), 450u);
+  //    The heir's call, whose slot finalize of "doomed" left alone.
+  const pb::NcclCollective* heir_record = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 0, 0xF66);
+  ASSERT_NE(heir_record, nullptr);
+  EXPECT_EQ(heir_record->stream_id(), 0x66u);
   // 8. The starved send: one channel of the two it announced.
   const pb::NcclCollective* starved_record = nullptr;
   for (const auto& c : trace.collectives) {
