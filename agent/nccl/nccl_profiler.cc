@@ -311,36 +311,42 @@ struct ApiFields {
   void* stream = nullptr;
 };
 
+// The event NCCL starts on the user's thread inside a call (v5: the CollApi/P2pApi; v4: the
+// Coll/P2p of an ungrouped call) marks the wrapper's call, if any, as this plugin's to record
+// (nccl_channel.h), and settles this communicator's pending record: the lazy link when the
+// wrapper's record is pending too (the wrapper writes the one record, with this comm id), else
+// this record is written now. v4 keeps its pending record past events outside a call (a
+// grouped call's Coll at ncclGroupEnd): a later ungrouped call may still link it.
+void SeeCall(ProfilerContext* context) {
+  NcclCallContext& call = t_nccl_call;
+  if (call.active) {
+    call.plugin_saw = true;
+    call.plugin_comm_id = context->comm_id;
+    call.plugin_wrote_record = true;
+  }
+  // Relaxed first: the flag is almost always false; WritePendingContextRecord re-checks.
+  if (!context->record_pending.load(std::memory_order_relaxed)) return;
+  if (call.active && call.wrapper_record_pending) {
+    if (context->record_pending.exchange(false, std::memory_order_acq_rel)) {
+      call.plugin_wrote_record = false;
+    }
+  } else if (call.active || !context->v4) {
+    WritePendingContextRecord(context);
+  }
+}
+
 uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fields) {
   uint64_t handle = 0;
   EventSlot* api = Allocate(context, SlotType::kApi, &handle);
   if (api == nullptr) return 0;
+  SeeCall(context);
   api->host_start_ns = MonotonicNowNs();
   api->api_end_ns.store(0, std::memory_order_relaxed);
   api->stream = reinterpret_cast<uint64_t>(fields.stream);
   api->thread_id = CurrentThreadId();
   api->child_handle = 0;
-  api->reduce_op = 0;
-  // NCCL starts the API event on the user's thread inside the call: the wrapper's call, if
-  // any, is this one. The plugin records it from here on (nccl_channel.h).
-  NcclCallContext& call = t_nccl_call;
-  if (call.active) {
-    call.plugin_saw = true;
-    api->reduce_op = call.reduce_op;
-    call.plugin_comm_id = context->comm_id;
-    call.plugin_wrote_record = true;
-  }
-  // Relaxed first: the flag is almost always false; WritePendingContextRecord re-checks.
-  if (context->record_pending.load(std::memory_order_relaxed)) {
-    if (call.active && call.wrapper_record_pending) {
-      // The lazy link: the wrapper writes the one record, with this comm id.
-      if (context->record_pending.exchange(false, std::memory_order_acq_rel)) {
-        call.plugin_wrote_record = false;
-      }
-    } else {
-      WritePendingContextRecord(context);
-    }
-  }
+  const NcclCallContext& call = t_nccl_call;
+  api->reduce_op = call.active ? call.reduce_op : 0;  // NCCL's descriptors lack it.
   // NCCL gives a collective no Coll event on a one-rank communicator (ncclLaunchOneRank) or
   // when it is empty (dropped). The first becomes a record of its own, from this event.
   const bool one_rank = fields.collective && context->comm_size == 1;
@@ -549,6 +555,9 @@ struct OpFields {
 };
 
 uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields) {
+  // v4 has no API events: a call made through a wrapper on this thread is this one (an
+  // ungrouped call; a grouped one starts its Coll at ncclGroupEnd, outside the call).
+  if (context->v4) SeeCall(context);
   uint64_t handle = 0;
   EventSlot* op = Allocate(context, SlotType::kOp, &handle);
   if (op == nullptr) return 0;
@@ -564,11 +573,8 @@ uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields)
   op->stream = 0;
   op->reduce_op = 0;
   op->thread_id = CurrentThreadId();
-  // v4 has no API events: a call made through a wrapper on this thread is this one (an
-  // ungrouped call; a grouped one starts its Coll at ncclGroupEnd, outside the call).
-  NcclCallContext& call = t_nccl_call;
+  const NcclCallContext& call = t_nccl_call;
   if (context->v4 && call.active) {
-    call.plugin_saw = true;
     op->host_start_ns = call.start_ns;
     op->stream = call.stream;
     op->reduce_op = call.reduce_op;
@@ -719,9 +725,11 @@ ProfilerContext* ClaimContext(uint64_t comm_id, const char* comm_name, int nrank
     capture.plugin_saw_init = true;
     capture.route = v5 ? PluginRoute::kV5 : PluginRoute::kV4;
     capture.plugin_comm_id = comm_id;
-  } else if (v5 && g_wrapper_records_pending.load(std::memory_order_relaxed) > 0) {
+  } else if ((v5 || claimed->comm_size != 1) &&
+             g_wrapper_records_pending.load(std::memory_order_relaxed) > 0) {
     // A wrapper created a communicator whose init it did not see (grouped or non-blocking):
-    // this may be it. The record waits for the lazy link (nccl_channel.h).
+    // this may be it. The record waits for the lazy link (nccl_channel.h). Not a v4 one-rank
+    // communicator: NCCL gives it no Coll event to link at.
     claimed->rank = rank;
     claimed->name_id = InternCommName(comm_name != nullptr ? comm_name : "");
     claimed->record_pending.store(true, std::memory_order_release);

@@ -168,7 +168,9 @@ std::string_view ConfigName(const ncclConfig_t* config) {
 }
 
 // Writes a communicator's pending record (lazy link): with the plugin's comm id when the plugin
-// saw the call that links them, and none when the plugin wrote its own record.
+// saw the call that links them, and none when the plugin wrote its own record. Unlinked while
+// a v4 plugin covers the communicator: none either, the plugin writes its own (with NCCL's id)
+// at finalize or the close.
 void ResolvePendingRecord(CommEntry* entry, bool plugin_saw, uint64_t plugin_comm_id,
                           bool plugin_wrote_record) {
   // acq_rel: the entry's fields were written before the release store of the flag.
@@ -177,6 +179,8 @@ void ResolvePendingRecord(CommEntry* entry, bool plugin_saw, uint64_t plugin_com
   if (plugin_saw) {
     entry->comm_id.store(plugin_comm_id, std::memory_order_relaxed);
     if (plugin_wrote_record) return;  // One record per communicator.
+  } else if (PluginV4Covers(entry->plugin_route, entry->comm_size)) {
+    return;
   }
   PushCommunicatorRecordNamed(entry->comm_id.load(std::memory_order_relaxed), entry->parent_comm_id,
                               entry->rank, entry->comm_size, entry->device_id, entry->name_id);
@@ -366,8 +370,11 @@ ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
   NcclCallScope scope(call, start_ns, pending != nullptr);
   const ncclResult_t result = real(args...);
   const int64_t end_ns = MonotonicNowNs();
-  if (pending != nullptr) {
-    const NcclCallContext& context = scope.context();
+  // A v4 plugin sees only ungrouped calls (their Coll starts inside the call): after a grouped
+  // one, the record keeps waiting for the next.
+  const NcclCallContext& context = scope.context();
+  if (pending != nullptr &&
+      (context.plugin_saw || !PluginV4Covers(pending->plugin_route, pending->comm_size))) {
     ResolvePendingRecord(pending, context.plugin_saw, context.plugin_comm_id,
                          context.plugin_wrote_record);
   }
