@@ -336,10 +336,23 @@ void SeeCall(ProfilerContext* context) {
 }
 
 uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fields) {
+  // Seen even without a slot: NCCL still starts the call's Coll/P2p (it checks only the
+  // activation mask), which then is the call's one record (or its counted loss).
+  SeeCall(context);
+  // NCCL gives a collective no Coll event on a one-rank communicator (ncclLaunchOneRank) or
+  // when it is empty (dropped). The first becomes a record of its own, from this event.
+  const bool one_rank = fields.collective && context->comm_size == 1;
+  const bool childless = one_rank || (fields.collective && fields.count == 0);
+  const auto op_index = static_cast<uint32_t>(CollectiveOpFromNcclName(fields.func));
+  // Relaxed: a counter; only its values matter. Taken also when the record is lost, so the
+  // numbers stay one per call.
+  const uint64_t api_only_seq =
+      one_rank && op_index < kCollectiveOpCount
+          ? context->api_only_seq[op_index].fetch_add(1, std::memory_order_relaxed)
+          : 0;
   uint64_t handle = 0;
   EventSlot* api = Allocate(context, SlotType::kApi, &handle);
   if (api == nullptr) return 0;
-  SeeCall(context);
   api->host_start_ns = MonotonicNowNs();
   api->api_end_ns.store(0, std::memory_order_relaxed);
   api->stream = reinterpret_cast<uint64_t>(fields.stream);
@@ -347,23 +360,15 @@ uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fi
   api->child_handle = 0;
   const NcclCallContext& call = t_nccl_call;
   api->reduce_op = call.active ? call.reduce_op : 0;  // NCCL's descriptors lack it.
-  // NCCL gives a collective no Coll event on a one-rank communicator (ncclLaunchOneRank) or
-  // when it is empty (dropped). The first becomes a record of its own, from this event.
-  const bool one_rank = fields.collective && context->comm_size == 1;
-  const bool childless = one_rank || (fields.collective && fields.count == 0);
   std::memset(static_cast<void*>(&api->head), 0, sizeof(api->head));
   std::memset(static_cast<void*>(&api->extension), 0, sizeof(api->extension));
   if (one_rank) {
     const schema::CollectiveOp op = CollectiveOpFromNcclName(fields.func);
     const schema::DataType data_type = DataTypeFromNcclName(fields.datatype);
-    const auto op_index = static_cast<uint32_t>(op);
     api->head.kind = RecordKind::kCollective;
     api->head.payload.collective = {
         .comm_id = context->comm_id,
-        .seq_number = op_index < kCollectiveOpCount
-                          // Relaxed: a counter; only its values matter.
-                          ? context->api_only_seq[op_index].fetch_add(1, std::memory_order_relaxed)
-                          : 0,
+        .seq_number = api_only_seq,
         .count = fields.count,
         .op = static_cast<uint8_t>(op),
         .data_type = static_cast<uint8_t>(data_type),
@@ -573,12 +578,6 @@ uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields)
   op->stream = 0;
   op->reduce_op = 0;
   op->thread_id = CurrentThreadId();
-  const NcclCallContext& call = t_nccl_call;
-  if (context->v4 && call.active) {
-    op->host_start_ns = call.start_ns;
-    op->stream = call.stream;
-    op->reduce_op = call.reduce_op;
-  }
   std::memset(static_cast<void*>(&op->head), 0, sizeof(op->head));
   std::memset(static_cast<void*>(&op->extension), 0, sizeof(op->extension));
   op->head.kind = RecordKind::kCollective;
@@ -611,6 +610,15 @@ uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields)
   if (api != nullptr && api->type.load(std::memory_order_relaxed) == SlotType::kApi) {
     LinkToApi(op, handle, api, parent_handle, base);
   } else {
+    // No API parent (v4; v5 whose API event found the pool full): a call made through a
+    // wrapper on this thread is this one (an ungrouped call; a grouped one starts its Coll at
+    // ncclGroupEnd, outside the call).
+    const NcclCallContext& call = t_nccl_call;
+    if (call.active) {
+      op->host_start_ns = call.start_ns;
+      op->stream = call.stream;
+      op->reduce_op = call.reduce_op;
+    }
     op->state.store(OpState(GenerationOf(handle), base), std::memory_order_release);
   }
   return handle;

@@ -47,8 +47,12 @@
 // Handles: events live in a fixed pool of kNcclEventPoolSize slots claimed by CAS (no
 // allocation, lock or syscall per event). A handle is (generation << 32 | slot + 1), so a stale
 // handle never reaches a reused slot. Pool exhausted: the event gets a null handle (NCCL then
-// skips its children and stop) and is counted as loss. KernelCh events take no slot: their
-// handle is the parent's with the top bit set.
+// skips its stop and its KernelCh children) and is counted as loss. A CollApi/P2pApi without a
+// slot still marks the wrapper's call seen: NCCL starts its Coll/P2p all the same (it checks
+// only the activation mask), and that event, with no API parent, takes the call's host start,
+// stream and reduce op from the wrapper (t_nccl_call), so the call is recorded once or counted
+// lost, never also by the wrapper. KernelCh events take no slot: their handle is the parent's
+// with the top bit set.
 //
 // Communicators beyond kNcclMaxContexts are counted and get a null context (NCCL then starts
 // their events with it, and they are ignored; the wrappers record their calls); the activation

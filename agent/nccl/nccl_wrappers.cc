@@ -28,7 +28,8 @@
 // One record per operation, per call: the wrapper publishes the call (t_nccl_call) around the
 // real function; when the plugin saw it (its API event started inside the call) the plugin
 // writes the record, else the wrapper does (nccl_channel.h). Both count seq numbers per
-// communicator and NCCL function from 0, so a record is identified by (comm_id, op, seq_number).
+// communicator and NCCL function from 0 (the wrapper counts every successful call, also those
+// the plugin records), so a record is identified by (comm_id, op, seq_number).
 // Calls inside a group (ncclGroupStart/End) are timed as enqueue calls; NCCL launches them at
 // ncclGroupEnd, which is passed through untimed.
 // Hot path (STYLE.md 5): one relaxed load of the channel word, a thread-local reentrancy guard
@@ -295,9 +296,11 @@ struct OpCall {
 
 void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t result) {
   CommEntry* entry = Comms().Find(call.comm);
-  // A v4 plugin (no API events) records this communicator's operations itself.
+  // A v4 plugin (no API events) records this communicator's operations itself (counted, as
+  // in CallAndRecord).
   if (PluginV4Covers(entry != nullptr ? entry->plugin_route : PluginRoute::kUnknown,
                      entry != nullptr ? entry->comm_size : 0)) {
+    if (entry != nullptr && Succeeded(result)) entry->NextSeq(call.op);
     return;
   }
   if (!Succeeded(result)) {
@@ -378,7 +381,13 @@ ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
     ResolvePendingRecord(pending, context.plugin_saw, context.plugin_comm_id,
                          context.plugin_wrote_record);
   }
-  if (!scope.PluginSaw()) RecordOp(call, start_ns, end_ns, result);
+  if (!scope.PluginSaw()) {
+    RecordOp(call, start_ns, end_ns, result);
+  } else if (Succeeded(result)) {
+    // The plugin records it with NCCL's seq number; ours still counts it, so a later call that
+    // only the wrapper records (a plugin event lost) gets NCCL's number, not an earlier one's.
+    if (CommEntry* entry = Comms().Find(call.comm)) entry->NextSeq(call.op);
+  }
   return result;
 }
 

@@ -344,6 +344,33 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   Stop(g_race.heir_group);  // Its record: only if finalize left the slot to it.
   EXPECT_EQ(ncclProfiler_v5.finalize(heir), ncclSuccess);
   delete g_race.heir_core;
+
+  //    The pool full when a call's API event starts: the call is still marked seen (else the
+  //    wrapper records it as well: NCCL starts its Coll anyway, checking only its activation
+  //    mask), and its Coll, once it gets a slot, is its one record, with the call's stream and
+  //    reduce op.
+  void* crowded = nullptr;
+  ASSERT_EQ(ncclProfiler_v5.init(&crowded, 0xF77, &mask, "crowded", 1, 2, 0, nullptr), ncclSuccess);
+  FakeCore crowded_core(crowded);
+  void* hog = crowded_core.Coll(nullptr, 0, "Broadcast", 8, "ncclInt8", 1);
+  ASSERT_NE(hog, nullptr);  // Holds the only slot.
+  t_nccl_call = {.active = true,
+                 .reduce_op = static_cast<uint8_t>(schema::ReduceOp::kMax),
+                 .stream = 0x55,
+                 .start_ns = 1};
+  void* api_without_slot =
+      crowded_core.CollApi(nullptr, "AllReduce", 16, reinterpret_cast<void*>(0x55));
+  EXPECT_EQ(api_without_slot, nullptr);
+  EXPECT_TRUE(t_nccl_call.plugin_saw);  // The wrapper leaves the call to the plugin.
+  Stop(hog);
+  crowded_core.Kernel(hog, 0, RealtimeNs(), 100);  // Written; the slot is free again.
+  void* coll_without_api =
+      crowded_core.Coll(api_without_slot, 0, "AllReduce", 16, "ncclFloat32", 1);
+  t_nccl_call = {};
+  ASSERT_NE(coll_without_api, nullptr);
+  Stop(coll_without_api);
+  crowded_core.Kernel(coll_without_api, 0, RealtimeNs(), 300);
+  EXPECT_EQ(ncclProfiler_v5.finalize(crowded), ncclSuccess);
   internal::SetNcclEventPoolCapacityForTest(kNcclEventPoolSize);
 
   // 8. NCCL 2.28 announcing more channels than it reports KernelCh events for (issue #2056):
@@ -397,7 +424,7 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
   EXPECT_EQ(trace.communicators[0].name(), "tp");
   EXPECT_EQ(trace.communicators[1].comm_id(), 0xB22u);
-  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 2u + 1u + 1u + 1u);
+  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 2u + 1u + 1u + 1u + 2u);
 
   const pb::NcclCollective* all_reduce = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 5, 0xA11);
   ASSERT_NE(all_reduce, nullptr);
@@ -448,7 +475,7 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
     exhausted += c.comm_id() == 0xB22u && c.seq_number() >= 10 ? 1 : 0;
   }
   EXPECT_EQ(exhausted, 4);
-  EXPECT_EQ(trace.loss["NCCL profiler events beyond the event pool"], 2u);
+  EXPECT_EQ(trace.loss["NCCL profiler events beyond the event pool"], 2u + 1u);
   EXPECT_EQ(trace.loss["NCCL communicators beyond the profiler's table"],
             static_cast<uint64_t>(without_context));
 
@@ -482,6 +509,17 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   const pb::NcclCollective* heir_record = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 0, 0xF66);
   ASSERT_NE(heir_record, nullptr);
   EXPECT_EQ(heir_record->stream_id(), 0x66u);
+  //    The call whose API event found the pool full: recorded once, from its Coll.
+  int crowded_all_reduces = 0;
+  for (const auto& c : trace.collectives) {
+    if (c.comm_id() != 0xF77u || c.op() != pb::COLLECTIVE_OP_ALL_REDUCE) continue;
+    ++crowded_all_reduces;
+    EXPECT_EQ(c.seq_number(), 0u);
+    EXPECT_EQ(c.stream_id(), 0x55u);
+    EXPECT_EQ(c.reduce_op(), pb::REDUCE_OP_MAX);
+    EXPECT_EQ(c.gpu_duration_ns(), 300u);
+  }
+  EXPECT_EQ(crowded_all_reduces, 1);
   // 8. The starved send: one channel of the two it announced.
   const pb::NcclCollective* starved_record = nullptr;
   for (const auto& c : trace.collectives) {
