@@ -60,7 +60,9 @@ struct EventSlot {
   std::atomic<ProfilerContext*> context{nullptr};  // Atomic: finalize scans other slots.
   // API slots: see the link states below.
   std::atomic<uint64_t> link{0};
-  uint64_t child_handle = 0;  // API slots: the linked operation (written before kLinked).
+  // API slots: the linked operation's handle, written by the linker only after its CAS to
+  // kLinked; exchanged with kApiStopSeen by whoever takes kLinked to kDone (see LinkToApi).
+  std::atomic<uint64_t> child_handle{0};
   // Operation slots: see OpState below.
   std::atomic<uint64_t> state{0};
   std::atomic<uint32_t> kernels_started{0};
@@ -87,6 +89,10 @@ enum LinkState : uint64_t { kRunning = 0, kLinked = 1, kStopped = 2, kDone = 3 }
 constexpr uint64_t Link(uint32_t generation, uint64_t child_plus_1, LinkState state) {
   return (uint64_t{generation} << 32) | (child_plus_1 << 2) | state;
 }
+// In child_handle: the API's stop (or finalize) took kLinked to kDone before the linker wrote
+// the child's handle; the linker then finishes the link itself. Never a handle (index + 1 is
+// at most kNcclEventPoolSize).
+constexpr uint64_t kApiStopSeen = ~uint64_t{0};
 
 // Operation state word: generation (bits 32..63), "own stop still to come" (bit 31), other
 // parts outstanding (bits 0..30: kernel channels, API parent's stop). Every part is one CAS
@@ -111,9 +117,11 @@ constexpr int64_t kStaleNs = 1'000'000'000;
 // grouped call's Coll starts only at ncclGroupEnd, which a job may call much later.
 constexpr int64_t kStaleApiNs = 10'000'000'000;
 
-using FinalizeScanHook = void (*)();
+using TestHook = void (*)();
 // Tests only: called by Finalize between reading an API slot and claiming it.
-std::atomic<FinalizeScanHook> g_finalize_scan_hook{nullptr};
+std::atomic<TestHook> g_finalize_scan_hook{nullptr};
+// Tests only: called by LinkToApi between reading the API parent's fields and linking to it.
+std::atomic<TestHook> g_link_hook{nullptr};
 
 EventSlot g_slots[kNcclEventPoolSize];
 std::atomic<uint32_t> g_capacity{kNcclEventPoolSize};
@@ -357,7 +365,7 @@ uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fi
   api->api_end_ns.store(0, std::memory_order_relaxed);
   api->stream = reinterpret_cast<uint64_t>(fields.stream);
   api->thread_id = CurrentThreadId();
-  api->child_handle = 0;
+  api->child_handle.store(0, std::memory_order_relaxed);  // Published by the link store.
   const NcclCallContext& call = t_nccl_call;
   api->reduce_op = call.active ? call.reduce_op : 0;  // NCCL's descriptors lack it.
   std::memset(static_cast<void*>(&api->head), 0, sizeof(api->head));
@@ -437,7 +445,10 @@ void StopApi(EventSlot* api, uint64_t handle) {
     } else if (state == kLinked) {
       if (api->link.compare_exchange_weak(current, Link(generation, 0, kDone),
                                           std::memory_order_acq_rel)) {
-        const uint64_t child_handle = api->child_handle;
+        // acq_rel: pairs with the linker's exchange (its handle; our end time).
+        const uint64_t child_handle =
+            api->child_handle.exchange(kApiStopSeen, std::memory_order_acq_rel);
+        if (child_handle == 0) return;  // The linker finishes the link (LinkToApi).
         EventSlot* child = &g_slots[((current >> 2) & 0x3fffffff) - 1];
         child->api_end_ns.store(now, std::memory_order_relaxed);  // Published by FinishPart.
         Release(api);
@@ -463,8 +474,9 @@ void SettleApiAtFinalize(EventSlot* api, uint32_t generation) {
                                         std::memory_order_acq_rel, std::memory_order_acquire)) {
       if (state == kStopped) {
         RetireUnlinkedApi(api, nullptr);
-      } else {
-        Release(api);
+      } else if (state == kRunning ||
+                 api->child_handle.exchange(kApiStopSeen, std::memory_order_acq_rel) != 0) {
+        Release(api);  // Linked: unless its linker has yet to write, then it frees the slot.
       }
       return;
     }
@@ -510,7 +522,7 @@ void LinkToApi(EventSlot* op, uint64_t op_handle, EventSlot* api, uint64_t api_h
   const uint64_t stream = api->stream;
   const uint32_t thread_id = api->thread_id;
   const uint8_t reduce_op = api->reduce_op;
-  api->child_handle = op_handle;  // Read by the API's stop only after the CAS below.
+  if (TestHook hook = g_link_hook.load(std::memory_order_relaxed)) hook();
   // The API's stop is a part too; published by the CAS.
   op->state.store(OpState(op_generation, base + 1), std::memory_order_relaxed);
   uint64_t current = api->link.load(std::memory_order_acquire);
@@ -519,13 +531,21 @@ void LinkToApi(EventSlot* op, uint64_t op_handle, EventSlot* api, uint64_t api_h
     if (state == kRunning) {
       if (api->link.compare_exchange_weak(current, Link(generation, op_index, kLinked),
                                           std::memory_order_acq_rel)) {
-        // The state word keeps base + 1 (the API's stop may already have taken its part).
         op->has_api = true;
         op->host_start_ns = start;
         op->stream = stream;
         op->thread_id = thread_id;
         op->reduce_op = reduce_op;
-        return;
+        // Only now, owning the link: before the CAS the API slot may have been freed and
+        // reused. The API's stop reads it after taking kLinked to kDone (one exchange each).
+        if (api->child_handle.exchange(op_handle, std::memory_order_acq_rel) != kApiStopSeen) {
+          return;  // The state word keeps base + 1 (the API's stop takes that part).
+        }
+        // The API stopped in between and left its part to us.
+        op->api_end_ns.store(api->api_end_ns.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
+        Release(api);
+        break;
       }
     } else if (state == kStopped) {
       if (api->link.compare_exchange_weak(current, Link(generation, 0, kDone),
@@ -953,7 +973,7 @@ ncclResult_t Finalize(void* context) noexcept {
     if (slot.context.load(std::memory_order_relaxed) != ctx) continue;
     const SlotType type = slot.type.load(std::memory_order_relaxed);
     if (type == SlotType::kApi) {
-      if (FinalizeScanHook hook = g_finalize_scan_hook.load(std::memory_order_relaxed)) hook();
+      if (TestHook hook = g_finalize_scan_hook.load(std::memory_order_relaxed)) hook();
       SettleApiAtFinalize(&slot, generation);
     } else if (type == SlotType::kOp &&
                ClaimOp(&slot, generation, /*only_stopped=*/false, INT64_MAX)) {
@@ -976,6 +996,7 @@ void SetNcclEventPoolCapacityForTest(uint32_t capacity) {
 void SetNcclFinalizeScanHookForTest(void (*hook)()) {
   g_finalize_scan_hook.store(hook, std::memory_order_relaxed);
 }
+void SetNcclLinkHookForTest(void (*hook)()) { g_link_hook.store(hook, std::memory_order_relaxed); }
 std::span<const std::byte> NcclEventPoolMemory() { return std::as_bytes(std::span(g_slots)); }
 std::span<const std::byte> NcclContextTableMemory() { return std::as_bytes(std::span(g_contexts)); }
 }  // namespace internal

@@ -90,6 +90,9 @@ void SetNcclEventPoolCapacityForTest(uint32_t capacity);
 // Tests only: `hook` runs inside finalize between its read of an API slot of the communicator
 // and its claim of that slot (null: none), so a test can sequence a racing claim by hand.
 void SetNcclFinalizeScanHookForTest(void (*hook)());
+// Tests only: `hook` runs when a Coll/P2p links to its API parent, after reading the parent's
+// fields and before the CAS that links them (null: none).
+void SetNcclLinkHookForTest(void (*hook)());
 // Footprint reports (bench/): the static event pool and context table, as they sit in memory.
 std::span<const std::byte> NcclEventPoolMemory();
 std::span<const std::byte> NcclContextTableMemory();
