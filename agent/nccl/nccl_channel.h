@@ -23,12 +23,15 @@
 //     or a non-blocking one runs the plugin's init later or on another thread, where the
 //     capture cannot see it. Then, with the plugin channel on, the wrapper keeps the
 //     communicator's record pending (g_wrapper_records_pending counts them) and so does the
-//     plugin's init while any is pending. The first call on the communicator links them: the
-//     wrapper publishes its pending record in t_nccl_call, the plugin's API event hands over its
-//     comm id (and drops its own pending record), and the wrapper writes the one record with
-//     NCCL's id and uses it from then on. A pending record is otherwise written with the id it
-//     has at the first event (plugin) or call (wrapper), at destroy, finalize or the final
-//     flush.
+//     plugin's init while any is pending (v4: not for one rank, which gets no Coll event). The
+//     first call on the communicator links them: the wrapper publishes its pending record in
+//     t_nccl_call, the plugin's API event (v4: the Coll/P2p of an ungrouped call, the only
+//     event inside a call) hands over its comm id (and drops its own pending record), and the
+//     wrapper writes the one record with NCCL's id and uses it from then on. A pending record
+//     is otherwise written with the id it has at the first event (v5 plugin) or call
+//     (wrapper), at destroy, finalize or the final flush; except that while a v4 plugin covers
+//     the communicator (PluginV4Covers) the wrapper's waits past grouped calls and, never
+//     linked, is dropped: the v4 plugin's own record (NCCL's id, no device) is the one.
 // Threading: any thread. Pushes go to the calling thread's ring.
 #pragma once
 
@@ -88,7 +91,7 @@ struct NcclCallContext {
 };
 inline thread_local NcclCallContext t_nccl_call;
 
-// Communicators whose wrapper record waits for the lazy link (v5 plugin inits then wait too).
+// Communicators whose wrapper record waits for the lazy link (plugin inits then wait too).
 inline std::atomic<int> g_wrapper_records_pending{0};
 
 // Live v4 plugin contexts of communicators of more than one rank (NCCL 2.27).

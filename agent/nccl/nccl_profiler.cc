@@ -60,7 +60,9 @@ struct EventSlot {
   std::atomic<ProfilerContext*> context{nullptr};  // Atomic: finalize scans other slots.
   // API slots: see the link states below.
   std::atomic<uint64_t> link{0};
-  uint64_t child_handle = 0;  // API slots: the linked operation (written before kLinked).
+  // API slots: the linked operation's handle, written by the linker only after its CAS to
+  // kLinked; exchanged with kApiStopSeen by whoever takes kLinked to kDone (see LinkToApi).
+  std::atomic<uint64_t> child_handle{0};
   // Operation slots: see OpState below.
   std::atomic<uint64_t> state{0};
   std::atomic<uint32_t> kernels_started{0};
@@ -87,6 +89,10 @@ enum LinkState : uint64_t { kRunning = 0, kLinked = 1, kStopped = 2, kDone = 3 }
 constexpr uint64_t Link(uint32_t generation, uint64_t child_plus_1, LinkState state) {
   return (uint64_t{generation} << 32) | (child_plus_1 << 2) | state;
 }
+// In child_handle: the API's stop (or finalize) took kLinked to kDone before the linker wrote
+// the child's handle; the linker then finishes the link itself. Never a handle (index + 1 is
+// at most kNcclEventPoolSize).
+constexpr uint64_t kApiStopSeen = ~uint64_t{0};
 
 // Operation state word: generation (bits 32..63), "own stop still to come" (bit 31), other
 // parts outstanding (bits 0..30: kernel channels, API parent's stop). Every part is one CAS
@@ -110,6 +116,12 @@ constexpr int64_t kStaleNs = 1'000'000'000;
 // was stopped on another thread, or it was beyond kMaxGroupApis). Longer than kStaleNs: a
 // grouped call's Coll starts only at ncclGroupEnd, which a job may call much later.
 constexpr int64_t kStaleApiNs = 10'000'000'000;
+
+using TestHook = void (*)();
+// Tests only: called by Finalize between reading an API slot and claiming it.
+std::atomic<TestHook> g_finalize_scan_hook{nullptr};
+// Tests only: called by LinkToApi between reading the API parent's fields and linking to it.
+std::atomic<TestHook> g_link_hook{nullptr};
 
 EventSlot g_slots[kNcclEventPoolSize];
 std::atomic<uint32_t> g_capacity{kNcclEventPoolSize};
@@ -164,9 +176,11 @@ EventSlot* Allocate(ProfilerContext* context, SlotType type, uint64_t* handle) {
     }
     uint32_t generation = slot.generation.load(std::memory_order_relaxed) + 1;
     if (generation >= (1u << 31)) generation = 1;
-    slot.generation.store(generation, std::memory_order_release);
     slot.type.store(type, std::memory_order_relaxed);
     slot.context.store(context, std::memory_order_relaxed);
+    // Release, after type and context: a scan that reads this generation (acquire) reads them
+    // as this event set them (Finalize's context check).
+    slot.generation.store(generation, std::memory_order_release);
     *handle = (uint64_t{generation} << 32) | (index + 1);
     return &slot;
   }
@@ -305,7 +319,45 @@ struct ApiFields {
   void* stream = nullptr;
 };
 
+// The event NCCL starts on the user's thread inside a call (v5: the CollApi/P2pApi; v4: the
+// Coll/P2p of an ungrouped call) marks the wrapper's call, if any, as this plugin's to record
+// (nccl_channel.h), and settles this communicator's pending record: the lazy link when the
+// wrapper's record is pending too (the wrapper writes the one record, with this comm id), else
+// this record is written now. v4 keeps its pending record past events outside a call (a
+// grouped call's Coll at ncclGroupEnd): a later ungrouped call may still link it.
+void SeeCall(ProfilerContext* context) {
+  NcclCallContext& call = t_nccl_call;
+  if (call.active) {
+    call.plugin_saw = true;
+    call.plugin_comm_id = context->comm_id;
+    call.plugin_wrote_record = true;
+  }
+  // Relaxed first: the flag is almost always false; WritePendingContextRecord re-checks.
+  if (!context->record_pending.load(std::memory_order_relaxed)) return;
+  if (call.active && call.wrapper_record_pending) {
+    if (context->record_pending.exchange(false, std::memory_order_acq_rel)) {
+      call.plugin_wrote_record = false;
+    }
+  } else if (call.active || !context->v4) {
+    WritePendingContextRecord(context);
+  }
+}
+
 uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fields) {
+  // Seen even without a slot: NCCL still starts the call's Coll/P2p (it checks only the
+  // activation mask), which then is the call's one record (or its counted loss).
+  SeeCall(context);
+  // NCCL gives a collective no Coll event on a one-rank communicator (ncclLaunchOneRank) or
+  // when it is empty (dropped). The first becomes a record of its own, from this event.
+  const bool one_rank = fields.collective && context->comm_size == 1;
+  const bool childless = one_rank || (fields.collective && fields.count == 0);
+  const auto op_index = static_cast<uint32_t>(CollectiveOpFromNcclName(fields.func));
+  // Relaxed: a counter; only its values matter. Taken also when the record is lost, so the
+  // numbers stay one per call.
+  const uint64_t api_only_seq =
+      one_rank && op_index < kCollectiveOpCount
+          ? context->api_only_seq[op_index].fetch_add(1, std::memory_order_relaxed)
+          : 0;
   uint64_t handle = 0;
   EventSlot* api = Allocate(context, SlotType::kApi, &handle);
   if (api == nullptr) return 0;
@@ -313,45 +365,18 @@ uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fi
   api->api_end_ns.store(0, std::memory_order_relaxed);
   api->stream = reinterpret_cast<uint64_t>(fields.stream);
   api->thread_id = CurrentThreadId();
-  api->child_handle = 0;
-  api->reduce_op = 0;
-  // NCCL starts the API event on the user's thread inside the call: the wrapper's call, if
-  // any, is this one. The plugin records it from here on (nccl_channel.h).
-  NcclCallContext& call = t_nccl_call;
-  if (call.active) {
-    call.plugin_saw = true;
-    api->reduce_op = call.reduce_op;
-    call.plugin_comm_id = context->comm_id;
-    call.plugin_wrote_record = true;
-  }
-  // Relaxed first: the flag is almost always false; WritePendingContextRecord re-checks.
-  if (context->record_pending.load(std::memory_order_relaxed)) {
-    if (call.active && call.wrapper_record_pending) {
-      // The lazy link: the wrapper writes the one record, with this comm id.
-      if (context->record_pending.exchange(false, std::memory_order_acq_rel)) {
-        call.plugin_wrote_record = false;
-      }
-    } else {
-      WritePendingContextRecord(context);
-    }
-  }
-  // NCCL gives a collective no Coll event on a one-rank communicator (ncclLaunchOneRank) or
-  // when it is empty (dropped). The first becomes a record of its own, from this event.
-  const bool one_rank = fields.collective && context->comm_size == 1;
-  const bool childless = one_rank || (fields.collective && fields.count == 0);
+  api->child_handle.store(0, std::memory_order_relaxed);  // Published by the link store.
+  const NcclCallContext& call = t_nccl_call;
+  api->reduce_op = call.active ? call.reduce_op : 0;  // NCCL's descriptors lack it.
   std::memset(static_cast<void*>(&api->head), 0, sizeof(api->head));
   std::memset(static_cast<void*>(&api->extension), 0, sizeof(api->extension));
   if (one_rank) {
     const schema::CollectiveOp op = CollectiveOpFromNcclName(fields.func);
     const schema::DataType data_type = DataTypeFromNcclName(fields.datatype);
-    const auto op_index = static_cast<uint32_t>(op);
     api->head.kind = RecordKind::kCollective;
     api->head.payload.collective = {
         .comm_id = context->comm_id,
-        .seq_number = op_index < kCollectiveOpCount
-                          // Relaxed: a counter; only its values matter.
-                          ? context->api_only_seq[op_index].fetch_add(1, std::memory_order_relaxed)
-                          : 0,
+        .seq_number = api_only_seq,
         .count = fields.count,
         .op = static_cast<uint8_t>(op),
         .data_type = static_cast<uint8_t>(data_type),
@@ -420,7 +445,10 @@ void StopApi(EventSlot* api, uint64_t handle) {
     } else if (state == kLinked) {
       if (api->link.compare_exchange_weak(current, Link(generation, 0, kDone),
                                           std::memory_order_acq_rel)) {
-        const uint64_t child_handle = api->child_handle;
+        // acq_rel: pairs with the linker's exchange (its handle; our end time).
+        const uint64_t child_handle =
+            api->child_handle.exchange(kApiStopSeen, std::memory_order_acq_rel);
+        if (child_handle == 0) return;  // The linker finishes the link (LinkToApi).
         EventSlot* child = &g_slots[((current >> 2) & 0x3fffffff) - 1];
         child->api_end_ns.store(now, std::memory_order_relaxed);  // Published by FinishPart.
         Release(api);
@@ -428,6 +456,28 @@ void StopApi(EventSlot* api, uint64_t handle) {
         return;
       }
     } else {
+      return;
+    }
+  }
+}
+
+// Finalize: takes the API slot of generation `generation` whatever its state, by one CAS on
+// its link word, and frees it only then. A failed CAS means another claim (the sweep, a
+// GroupApi's stop, a child's start) took it first and may have freed it for another event:
+// never free it then. Stopped without a child: retired as the sweep would. Running (never
+// stopped): freed. Linked: freed; its operation is written by finalize's ClaimOp.
+void SettleApiAtFinalize(EventSlot* api, uint32_t generation) {
+  uint64_t current = api->link.load(std::memory_order_acquire);
+  while ((current >> 32) == generation && (current & 3) != kDone) {
+    const uint64_t state = current & 3;
+    if (api->link.compare_exchange_weak(current, Link(generation, 0, kDone),
+                                        std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (state == kStopped) {
+        RetireUnlinkedApi(api, nullptr);
+      } else if (state == kRunning ||
+                 api->child_handle.exchange(kApiStopSeen, std::memory_order_acq_rel) != 0) {
+        Release(api);  // Linked: unless its linker has yet to write, then it frees the slot.
+      }
       return;
     }
   }
@@ -472,7 +522,7 @@ void LinkToApi(EventSlot* op, uint64_t op_handle, EventSlot* api, uint64_t api_h
   const uint64_t stream = api->stream;
   const uint32_t thread_id = api->thread_id;
   const uint8_t reduce_op = api->reduce_op;
-  api->child_handle = op_handle;  // Read by the API's stop only after the CAS below.
+  if (TestHook hook = g_link_hook.load(std::memory_order_relaxed)) hook();
   // The API's stop is a part too; published by the CAS.
   op->state.store(OpState(op_generation, base + 1), std::memory_order_relaxed);
   uint64_t current = api->link.load(std::memory_order_acquire);
@@ -481,13 +531,21 @@ void LinkToApi(EventSlot* op, uint64_t op_handle, EventSlot* api, uint64_t api_h
     if (state == kRunning) {
       if (api->link.compare_exchange_weak(current, Link(generation, op_index, kLinked),
                                           std::memory_order_acq_rel)) {
-        // The state word keeps base + 1 (the API's stop may already have taken its part).
         op->has_api = true;
         op->host_start_ns = start;
         op->stream = stream;
         op->thread_id = thread_id;
         op->reduce_op = reduce_op;
-        return;
+        // Only now, owning the link: before the CAS the API slot may have been freed and
+        // reused. The API's stop reads it after taking kLinked to kDone (one exchange each).
+        if (api->child_handle.exchange(op_handle, std::memory_order_acq_rel) != kApiStopSeen) {
+          return;  // The state word keeps base + 1 (the API's stop takes that part).
+        }
+        // The API stopped in between and left its part to us.
+        op->api_end_ns.store(api->api_end_ns.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
+        Release(api);
+        break;
       }
     } else if (state == kStopped) {
       if (api->link.compare_exchange_weak(current, Link(generation, 0, kDone),
@@ -522,6 +580,9 @@ struct OpFields {
 };
 
 uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields) {
+  // v4 has no API events: a call made through a wrapper on this thread is this one (an
+  // ungrouped call; a grouped one starts its Coll at ncclGroupEnd, outside the call).
+  if (context->v4) SeeCall(context);
   uint64_t handle = 0;
   EventSlot* op = Allocate(context, SlotType::kOp, &handle);
   if (op == nullptr) return 0;
@@ -537,15 +598,6 @@ uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields)
   op->stream = 0;
   op->reduce_op = 0;
   op->thread_id = CurrentThreadId();
-  // v4 has no API events: a call made through a wrapper on this thread is this one (an
-  // ungrouped call; a grouped one starts its Coll at ncclGroupEnd, outside the call).
-  NcclCallContext& call = t_nccl_call;
-  if (context->v4 && call.active) {
-    call.plugin_saw = true;
-    op->host_start_ns = call.start_ns;
-    op->stream = call.stream;
-    op->reduce_op = call.reduce_op;
-  }
   std::memset(static_cast<void*>(&op->head), 0, sizeof(op->head));
   std::memset(static_cast<void*>(&op->extension), 0, sizeof(op->extension));
   op->head.kind = RecordKind::kCollective;
@@ -578,6 +630,15 @@ uint64_t StartOp(ProfilerContext* context, void* parent, const OpFields& fields)
   if (api != nullptr && api->type.load(std::memory_order_relaxed) == SlotType::kApi) {
     LinkToApi(op, handle, api, parent_handle, base);
   } else {
+    // No API parent (v4; v5 whose API event found the pool full): a call made through a
+    // wrapper on this thread is this one (an ungrouped call; a grouped one starts its Coll at
+    // ncclGroupEnd, outside the call).
+    const NcclCallContext& call = t_nccl_call;
+    if (call.active) {
+      op->host_start_ns = call.start_ns;
+      op->stream = call.stream;
+      op->reduce_op = call.reduce_op;
+    }
     op->state.store(OpState(GenerationOf(handle), base), std::memory_order_release);
   }
   return handle;
@@ -692,9 +753,11 @@ ProfilerContext* ClaimContext(uint64_t comm_id, const char* comm_name, int nrank
     capture.plugin_saw_init = true;
     capture.route = v5 ? PluginRoute::kV5 : PluginRoute::kV4;
     capture.plugin_comm_id = comm_id;
-  } else if (v5 && g_wrapper_records_pending.load(std::memory_order_relaxed) > 0) {
+  } else if ((v5 || claimed->comm_size != 1) &&
+             g_wrapper_records_pending.load(std::memory_order_relaxed) > 0) {
     // A wrapper created a communicator whose init it did not see (grouped or non-blocking):
-    // this may be it. The record waits for the lazy link (nccl_channel.h).
+    // this may be it. The record waits for the lazy link (nccl_channel.h). Not a v4 one-rank
+    // communicator: NCCL gives it no Coll event to link at.
     claimed->rank = rank;
     claimed->name_id = InternCommName(comm_name != nullptr ? comm_name : "");
     claimed->record_pending.store(true, std::memory_order_release);
@@ -904,14 +967,14 @@ ncclResult_t Finalize(void* context) noexcept {
         slot.context.load(std::memory_order_relaxed) != ctx) {
       continue;
     }
+    // Generation first, then context and type (Allocate publishes them in that order): the
+    // slot may have been freed and taken by another communicator since the checks above.
     const uint32_t generation = slot.generation.load(std::memory_order_acquire);
+    if (slot.context.load(std::memory_order_relaxed) != ctx) continue;
     const SlotType type = slot.type.load(std::memory_order_relaxed);
     if (type == SlotType::kApi) {
-      if (ClaimStoppedApi(&slot, generation)) {
-        RetireUnlinkedApi(&slot, nullptr);
-      } else {
-        Release(&slot);  // Never stopped (or linked to an operation written below).
-      }
+      if (TestHook hook = g_finalize_scan_hook.load(std::memory_order_relaxed)) hook();
+      SettleApiAtFinalize(&slot, generation);
     } else if (type == SlotType::kOp &&
                ClaimOp(&slot, generation, /*only_stopped=*/false, INT64_MAX)) {
       EmitAndRelease(&slot);
@@ -930,6 +993,10 @@ void SetNcclEventPoolCapacityForTest(uint32_t capacity) {
   if (capacity == 0 || capacity > kNcclEventPoolSize) capacity = kNcclEventPoolSize;
   g_capacity.store(capacity, std::memory_order_relaxed);
 }
+void SetNcclFinalizeScanHookForTest(void (*hook)()) {
+  g_finalize_scan_hook.store(hook, std::memory_order_relaxed);
+}
+void SetNcclLinkHookForTest(void (*hook)()) { g_link_hook.store(hook, std::memory_order_relaxed); }
 std::span<const std::byte> NcclEventPoolMemory() { return std::as_bytes(std::span(g_slots)); }
 std::span<const std::byte> NcclContextTableMemory() { return std::as_bytes(std::span(g_contexts)); }
 }  // namespace internal

@@ -47,14 +47,20 @@
 // Handles: events live in a fixed pool of kNcclEventPoolSize slots claimed by CAS (no
 // allocation, lock or syscall per event). A handle is (generation << 32 | slot + 1), so a stale
 // handle never reaches a reused slot. Pool exhausted: the event gets a null handle (NCCL then
-// skips its children and stop) and is counted as loss. KernelCh events take no slot: their
-// handle is the parent's with the top bit set.
+// skips its stop and its KernelCh children) and is counted as loss. A CollApi/P2pApi without a
+// slot still marks the wrapper's call seen: NCCL starts its Coll/P2p all the same (it checks
+// only the activation mask), and that event, with no API parent, takes the call's host start,
+// stream and reduce op from the wrapper (t_nccl_call), so the call is recorded once or counted
+// lost, never also by the wrapper. KernelCh events take no slot: their handle is the parent's
+// with the top bit set.
 //
 // Communicators beyond kNcclMaxContexts are counted and get a null context (NCCL then starts
 // their events with it, and they are ignored; the wrappers record their calls); the activation
 // mask, which NCCL shares between all its communicators, stays what the others asked for.
 // finalize writes whatever operations of the communicator are still waiting and frees its
-// slots. init never lets an exception reach NCCL (one warning; the plugin then records nothing).
+// slots, each only after winning the CAS on its state or link word with the generation it
+// read (the sweep may claim, free and hand the same slot to another communicator meanwhile). init
+// never lets an exception reach NCCL (one warning; the plugin then records nothing).
 //
 // Known limits: an API event with more than one Coll/P2p child links only the first (NCCL 2.28
 // makes one task per call); a GroupApi stopped on another thread than its API events (non-
@@ -81,6 +87,12 @@ inline constexpr uint32_t kNcclMaxContexts = 256;
 namespace internal {
 // Tests only: use the first `capacity` (1..kNcclEventPoolSize) slots, to reach exhaustion.
 void SetNcclEventPoolCapacityForTest(uint32_t capacity);
+// Tests only: `hook` runs inside finalize between its read of an API slot of the communicator
+// and its claim of that slot (null: none), so a test can sequence a racing claim by hand.
+void SetNcclFinalizeScanHookForTest(void (*hook)());
+// Tests only: `hook` runs when a Coll/P2p links to its API parent, after reading the parent's
+// fields and before the CAS that links them (null: none).
+void SetNcclLinkHookForTest(void (*hook)());
 // Footprint reports (bench/): the static event pool and context table, as they sit in memory.
 std::span<const std::byte> NcclEventPoolMemory();
 std::span<const std::byte> NcclContextTableMemory();

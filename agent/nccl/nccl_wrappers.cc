@@ -28,7 +28,8 @@
 // One record per operation, per call: the wrapper publishes the call (t_nccl_call) around the
 // real function; when the plugin saw it (its API event started inside the call) the plugin
 // writes the record, else the wrapper does (nccl_channel.h). Both count seq numbers per
-// communicator and NCCL function from 0, so a record is identified by (comm_id, op, seq_number).
+// communicator and NCCL function from 0 (the wrapper counts every successful call, also those
+// the plugin records), so a record is identified by (comm_id, op, seq_number).
 // Calls inside a group (ncclGroupStart/End) are timed as enqueue calls; NCCL launches them at
 // ncclGroupEnd, which is passed through untimed.
 // Hot path (STYLE.md 5): one relaxed load of the channel word, a thread-local reentrancy guard
@@ -168,7 +169,9 @@ std::string_view ConfigName(const ncclConfig_t* config) {
 }
 
 // Writes a communicator's pending record (lazy link): with the plugin's comm id when the plugin
-// saw the call that links them, and none when the plugin wrote its own record.
+// saw the call that links them, and none when the plugin wrote its own record. Unlinked while
+// a v4 plugin covers the communicator: none either, the plugin writes its own (with NCCL's id)
+// at finalize or the close.
 void ResolvePendingRecord(CommEntry* entry, bool plugin_saw, uint64_t plugin_comm_id,
                           bool plugin_wrote_record) {
   // acq_rel: the entry's fields were written before the release store of the flag.
@@ -177,6 +180,8 @@ void ResolvePendingRecord(CommEntry* entry, bool plugin_saw, uint64_t plugin_com
   if (plugin_saw) {
     entry->comm_id.store(plugin_comm_id, std::memory_order_relaxed);
     if (plugin_wrote_record) return;  // One record per communicator.
+  } else if (PluginV4Covers(entry->plugin_route, entry->comm_size)) {
+    return;
   }
   PushCommunicatorRecordNamed(entry->comm_id.load(std::memory_order_relaxed), entry->parent_comm_id,
                               entry->rank, entry->comm_size, entry->device_id, entry->name_id);
@@ -291,9 +296,11 @@ struct OpCall {
 
 void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t result) {
   CommEntry* entry = Comms().Find(call.comm);
-  // A v4 plugin (no API events) records this communicator's operations itself.
+  // A v4 plugin (no API events) records this communicator's operations itself (counted, as
+  // in CallAndRecord).
   if (PluginV4Covers(entry != nullptr ? entry->plugin_route : PluginRoute::kUnknown,
                      entry != nullptr ? entry->comm_size : 0)) {
+    if (entry != nullptr && Succeeded(result)) entry->NextSeq(call.op);
     return;
   }
   if (!Succeeded(result)) {
@@ -366,12 +373,21 @@ ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
   NcclCallScope scope(call, start_ns, pending != nullptr);
   const ncclResult_t result = real(args...);
   const int64_t end_ns = MonotonicNowNs();
-  if (pending != nullptr) {
-    const NcclCallContext& context = scope.context();
+  // A v4 plugin sees only ungrouped calls (their Coll starts inside the call): after a grouped
+  // one, the record keeps waiting for the next.
+  const NcclCallContext& context = scope.context();
+  if (pending != nullptr &&
+      (context.plugin_saw || !PluginV4Covers(pending->plugin_route, pending->comm_size))) {
     ResolvePendingRecord(pending, context.plugin_saw, context.plugin_comm_id,
                          context.plugin_wrote_record);
   }
-  if (!scope.PluginSaw()) RecordOp(call, start_ns, end_ns, result);
+  if (!scope.PluginSaw()) {
+    RecordOp(call, start_ns, end_ns, result);
+  } else if (Succeeded(result)) {
+    // The plugin records it with NCCL's seq number; ours still counts it, so a later call that
+    // only the wrapper records (a plugin event lost) gets NCCL's number, not an earlier one's.
+    if (CommEntry* entry = Comms().Find(call.comm)) entry->NextSeq(call.op);
+  }
   return result;
 }
 

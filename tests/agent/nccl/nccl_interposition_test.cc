@@ -427,28 +427,34 @@ TEST(NcclInterpositionTest, ScalableInitAndShrinkGetIdsEqualOnAllRanks) {
 // one Communicator record, with NCCL's id (the plugin's alone gives the same) and the wrapper's
 // device, and the collective under that id.
 TEST(NcclInterpositionTest, GroupedInitGetsOneCommunicatorRecordWithNcclsId) {
-  TempDir plugin_dir;
-  ASSERT_EQ(RunTraced(plugin_dir.path(), "LUMOS_CHANNELS=nccl_plugin",
-                      std::string(LINKED_WORKLOAD_PATH) + " initrank grouped 1/4")
-                .exit_code,
-            0);
-  Trace plugin_only = ReadOnlyTrace(plugin_dir.path());
-  ASSERT_EQ(plugin_only.communicators.size(), 1u);
-  const uint64_t nccl_id = plugin_only.communicators[0].comm_id();
+  // v5 (NCCL 2.28) links at the call's API event; v4 (2.27) has none and links at the Coll
+  // event of the first ungrouped call (the workload's all-reduce).
+  for (const std::string version : {"", "FAKE_NCCL_PROFILER_VERSION=4 "}) {
+    SCOPED_TRACE(version.empty() ? "v5" : "v4");
+    TempDir plugin_dir;
+    ASSERT_EQ(RunTraced(plugin_dir.path(), version + "LUMOS_CHANNELS=nccl_plugin",
+                        std::string(LINKED_WORKLOAD_PATH) + " initrank grouped 1/4")
+                  .exit_code,
+              0);
+    Trace plugin_only = ReadOnlyTrace(plugin_dir.path());
+    ASSERT_EQ(plugin_only.communicators.size(), 1u);
+    const uint64_t nccl_id = plugin_only.communicators[0].comm_id();
 
-  TempDir dir;
-  auto r = RunTraced(dir.path(), "", std::string(LINKED_WORKLOAD_PATH) + " initrank grouped 1/4");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  Trace trace = ReadOnlyTrace(dir.path());
-  ASSERT_EQ(trace.communicators.size(), 1u);
-  EXPECT_EQ(trace.communicators[0].comm_id(), nccl_id);
-  EXPECT_EQ(trace.communicators[0].rank(), 1);
-  EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
-  EXPECT_EQ(trace.communicators[0].device_id(), 1u);  // Known to the wrapper only.
-  ASSERT_EQ(trace.collectives.size(), 1u);
-  EXPECT_EQ(trace.collectives[0].comm_id(), nccl_id);
-  EXPECT_EQ(trace.collectives[0].gpu_duration_ns(), 5100u);  // The plugin's record.
-  EXPECT_EQ(trace.collectives[0].reduce_op(), pb::REDUCE_OP_SUM);
+    TempDir dir;
+    auto r =
+        RunTraced(dir.path(), version, std::string(LINKED_WORKLOAD_PATH) + " initrank grouped 1/4");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Trace trace = ReadOnlyTrace(dir.path());
+    ASSERT_EQ(trace.communicators.size(), 1u);
+    EXPECT_EQ(trace.communicators[0].comm_id(), nccl_id);
+    EXPECT_EQ(trace.communicators[0].rank(), 1);
+    EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
+    EXPECT_EQ(trace.communicators[0].device_id(), 1u);  // Known to the wrapper only.
+    ASSERT_EQ(trace.collectives.size(), 1u);
+    EXPECT_EQ(trace.collectives[0].comm_id(), nccl_id);
+    EXPECT_EQ(trace.collectives[0].gpu_duration_ns(), 5100u);  // The plugin's record.
+    EXPECT_EQ(trace.collectives[0].reduce_op(), pb::REDUCE_OP_SUM);
+  }
 }
 
 // Channels off: pure pass-through, no NCCL record at all.

@@ -132,6 +132,47 @@ const pb::NcclCollective* FindSeq(const Trace& trace, pb::CollectiveOp op, uint6
   return nullptr;
 }
 
+// A v5 communicator, rank 0 of `nranks` (later sections).
+void* InitComm(uint64_t comm_id, const char* name, int nranks) {
+  void* context = nullptr;
+  int mask = 0;
+  EXPECT_EQ(ncclProfiler_v5.init(&context, comm_id, &mask, name, 1, nranks, 0, nullptr),
+            ncclSuccess);
+  EXPECT_NE(context, nullptr) << name;
+  return context;
+}
+
+// Races sequenced by hand (section 7), through the plugin's test hooks: between a read of an
+// API slot and its claim (finalize) or its link (a late Coll), another claim (the sweep's; here
+// a GroupApi's stop, which claims the same way) frees the slot and the heir's call takes it.
+struct SlotRace {
+  FakeCore* heir_core = nullptr;
+  void* claimed_group = nullptr;  // Its stop claims and frees the raced slot.
+  void* heir_stream = nullptr;
+  void* hog = nullptr;  // Link race: holds a slot until the heir's Coll needs it.
+  void* heir_group = nullptr;
+  void* heir_api = nullptr;
+  void* heir_coll = nullptr;
+};
+SlotRace g_race;
+void HandTheSlotToTheHeir() {
+  Stop(g_race.claimed_group);
+  g_race.heir_group = g_race.heir_core->Group();
+  g_race.heir_api =
+      g_race.heir_core->CollApi(g_race.heir_group, "AllReduce", 16, g_race.heir_stream);
+}
+void ClaimBeforeFinalizeDoes() {
+  internal::SetNcclFinalizeScanHookForTest(nullptr);  // Once.
+  HandTheSlotToTheHeir();
+}
+void FreeAndReuseTheParentBeforeTheLink() {
+  internal::SetNcclLinkHookForTest(nullptr);  // Once.
+  HandTheSlotToTheHeir();
+  Stop(g_race.hog);
+  g_race.heir_core->Kernel(g_race.hog, 0, RealtimeNs(), 10);  // Written: its slot is free.
+  g_race.heir_coll = g_race.heir_core->Coll(g_race.heir_api, 0, "AllReduce", 16, "ncclFloat32", 1);
+}
+
 TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   lumos::testing::TempDir dir;
   setenv("LUMOS_OUTPUT_DIR", dir.path().c_str(), 1);
@@ -303,6 +344,89 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   void* late_coll = pair_core.Coll(late_api, 4, "AllReduce", 16, "ncclFloat32", 1);
   Stop(late_coll);
   pair_core.Kernel(late_coll, 0, RealtimeNs(), 450);
+
+  //    ncclCommDestroy's finalize racing another claim of the same stopped API slot (the
+  //    writer's sweep, here its GroupApi's stop, which claims it the same way): the other claim
+  //    wins and frees the slot, and another communicator's event takes it before finalize
+  //    claims. Finalize must leave that live event alone. One slot, so the heir gets the same.
+  internal::SetNcclEventPoolCapacityForTest(1);
+  void* doomed = InitComm(0xF55, "doomed", 2);
+  void* heir = InitComm(0xF66, "heir", 1);
+  FakeCore doomed_core(doomed);
+  FakeCore heir_core(heir);
+  g_race.heir_core = &heir_core;
+  g_race.heir_stream = reinterpret_cast<void*>(0x66);
+  g_race.claimed_group = doomed_core.Group();
+  void* orphan = doomed_core.CollApi(g_race.claimed_group, "AllReduce", 0, stream);  // No child.
+  ASSERT_NE(orphan, nullptr);
+  Stop(orphan);
+  internal::SetNcclFinalizeScanHookForTest(&ClaimBeforeFinalizeDoes);
+  EXPECT_EQ(ncclProfiler_v5.finalize(doomed), ncclSuccess);
+  internal::SetNcclFinalizeScanHookForTest(nullptr);
+  ASSERT_NE(g_race.heir_api, nullptr);  // The heir's one-rank call holds the only slot.
+  Stop(g_race.heir_api);
+  Stop(g_race.heir_group);  // Its record: only if finalize left the slot to it.
+  EXPECT_EQ(ncclProfiler_v5.finalize(heir), ncclSuccess);
+
+  //    The pool full when a call's API event starts: the call is still marked seen (else the
+  //    wrapper records it as well: NCCL starts its Coll anyway, checking only its activation
+  //    mask), and its Coll, once it gets a slot, is its one record, with the call's stream and
+  //    reduce op.
+  void* crowded = InitComm(0xF77, "crowded", 2);
+  FakeCore crowded_core(crowded);
+  void* hog = crowded_core.Coll(nullptr, 0, "Broadcast", 8, "ncclInt8", 1);
+  ASSERT_NE(hog, nullptr);  // Holds the only slot.
+  t_nccl_call = {.active = true,
+                 .reduce_op = static_cast<uint8_t>(schema::ReduceOp::kMax),
+                 .stream = 0x55,
+                 .start_ns = 1};
+  void* api_without_slot =
+      crowded_core.CollApi(nullptr, "AllReduce", 16, reinterpret_cast<void*>(0x55));
+  EXPECT_EQ(api_without_slot, nullptr);
+  EXPECT_TRUE(t_nccl_call.plugin_saw);  // The wrapper leaves the call to the plugin.
+  Stop(hog);
+  crowded_core.Kernel(hog, 0, RealtimeNs(), 100);  // Written; the slot is free again.
+  void* coll_without_api =
+      crowded_core.Coll(api_without_slot, 0, "AllReduce", 16, "ncclFloat32", 1);
+  t_nccl_call = {};
+  ASSERT_NE(coll_without_api, nullptr);
+  Stop(coll_without_api);
+  crowded_core.Kernel(coll_without_api, 0, RealtimeNs(), 300);
+  EXPECT_EQ(ncclProfiler_v5.finalize(crowded), ncclSuccess);
+
+  //    A late link racing the free of its API parent (LinkRace above). Three slots: the late
+  //    API event, its Coll, and a hog that keeps the heir's API event on the freed slot.
+  internal::SetNcclEventPoolCapacityForTest(3);
+  void* linker = InitComm(0xF88, "linker", 2);
+  void* heir2 = InitComm(0xF99, "heir2", 2);
+  FakeCore linker_core(linker);
+  FakeCore heir2_core(heir2);
+  g_race = {.heir_core = &heir2_core, .heir_stream = reinterpret_cast<void*>(0x44)};
+  g_race.claimed_group = linker_core.Group();
+  void* late_parent = linker_core.CollApi(g_race.claimed_group, "AllReduce", 0, stream);
+  ASSERT_NE(late_parent, nullptr);
+  Stop(late_parent);
+  g_race.hog = heir2_core.Coll(nullptr, 7, "Broadcast", 8, "ncclInt8", 1);
+  ASSERT_NE(g_race.hog, nullptr);
+  internal::SetNcclLinkHookForTest(&FreeAndReuseTheParentBeforeTheLink);
+  void* linking_coll = linker_core.Coll(late_parent, 0, "AllGather", 8, "ncclInt8", 1);
+  internal::SetNcclLinkHookForTest(nullptr);
+  ASSERT_NE(linking_coll, nullptr);
+  ASSERT_NE(g_race.heir_coll, nullptr);
+  Stop(linking_coll);
+  linker_core.Kernel(linking_coll, 0, RealtimeNs(), 20);
+  Stop(g_race.heir_coll);
+  heir2_core.Kernel(g_race.heir_coll, 0, RealtimeNs(), 30);
+  Stop(g_race.heir_api);  // Its Coll's last part: written, and every slot is free.
+  Stop(g_race.heir_group);
+  std::vector<void*> probes;
+  for (int i = 0; i < 3; ++i) {
+    probes.push_back(heir2_core.Coll(nullptr, 100 + i, "Reduce", 1, "ncclInt8", 0));
+    EXPECT_NE(probes.back(), nullptr) << i;
+  }
+  for (void* probe : probes) Stop(probe);
+  EXPECT_EQ(ncclProfiler_v5.finalize(linker), ncclSuccess);
+  EXPECT_EQ(ncclProfiler_v5.finalize(heir2), ncclSuccess);
   internal::SetNcclEventPoolCapacityForTest(kNcclEventPoolSize);
 
   // 8. NCCL 2.28 announcing more channels than it reports KernelCh events for (issue #2056):
@@ -356,7 +480,7 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_EQ(trace.communicators[0].comm_size(), 4u);
   EXPECT_EQ(trace.communicators[0].name(), "tp");
   EXPECT_EQ(trace.communicators[1].comm_id(), 0xB22u);
-  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 2u + 1u + 1u);
+  EXPECT_EQ(trace.collectives.size(), 4u + 1u + 4u + 300u + 2u + 1u + 1u + 1u + 2u + 6u);
 
   const pb::NcclCollective* all_reduce = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 5, 0xA11);
   ASSERT_NE(all_reduce, nullptr);
@@ -407,7 +531,7 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
     exhausted += c.comm_id() == 0xB22u && c.seq_number() >= 10 ? 1 : 0;
   }
   EXPECT_EQ(exhausted, 4);
-  EXPECT_EQ(trace.loss["NCCL profiler events beyond the event pool"], 2u);
+  EXPECT_EQ(trace.loss["NCCL profiler events beyond the event pool"], 2u + 1u);
   EXPECT_EQ(trace.loss["NCCL communicators beyond the profiler's table"],
             static_cast<uint64_t>(without_context));
 
@@ -437,6 +561,21 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   EXPECT_EQ(late_record->stream_id(), 0x99u);  // From its API event.
   EXPECT_EQ(late_record->reduce_op(), pb::REDUCE_OP_PROD);
   EXPECT_EQ(late_record->gpu_duration_ns(), 450u);
+  //    The heir's call, whose slot finalize of "doomed" left alone.
+  const pb::NcclCollective* heir_record = FindSeq(trace, pb::COLLECTIVE_OP_ALL_REDUCE, 0, 0xF66);
+  ASSERT_NE(heir_record, nullptr);
+  EXPECT_EQ(heir_record->stream_id(), 0x66u);
+  //    The call whose API event found the pool full: recorded once, from its Coll.
+  int crowded_all_reduces = 0;
+  for (const auto& c : trace.collectives) {
+    if (c.comm_id() != 0xF77u || c.op() != pb::COLLECTIVE_OP_ALL_REDUCE) continue;
+    ++crowded_all_reduces;
+    EXPECT_EQ(c.seq_number(), 0u);
+    EXPECT_EQ(c.stream_id(), 0x55u);
+    EXPECT_EQ(c.reduce_op(), pb::REDUCE_OP_MAX);
+    EXPECT_EQ(c.gpu_duration_ns(), 300u);
+  }
+  EXPECT_EQ(crowded_all_reduces, 1);
   // 8. The starved send: one channel of the two it announced.
   const pb::NcclCollective* starved_record = nullptr;
   for (const auto& c : trace.collectives) {
