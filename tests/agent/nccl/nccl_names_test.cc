@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <nccl.h>
 
+#include <cstring>
+
 namespace lumos::agent {
 namespace {
 
@@ -48,6 +50,22 @@ TEST(NcclNameMappingTest, MapsAlgorithmsProtocolsAndReduceOps) {
   EXPECT_EQ(ProtocolFromNcclName("LL"), schema::NcclProtocol::kLl);
   EXPECT_EQ(ReduceOpFromNccl(ncclAvg), schema::ReduceOp::kAvg);
   EXPECT_EQ(ReduceOpFromNccl(ncclNumOps), schema::ReduceOp::kUnspecified);  // User-made op.
+}
+
+// Lookups remember names by address (NCCL passes the same literals); a buffer whose text
+// changes between calls is looked up afresh, never answered from what it said before.
+TEST(NcclNameMappingTest, ARememberedAddressWithNewTextIsLookedUpAgain) {
+  char reused[16] = "AllGather";
+  EXPECT_EQ(CollectiveOpFromNcclName(reused), schema::CollectiveOp::kAllGather);
+  EXPECT_EQ(CollectiveOpFromNcclName(reused), schema::CollectiveOp::kAllGather);  // Remembered.
+  std::strcpy(reused, "Broadcast");
+  EXPECT_EQ(CollectiveOpFromNcclName(reused), schema::CollectiveOp::kBroadcast);
+  std::strcpy(reused, "NoSuchOp");
+  EXPECT_EQ(CollectiveOpFromNcclName(reused), schema::CollectiveOp::kUnspecified);
+  std::strcpy(reused, "ncclBfloat16");
+  EXPECT_EQ(DataTypeFromNcclName(reused), schema::DataType::kBfloat16);
+  std::strcpy(reused, "half");
+  EXPECT_EQ(DataTypeFromNcclName(reused), schema::DataType::kFloat16);
 }
 
 }  // namespace
