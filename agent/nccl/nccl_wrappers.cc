@@ -12,7 +12,7 @@
 //     a Communicator record and an entry in the CommTable (comm id, rank, size, device from
 //     ncclCommCuDevice, seq counters, how the plugin's init went), and its rank and size to
 //     Agent::NoteCommunicator (the largest communicator names the trace's rank); Destroy/Abort
-//     remove it; Finalize and Revoke pass through;
+//     remove it (Finalize and Revoke change nothing the agent keeps: not wrapped);
 //   collectives and send/recv: one Collective record, host start/end (CLOCK_MONOTONIC) of the
 //     call, op, count, datatype, bytes, reduce op, root/peer, comm id, stream, per-communicator
 //     and per-op seq number. Calls that return an error are counted, not recorded (the record
@@ -63,10 +63,9 @@ namespace {
 // clang-format off
 #define LUMOS_NCCL_REAL_FUNCTIONS(X)                                                        \
   X(CommInitRank) X(CommInitRankConfig) X(CommInitRankScalable) X(CommInitAll) X(CommSplit)  \
-  X(CommShrink) X(CommFinalize) X(CommRevoke) X(CommDestroy) X(CommAbort) X(AllReduce)        \
-  X(Reduce) X(Broadcast) X(Bcast) X(ReduceScatter) X(AllGather) X(AlltoAll) X(Gather)         \
-  X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd) X(CommCuDevice) X(CommUserRank)        \
-  X(CommCount)
+  X(CommShrink) X(CommDestroy) X(CommAbort) X(AllReduce) X(Reduce) X(Broadcast) X(Bcast)    \
+  X(ReduceScatter) X(AllGather) X(AlltoAll) X(Gather) X(Scatter) X(Send) X(Recv)             \
+  X(GroupStart) X(GroupEnd) X(CommCuDevice) X(CommUserRank) X(CommCount)
 // clang-format on
 
 enum class RealFn : int {
@@ -517,17 +516,6 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanks
                      -1, 0, -1, la::ConfigName(config), scope.Route());
   }
   return result;
-}
-
-// Passed through: the communicator stays usable for queries until ncclCommDestroy.
-LUMOS_NCCL_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
-  auto real = la::Real<decltype(&pncclCommFinalize)>(RealFn::kCommFinalize);
-  return real != nullptr ? real(comm) : ncclSystemError;
-}
-
-LUMOS_NCCL_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
-  auto real = la::Real<decltype(&pncclCommRevoke)>(RealFn::kCommRevoke);
-  return real != nullptr ? real(comm, revokeFlags) : ncclSystemError;
 }
 
 LUMOS_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {

@@ -95,8 +95,6 @@ TEST(AgentSoTest, ExportsOnlyEntryPoints) {
                                           "ncclCommInitAll",
                                           "ncclCommSplit",
                                           "ncclCommShrink",
-                                          "ncclCommFinalize",
-                                          "ncclCommRevoke",
                                           "ncclCommDestroy",
                                           "ncclCommAbort",
                                           "ncclAllReduce",

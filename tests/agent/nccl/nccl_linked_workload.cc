@@ -14,7 +14,8 @@
 //                                          ncclGroupStart/End (as XLA does).
 //   nccl_linked_workload scalable RANK     ncclCommInitRankScalable (4 ranks, 2 unique ids),
 //                                          one all-reduce, ncclCommShrink excluding rank 3,
-//                                          one all-reduce on it, ncclCommFinalize, Revoke and
+//                                          one all-reduce on it, ncclCommFinalize and Revoke
+//                                          (not wrapped: they reach NCCL directly),
 //                                          Destroy of both.
 #include <dirent.h>
 #include <nccl.h>
