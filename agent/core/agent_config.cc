@@ -1,5 +1,8 @@
 #include "agent/core/agent_config.h"
 
+#include <limits.h>  // PATH_MAX
+#include <unistd.h>
+
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -376,6 +379,13 @@ WriterOptions ToWriterOptions(const AgentConfig& config) {
   options.max_file_bytes = config.max_file_bytes;
   options.header_in_own_frame = true;
   return options;
+}
+
+std::string AbsoluteDirectory(const std::string& dir) {
+  if (!dir.empty() && dir[0] == '/') return dir;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return dir;
+  return dir.empty() || dir == "." ? std::string(cwd) : std::string(cwd) + "/" + dir;
 }
 
 }  // namespace lumos::agent

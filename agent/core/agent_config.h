@@ -139,6 +139,12 @@ struct ParsedAgentConfig {
 ParsedAgentConfig ParseAgentConfig(const EnvLookup& env,
                                    const std::vector<std::string>& names = {});
 
+// An output directory made absolute from the current directory ("" and "." are the current
+// directory itself); as given when that cannot be read. The agent and lumos-run resolve it
+// before the job can change directory, so a relative LUMOS_OUTPUT_DIR keeps meaning where it
+// was set.
+std::string AbsoluteDirectory(const std::string& dir);
+
 // The header's CaptureConfig: every enabled channel listed as started (the agent moves those
 // that fail to channels_failed).
 CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config);

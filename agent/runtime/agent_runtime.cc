@@ -1,7 +1,6 @@
 #include "agent/runtime/agent_runtime.h"
 
 #include <fcntl.h>
-#include <limits.h>  // PATH_MAX
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -96,15 +95,6 @@ std::string RenameNoReplace(const std::string& from, const std::string& to) {
     return why;
   }
   return "";
-}
-
-// `dir` with the current directory in front when it is relative ("." by default); as given
-// when the current directory cannot be read.
-std::string AbsoluteDirectory(const std::string& dir) {
-  if (!dir.empty() && dir[0] == '/') return dir;
-  char cwd[PATH_MAX];
-  if (getcwd(cwd, sizeof(cwd)) == nullptr) return dir;
-  return dir.empty() || dir == "." ? std::string(cwd) : std::string(cwd) + "/" + dir;
 }
 
 constexpr char kNoCudaInjection[] =

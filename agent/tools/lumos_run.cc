@@ -115,16 +115,6 @@ std::string ProblemWith(const char* variable) {
   return "";
 }
 
-// `dir` from the current directory. lumos-run resolves the trace directory before the job
-// starts: the job may change directory first (a shell's `cd`, a launcher's working-directory
-// option), and a relative name would then point elsewhere, or nowhere.
-std::string Absolute(const std::string& dir) {
-  if (dir[0] == '/') return dir;
-  char cwd[PATH_MAX];
-  if (getcwd(cwd, sizeof(cwd)) == nullptr) return dir;
-  return std::string(cwd) + "/" + dir;
-}
-
 // mkdir -p; errors are ignored here (see the file comment).
 void MakeDirs(const std::string& path) {
   for (size_t pos = 1; pos <= path.size(); ++pos) {
@@ -192,12 +182,14 @@ int main(int argc, char** argv) {
     return 127;
   }
   if (!output_dir.empty()) {
-    output_dir = Absolute(output_dir);
+    // Resolved before the job starts: it may change directory first (a shell's `cd`, a
+    // launcher's working-directory option).
+    output_dir = lumos::agent::AbsoluteDirectory(output_dir);
     MakeDirs(output_dir);
     setenv("LUMOS_OUTPUT_DIR", output_dir.c_str(), 1);
   } else if (const char* env_dir = getenv("LUMOS_OUTPUT_DIR");
              env_dir != nullptr && env_dir[0] != '\0' && env_dir[0] != '/') {
-    setenv("LUMOS_OUTPUT_DIR", Absolute(env_dir).c_str(), 1);
+    setenv("LUMOS_OUTPUT_DIR", lumos::agent::AbsoluteDirectory(env_dir).c_str(), 1);
   }
   const char* preload = getenv("LD_PRELOAD");
   std::string new_preload = agent;

@@ -3,6 +3,7 @@
 #include "agent/core/agent_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 #include <string>
@@ -14,6 +15,16 @@ namespace {
 
 ParsedAgentConfig Parse(std::map<std::string, std::string> env) {
   return ParseAgentConfig(MapEnvLookup(std::move(env)));
+}
+
+TEST(AgentConfigTest, AbsoluteDirectoryStartsFromTheCurrentOne) {
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  const std::string here = cwd;
+  EXPECT_EQ(AbsoluteDirectory("/traces/run"), "/traces/run");
+  EXPECT_EQ(AbsoluteDirectory("."), here);
+  EXPECT_EQ(AbsoluteDirectory(""), here);
+  EXPECT_EQ(AbsoluteDirectory("run/a"), here + "/run/a");
 }
 
 TEST(AgentConfigTest, DefaultsWithoutVariables) {
