@@ -98,49 +98,40 @@ size_args() {
     tiny) echo "--layers 2 --width 64 --heads 4 --seq 32 --batch 2 --warmup 2" ;;
   esac
 }
+# train TAG WAY SIZE: one run of the loop, WAY plain, lumos (under lumos-run), profiler (under
+# torch.profiler) or both (the last two at once); its JSON line in TAG.json, stderr in TAG.err,
+# what the agent wrote in TAG.inspect.json.
+train() {
+  local tag=$1 way=$2 size=$3
+  # shellcheck disable=SC2046  # size_args is a word list on purpose.
+  local args=(scripts/gpu/train_loop.py --device "$device" --steps "$steps" $(size_args "$size"))
+  local command=("$python" "${args[@]}")
+  case $way in
+    profiler | both) mkdir -p "$work/$tag"; command+=(--profile --out "$work/$tag") ;;
+  esac
+  case $way in
+    lumos | both) command=(env LUMOS_JOB_ID="$tag" "$lumos_run" -o "$work/traces/$tag" --
+                           "${command[@]}") ;;
+  esac
+  echo "== $tag: ${command[*]}" >>"$log"
+  PYTHONUNBUFFERED=1 timeout "$run_timeout" "${command[@]}" >"$work/$tag.json" 2>"$work/$tag.err"
+  echo "$tag: exit $? $(tail -1 "$work/$tag.json")" >>"$log"
+  tail -20 "$work/$tag.err" >>"$log"
+  if [ -d "$work/traces/$tag" ]; then
+    "${tools_env[@]}" "$lumos_model" inspect --json "$work/traces/$tag" >"$work/$tag.inspect.json" \
+      2>>"$log"
+  fi
+}
 for round in $(seq 1 "$rounds"); do
   for size in $sizes; do
-    for way in plain lumos profiler; do
-      tag="$size-$way-r$round"
-      # shellcheck disable=SC2046  # size_args is a word list on purpose.
-      args=(scripts/gpu/train_loop.py --device "$device" --steps "$steps" $(size_args "$size"))
-      case $way in
-        plain) command=("$python" "${args[@]}") ;;
-        lumos) command=(env LUMOS_JOB_ID="$tag" "$lumos_run" -o "$work/traces/$tag" --
-                        "$python" "${args[@]}") ;;
-        profiler) mkdir -p "$work/$tag"
-                  command=("$python" "${args[@]}" --profile --out "$work/$tag") ;;
-      esac
-      echo "== $tag: ${command[*]}" >>"$log"
-      PYTHONUNBUFFERED=1 timeout "$run_timeout" "${command[@]}" >"$work/$tag.json" \
-        2>"$work/$tag.err"
-      echo "$tag: exit $? $(tail -1 "$work/$tag.json")" >>"$log"
-      tail -20 "$work/$tag.err" >>"$log"
-      if [ "$way" = lumos ] && [ -d "$work/traces/$tag" ]; then
-        "${tools_env[@]}" "$lumos_model" inspect --json "$work/traces/$tag" >"$work/$tag.inspect.json" \
-          2>>"$log"
-      fi
-    done
+    for way in plain lumos profiler; do train "$size-$way-r$round" "$way" "$size"; done
   done
 done
 
 # 3. The agent and torch.profiler in one job; then replay one agent trace per size, and keep it.
 for size in $sizes; do
-  tag="$size-both"
-  mkdir -p "$work/$tag"
-  # shellcheck disable=SC2046  # size_args is a word list on purpose.
-  command=(env LUMOS_JOB_ID="$tag" "$lumos_run" -o "$work/traces/$tag" -- "$python"
-           scripts/gpu/train_loop.py --device "$device" --steps "$steps" $(size_args "$size")
-           --profile --out "$work/$tag")
-  echo "== $tag: ${command[*]}" >>"$log"
-  PYTHONUNBUFFERED=1 timeout "$run_timeout" "${command[@]}" >"$work/$tag.json" 2>"$work/$tag.err"
-  echo "$tag: exit $? $(tail -1 "$work/$tag.json")" >>"$log"
-  tail -20 "$work/$tag.err" >>"$log"
-  grep -m3 '^lumos' "$work/$tag.err" >"$work/$tag.warnings"
-  if [ -d "$work/traces/$tag" ]; then
-    "${tools_env[@]}" "$lumos_model" inspect --json "$work/traces/$tag" >"$work/$tag.inspect.json" \
-      2>>"$log"
-  fi
+  train "$size-both" both "$size"
+  grep -m3 '^lumos' "$work/$size-both.err" >"$work/$size-both.warnings"
 done
 for size in $sizes; do
   trace_dir="$work/traces/$size-lumos-r1"
