@@ -148,8 +148,6 @@ const char* GapLabel(EdgeKind kind) {
   return "?";
 }
 
-// Walks the chain that decided `last`'s end back to `begin`; the host time from `last` to the
-// iteration's `end` comes first, so the path covers the whole iteration.
 // Labels of the critical path, computed once per distinct kernel name (a name's class needs a
 // lower-cased copy of it; names are long and repeat across iterations).
 class Labels {
@@ -175,8 +173,32 @@ class Labels {
   std::string fixed_[4];
 };
 
-void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, int64_t begin,
-                  int64_t end, size_t top, Labels* labels, IterationReport* report) {
+// A copy call (cudaMemcpy*, cuMemcpy*) that was still running when a copy it launched ended on
+// the GPU waited for it (a copy to or from pageable memory is synchronous whatever the call's
+// name): that copy, the latest one ending inside the call; kNoNode when there is none.
+uint32_t CopyWaitedFor(const ExecutionGraph& g, const SimResult& sim, uint32_t call) {
+  const Node& n = g.nodes[call];
+  if (n.gpu() ||
+      (n.api_kind != schema::ApiKind::kMemcpy && n.api_kind != schema::ApiKind::kMemcpyAsync)) {
+    return kNoNode;
+  }
+  uint32_t copy = kNoNode;
+  for (uint32_t e = g.out_begin[call]; e < g.out_begin[call + 1]; ++e) {
+    const Edge& edge = g.edges[e];
+    if (edge.kind != EdgeKind::kLaunch || !sim.ran(edge.to)) continue;
+    const int64_t copy_end = sim.end_ns[edge.to];
+    if (copy_end <= sim.start_ns[call] || copy_end > sim.end_ns[call]) continue;
+    if (copy == kNoNode || copy_end > sim.end_ns[copy]) copy = edge.to;
+  }
+  return copy;
+}
+
+// The walk of replay_analysis.h's Design: from the iteration's end (the end of `last`, the
+// last host node, or the start of `end_anchor`, a GPU boundary) back to `begin`, each step
+// taking the interval from where the walk is down to where what it is at began, clamped to
+// [begin, walk time], so the intervals tile [begin, end) exactly.
+void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, uint32_t end_anchor,
+                  int64_t begin, int64_t end, size_t top, Labels* labels, IterationReport* report) {
   // Labels (short) are keyed by text; items are node names interned in the job's pool, so
   // equal names share a pointer and are keyed by it (no compares of long kernel names).
   struct Sum {
@@ -190,55 +212,81 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
   };
   std::unordered_map<std::string_view, Sum> by_class;
   std::unordered_map<std::pair<std::string_view, const char*>, Sum, PairHash> by_item;
-  auto add = [&](std::string_view label, std::string_view item, int64_t a, int64_t b) {
-    a = std::max(a, begin);
-    if (b <= a) return;
-    Sum& c = by_class[label];
-    c.label = label;
-    c.ns += b - a;
-    Sum& i = by_item[{label, item.data()}];
-    i.label = label;
-    i.item = item;
-    i.ns += b - a;
+  int64_t t = std::max(end, begin);  // The walk time: [t, end) is attributed.
+  // Attributes [from, t), clamped to [begin, t), to (label, item) and moves the walk to it.
+  auto take = [&](std::string_view label, std::string_view item, int64_t from) {
+    const int64_t x = std::clamp(from, begin, t);
+    if (x < t) {
+      Sum& c = by_class[label];
+      c.label = label;
+      c.ns += t - x;
+      Sum& i = by_item[{label, item.data()}];
+      i.label = label;
+      i.item = item;
+      i.ns += t - x;
+    }
+    t = x;
   };
-  if (sim.ran(last)) add("host work after the last API call", "", sim.end_ns[last], end);
-  uint32_t cur = last;
-  bool from_start = false;  // Continue from cur's start (collective's last member).
-  for (size_t guard = 0; cur != kNoNode && guard < g.nodes.size() + 1; ++guard) {
+  // Where the walk is: a node's end, or its start (at_start). Its time is >= t (greater only
+  // where the measurement has negative slack).
+  uint32_t cur = end_anchor != kNoNode ? end_anchor : last;
+  bool at_start = end_anchor != kNoNode;
+  if (cur == kNoNode) {
+    take("no API call in the iteration", "", begin);
+  } else if (!at_start) {
+    take("host work after the last API call", "", sim.end_ns[cur]);
+  }
+  // Each step moves to an earlier event of the simulation, so the walk ends; the bound only
+  // guards against a broken result.
+  const size_t max_steps = 2 * g.nodes.size() + 2;
+  for (size_t step = 0; t > begin; ++step) {
+    if (step > max_steps || !sim.ran(cur)) {
+      take("not attributed", "", begin);
+      break;
+    }
     const Node& n = g.nodes[cur];
-    if (!sim.ran(cur) || sim.end_ns[cur] <= begin) break;
-    if (!from_start) {
+    if (!at_start) {
       const Cause cause = sim.end_cause[cur];
       const uint32_t other = sim.end_cause_node[cur];
       if (cause == Cause::kSyncTarget && other != kNoNode) {
-        add("sync wake-up", "", sim.end_ns[other], sim.end_ns[cur]);
+        // A sync: only the wake-up after its target ended is the call's; before that the
+        // walk follows the GPU op it waited for.
+        take("sync wake-up", "", sim.end_ns[other]);
         cur = other;
         continue;
       }
       if (cause == Cause::kCollective && other != kNoNode) {
-        add("collective", g.nodes[other].name, sim.start_ns[other], sim.end_ns[cur]);
+        // All members end together: from the last one to start (maybe on another rank).
+        take("collective", g.nodes[other].name, sim.start_ns[other]);
         cur = other;
-        from_start = true;
+        at_start = true;
         continue;
       }
-      add(labels->Of(n), n.name, sim.start_ns[cur], sim.end_ns[cur]);
+      if (const uint32_t copy = CopyWaitedFor(g, sim, cur); copy != kNoNode) {
+        take("sync wake-up", "", sim.end_ns[copy]);
+        cur = copy;
+        continue;
+      }
+      take(labels->Of(n), n.name, sim.start_ns[cur]);
+      at_start = true;
+      continue;
     }
-    from_start = false;
     const uint32_t edge = sim.start_cause_edge[cur];
-    if (edge == kNoNode) {
-      add("host work before the first API call", "", begin, sim.start_ns[cur]);
+    if (edge == kNoNode) {  // A root: it started at its measured time.
+      take(n.gpu() ? "before a GPU op with no launch" : "host work before the first API call", "",
+           begin);
       break;
     }
     const Edge& e = g.edges[edge];
     const int64_t ready = e.from_start() ? sim.start_ns[e.from] : sim.end_ns[e.from];
-    add(GapLabel(e.kind), "", ready, sim.start_ns[cur]);
-    if (e.from_start()) {
-      // The launch: continue from the API call's start.
-      cur = e.from;
-      from_start = true;
-      continue;
+    if (e.kind == EdgeKind::kLaunch) {
+      // Beyond the rank's typical launch latency a GPU op waited in the queue for something
+      // the trace does not show (as DependenciesOnlyScenario takes it).
+      take("GPU queue gap", "", ready + g.typical_launch_ns[n.rank_index]);
     }
+    take(GapLabel(e.kind), "", ready);
     cur = e.from;
+    at_start = e.from_start();  // A launch: on from the API call's start.
   }
   // Largest first; ties by text, so the order does not depend on the hash tables.
   auto sorted = [](std::vector<Sum> v, size_t limit) {
@@ -475,10 +523,10 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
       it.replayed = Sweep(rc, rm, it.replayed_start_ns, it.replayed_end_ns);
       it.measured_busy = BusyBins(m_all, it.measured_start_ns, it.measured_end_ns, options.bin_ns);
       it.replayed_busy = BusyBins(r_all, it.replayed_start_ns, it.replayed_end_ns, options.bin_ns);
-      if (last != kNoNode) {
-        CriticalPath(g, sim, last, it.replayed_start_ns, it.replayed_end_ns, options.top, &labels,
-                     &it);
-      }
+      const bool gpu_bounds =
+          range.anchor_begin != kNoNode && sim.ran(range.anchor_begin) && sim.ran(range.anchor_end);
+      CriticalPath(g, sim, last, gpu_bounds ? range.anchor_end : kNoNode, it.replayed_start_ns,
+                   it.replayed_end_ns, options.top, &labels, &it);
       it.top_kernels = TopBy(g, sim, in_iteration, WorkClass::kCompute, options.top);
       it.top_collectives = TopBy(g, sim, in_iteration, WorkClass::kCommunication, options.top);
       out.push_back(std::move(it));

@@ -14,10 +14,33 @@
 //               (both), exposed communication (only collectives), other (no GPU work); copies
 //               and memsets count as compute. Sweep over the rank's GPU op intervals.
 //   GPU busy    fraction of each 1 ms bin with any GPU op of the rank running.
-//   critical    the chain of what decided the iteration's end, walked back from the last
-//   path        host node of the iteration: each node's own time (by kernel class, collective,
-//               host API) and each binding dependency's delay (host gap, launch latency, GPU
-//               queue gap, sync wake-up).
+//   critical    what decided the iteration's end, as a chain of intervals that tiles it: a walk
+//   path        back through the replay from the replayed end (the last host node's end, after
+//               "host work after the last API call"; or a GPU boundary's start) to the replayed
+//               start. The walk stands at a node's end or start, at walk time t (<= that
+//               event's time), and each step attributes [x, t) to one class, where x is when
+//               what decided that event began, clamped to [start, t]; then t = x:
+//                 a node's end: a sync that ended with its target: "sync wake-up" from the
+//                   target's end, on to the target's end; a collective: "collective" from its
+//                   last member's start (maybe on another rank), on to that start; a copy call
+//                   (cudaMemcpy*) that outlasted a copy it launched (pageable memory makes
+//                   it synchronous): "sync wake-up" from the copy's end, on to it; otherwise
+//                   the node's own time (kernel class, memcpy/memset, host API calls), on to
+//                   its start;
+//                 a node's start: its binding in-edge in the replay: "host gap" (thread
+//                   order), "launch latency" (launch; beyond the rank's typical launch latency
+//                   the op waited in the queue: "GPU queue gap"), "GPU queue gap" (stream
+//                   order), "event wait gap", from the source's end (a launch: its start), on
+//                   to it; a root (no in-edge): the rest, "host work before the first API
+//                   call" (a GPU op with no launch: "before a GPU op with no launch").
+//               So no interval is counted twice, the length is the replayed iteration time and
+//               the classes add up to it, in ns. A host call that blocked is the GPU chain it
+//               waited for plus its wake-up, never both. A dependency that ended after the walk
+//               time (negative slack: clock skew, a sync's wrong inferred target) adds nothing
+//               above t; the walk follows it below. Each step goes to an earlier simulation
+//               event, so the walk ends (a step bound guards it: "not attributed"). An
+//               iteration with neither a host node nor a GPU boundary is one interval, "no API
+//               call in the iteration".
 //   top lists   kernels and collectives by total GPU time in the iteration.
 // Threading: pure functions.
 #pragma once
@@ -66,7 +89,7 @@ struct IterationReport {
   std::vector<double> measured_busy, replayed_busy;  // Per 1 ms bin, 0..1.
   std::vector<CriticalItem> critical_by_class;       // Sorted by time, largest first.
   std::vector<CriticalItem> critical_top;            // Largest single items (by name).
-  int64_t critical_length_ns = 0;
+  int64_t critical_length_ns = 0;  // = replayed_ns() = the sum of critical_by_class.
   std::vector<NamedTime> top_kernels, top_collectives;
 
   int64_t measured_ns() const { return measured_end_ns - measured_start_ns; }

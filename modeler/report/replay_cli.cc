@@ -249,6 +249,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
       drop_gaps);
   const SimResult sim =
       Simulate(graph, scenario, [&progress](double done) { progress.Update(done); });
+  report.first_validation_diagnostic = graph.diagnostics.size();
   report.validation_issues = Validate(&graph, /*replay_ran_every_node=*/sim.not_run == 0);
   clock.Mark("simulate + validate");
   report.what_ifs = what_ifs;

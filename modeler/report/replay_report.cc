@@ -4,6 +4,9 @@
 #include <cinttypes>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "modeler/export/json_writer.h"
 
@@ -45,6 +48,76 @@ void PrintDiagnostic(std::FILE* out, const GraphDiagnostic& d, int64_t origin) {
     std::fprintf(out, "  %s\n", d.what.c_str());
   } else {
     std::fprintf(out, "  rank %u at %.3f ms: %s\n", d.rank, Ms(d.time_ns - origin), d.what.c_str());
+  }
+}
+
+// "1 iteration", "8 iterations".
+std::string Count(size_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// Under a count of `total` things of which `listed` were printed: how many were not.
+void PrintNotListed(std::FILE* out, uint64_t total, size_t listed) {
+  if (total > listed) std::fprintf(out, "  ... and %" PRIu64 " more not listed\n", total - listed);
+}
+
+// "rank 3", "ranks 0-7", "ranks 0,2,4-6": in order, runs collapsed.
+std::string Ranks(std::vector<int32_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (i > 0) text += ",";
+    text += std::to_string(ranks[i]);
+    if (j > i) text += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+// One line per named host; the ranks whose host is not recorded (each is a host of its own)
+// share one line; a single host has nothing to align.
+void PrintClocks(std::FILE* out, const ClockAlignment& alignment, int64_t origin) {
+  const std::vector<HostAlignment>& hosts = alignment.hosts;
+  std::vector<int32_t> unnamed;
+  int64_t min_offset = INT64_MAX, max_offset = INT64_MIN, max_residual = 0;
+  uint64_t min_collectives = UINT64_MAX, max_collectives = 0;
+  std::vector<const HostAlignment*> jumps;
+  for (const HostAlignment& h : hosts) {
+    const std::string ranks = Ranks(h.ranks);
+    if (h.jump_ns != 0) jumps.push_back(&h);
+    if (hosts.size() == 1) {
+      std::fprintf(out, "clock: one host (%s; %s): nothing to align\n",
+                   h.host.empty() ? "name not recorded" : h.host.c_str(), ranks.c_str());
+    } else if (!h.host.empty()) {
+      std::fprintf(out,
+                   "clock: host %s (%s): offset %+.3f ms, residual skew %.3f ms over %" PRIu64
+                   " collectives\n",
+                   h.host.c_str(), ranks.c_str(), Ms(h.offset_ns), Ms(h.residual_ns),
+                   h.collectives);
+    } else {
+      unnamed.insert(unnamed.end(), h.ranks.begin(), h.ranks.end());
+      min_offset = std::min(min_offset, h.offset_ns);
+      max_offset = std::max(max_offset, h.offset_ns);
+      max_residual = std::max(max_residual, h.residual_ns);
+      min_collectives = std::min(min_collectives, h.collectives);
+      max_collectives = std::max(max_collectives, h.collectives);
+    }
+  }
+  if (!unnamed.empty()) {
+    std::string collectives = std::to_string(min_collectives);
+    if (max_collectives != min_collectives) collectives += "-" + std::to_string(max_collectives);
+    std::fprintf(out,
+                 "clock: host not recorded for %s (each aligned on its own): offset %+.3f to "
+                 "%+.3f ms, residual skew <= %.3f ms over %s collectives\n",
+                 Ranks(unnamed).c_str(), Ms(min_offset), Ms(max_offset), Ms(max_residual),
+                 collectives.c_str());
+  }
+  for (const HostAlignment* h : jumps) {
+    const std::string who = h->host.empty() ? Ranks(h->ranks) : "host " + h->host;
+    std::fprintf(out, "  warning: %s: its clock jumps by %+.3f ms at %.3f ms\n", who.c_str(),
+                 Ms(h->jump_ns), Ms(h->jump_at_ns - origin));
   }
 }
 
@@ -92,24 +165,16 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
                  "(a dependency the trace does not show)\n",
                  s.unexplained_gpu_waits, Ms(s.unexplained_gpu_wait_ns));
   }
+  // The graph builder's notes (the first of each kind) belong to the graph; from
+  // first_validation_diagnostic on, the diagnostics are Validate's, one per issue.
+  const size_t first_issue = std::min(r.first_validation_diagnostic, g.diagnostics.size());
+  for (size_t i = 0; i < first_issue; ++i) PrintDiagnostic(out, g.diagnostics[i], g.origin_ns);
   std::fprintf(out, "validation: %" PRIu64 " issue(s)\n", r.validation_issues);
-  for (const GraphDiagnostic& d : g.diagnostics) {
-    PrintDiagnostic(out, d, g.origin_ns);
+  for (size_t i = first_issue; i < g.diagnostics.size(); ++i) {
+    PrintDiagnostic(out, g.diagnostics[i], g.origin_ns);
   }
-  for (const HostAlignment& h : r.alignment.hosts) {
-    std::string ranks;
-    for (int32_t rank : h.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(rank);
-    std::fprintf(out,
-                 "clock: host %s (ranks %s): offset %+.3f ms, residual skew %.3f ms over %" PRIu64
-                 " collectives\n",
-                 h.host.empty() ? "?" : h.host.c_str(), ranks.c_str(), Ms(h.offset_ns),
-                 Ms(h.residual_ns), h.collectives);
-    if (h.jump_ns != 0) {
-      std::fprintf(out, "  warning: host %s (ranks %s): its clock jumps by %+.3f ms at %.3f ms\n",
-                   h.host.empty() ? "?" : h.host.c_str(), ranks.c_str(), Ms(h.jump_ns),
-                   Ms(h.jump_at_ns - g.origin_ns));
-    }
-  }
+  PrintNotListed(out, r.validation_issues, g.diagnostics.size() - first_issue);
+  PrintClocks(out, r.alignment, g.origin_ns);
   if (r.dependencies_only) {
     std::fprintf(out, "replay: recorded dependencies only (measured GPU queueing dropped)\n");
   }
@@ -123,6 +188,7 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
     for (const GraphDiagnostic& d : r.sim_diagnostics) {
       PrintDiagnostic(out, d, g.origin_ns);
     }
+    PrintNotListed(out, r.not_run, r.sim_diagnostics.size());
   }
 
   std::fprintf(out, "\niterations (%s)\n", r.iteration_rule.c_str());
@@ -162,7 +228,9 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   std::map<std::string, int64_t> critical;
   int64_t critical_total = 0;
   std::map<std::string, NamedTime> kernels, collectives;
+  std::set<int32_t> ranks_seen;
   for (const IterationReport& it : r.iterations) {
+    ranks_seen.insert(it.rank);
     AddBreakdown(it.measured, weight, measured);
     AddBreakdown(it.replayed, weight, replayed);
     measured_bins.insert(measured_bins.end(), it.measured_busy.begin(), it.measured_busy.end());
@@ -180,6 +248,9 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
       t.measured_ns += k.measured_ns, t.replayed_ns += k.replayed_ns, t.count += k.count;
     }
   }
+  // What the per-iteration figures are taken over.
+  const std::string over =
+      Count(r.iterations.size(), "iteration") + " of " + Count(ranks_seen.size(), "rank");
   std::fprintf(out, "\nbreakdown (%% of iteration, mean over iterations)   measured  replayed\n");
   for (int i = 0; i < 4; ++i) {
     std::fprintf(out, "  %-46s %8.1f  %8.1f\n", kBreakdownNames[i], measured[i], replayed[i]);
@@ -195,9 +266,13 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   std::vector<std::pair<std::string, int64_t>> by_class(critical.begin(), critical.end());
   std::stable_sort(by_class.begin(), by_class.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::fprintf(out, "\ncritical path (replayed, all iterations: %.3f ms)\n", Ms(critical_total));
+  // Per iteration: each iteration's path is as long as the iteration, so the mean path is the
+  // mean replayed iteration, comparable with the rows above (a sum over ranks would not be).
+  const double iterations = static_cast<double>(r.iterations.size());
+  std::fprintf(out, "\ncritical path (replayed; mean per iteration over %s: %.3f ms)\n",
+               over.c_str(), Ms(critical_total) / iterations);
   for (const auto& [what, ns] : by_class) {
-    std::fprintf(out, "  %-36s %10.3f ms %6.1f %%\n", what.c_str(), Ms(ns),
+    std::fprintf(out, "  %-36s %10.3f ms %6.1f %%\n", what.c_str(), Ms(ns) / iterations,
                  Percent(ns, critical_total));
   }
   const IterationReport* longest = &r.iterations.front();
@@ -216,7 +291,8 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
       return a.measured_ns > b.measured_ns;
     });
     if (v.size() > 10) v.resize(10);
-    std::fprintf(out, "\n%s (all iterations)     count  measured ms  replayed ms\n", title);
+    std::fprintf(out, "\n%s (sum over %s)\n     count  measured ms  replayed ms\n", title,
+                 over.c_str());
     for (const NamedTime& t : v) {
       std::fprintf(out, "  %8" PRIu64 " %12.3f %12.3f  %.90s\n", t.count, Ms(t.measured_ns),
                    Ms(t.replayed_ns), t.name.c_str());

@@ -24,6 +24,9 @@ struct ReplayReport {
   std::vector<std::string> warnings;  // Loading (missing ranks, damaged tails, ...).
   const ExecutionGraph* graph = nullptr;
   uint64_t validation_issues = 0;
+  // graph->diagnostics before this index are the graph builder's notes (the first of each
+  // kind); from it on, Validate's (one per issue, bounded).
+  size_t first_validation_diagnostic = 0;
   ClockAlignment alignment;
   std::vector<std::string> what_ifs;  // As given.
   bool dependencies_only = false;     // Replayed from recorded dependencies alone.

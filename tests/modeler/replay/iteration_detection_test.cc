@@ -117,6 +117,16 @@ TEST(IterationDetectionTest, KernelsWithoutLaunchesGiveGpuBoundaries) {
     EXPECT_EQ(it.measured_ns(), 100 * kUs);
     EXPECT_EQ(it.replayed_start_ns, (10 + 110 * static_cast<int64_t>(k)) * kUs);
     EXPECT_EQ(it.replayed_ns(), 110 * kUs);
+    // The critical path, walked back from the next A's start through the stream: the four
+    // kernels (50 µs, B's 20 included) and the gaps between them (2 µs each, and 54 µs before
+    // the next A), from the boundary down to this A's start.
+    EXPECT_EQ(it.critical_length_ns, 110 * kUs);
+    int64_t kernels_ns = 0, gaps_ns = 0;
+    for (const CriticalItem& c : it.critical_by_class) {
+      (c.what == "GPU queue gap" ? gaps_ns : kernels_ns) += c.ns;
+    }
+    EXPECT_EQ(kernels_ns, 50 * kUs);
+    EXPECT_EQ(gaps_ns, 60 * kUs);
   }
 }
 

@@ -45,6 +45,21 @@ RankBuilder& RankBuilder::Kernel(std::string_view name, uint64_t stream, int64_t
   return *this;
 }
 
+RankBuilder& RankBuilder::Memcpy(uint64_t stream, int64_t start_us, int64_t duration_us,
+                                 uint64_t correlation) {
+  agent::MemcpyEvent m;
+  m.start_ns = start_us * kUs;
+  m.duration_ns = static_cast<uint64_t>(duration_us * kUs);
+  m.correlation_id = correlation;
+  m.stream_id = stream;
+  m.bytes = 4096;
+  m.copy_kind = schema::CopyKind::kDtoh;
+  m.src_kind = schema::MemoryKind::kDevice;
+  m.dst_kind = schema::MemoryKind::kPageable;
+  trace().memcpys.push_back(m);
+  return *this;
+}
+
 RankBuilder& RankBuilder::Collective(uint64_t comm, uint64_t seq, uint64_t correlation,
                                      uint64_t stream, int64_t start_us, int64_t duration_us,
                                      uint32_t comm_size) {

@@ -26,6 +26,8 @@ class RankBuilder {
                    uint64_t event = 0, uint32_t thread = 1);
   RankBuilder& Kernel(std::string_view name, uint64_t stream, int64_t start_us, int64_t duration_us,
                       uint64_t correlation);
+  // A copy on the GPU (device to pageable host memory).
+  RankBuilder& Memcpy(uint64_t stream, int64_t start_us, int64_t duration_us, uint64_t correlation);
   RankBuilder& Collective(uint64_t comm, uint64_t seq, uint64_t correlation, uint64_t stream,
                           int64_t start_us, int64_t duration_us, uint32_t comm_size);
   // The last collective's op (Collective() makes an all-reduce) and, for send/recv, its peer
