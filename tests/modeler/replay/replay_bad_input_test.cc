@@ -14,6 +14,7 @@
 #include "modeler/trace/trace_set.h"
 #include "tests/modeler/replay/replay_test_util.h"
 #include "tests/testing/sample_trace.h"
+#include "tests/testing/trace_frames.h"
 
 namespace lumos::modeler::testing {
 namespace {
@@ -85,6 +86,40 @@ TEST(ReplayBadInputTest, UnreadableFileIsSkippedByName) {
   ASSERT_EQ(RunCli({dir.path()}, &out, &err), 0) << err;
   EXPECT_NE(out.find("skipped: " + victim), std::string::npos) << out;
   EXPECT_NE(out.find("ranks missing: 2"), std::string::npos) << out;
+}
+
+// Job::input_problems: one line per file that is skipped, cut short or never closed (what the
+// commands exit 1 on), each naming the file; a sound file adds none.
+TEST(ReplayBadInputTest, InputProblemsNameEachDamagedSkippedOrUnclosedFile) {
+  TempDir dir;
+  const std::string golden = std::string(LUMOS_SOURCE_DIR) + "/tests/data/schema_v1.0";
+  const std::string bytes = lumos::testing::ReadFileBytes(golden + "/every_packet_kind.pb.zst");
+  auto sound = LoadJob({golden + "/every_packet_kind.pb.zst"});
+  ASSERT_TRUE(sound.ok()) << sound.status().message();
+  EXPECT_TRUE(sound->input_problems.empty());
+  // Cut inside the last frame (the trailer's): a damaged tail.
+  lumos::testing::WriteFileBytes(dir.File("cut.pb.zst"), bytes.substr(0, bytes.size() - 7));
+  lumos::testing::WriteFileBytes(dir.File("junk.pb.zst"), "not a trace");
+  auto job = LoadJob({dir.File("cut.pb.zst"), dir.File("junk.pb.zst")});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  ASSERT_EQ(job->input_problems.size(), 2u);
+  EXPECT_EQ(job->input_problems[0].rfind(dir.File("junk.pb.zst") + ": byte offset 0: ", 0), 0u)
+      << job->input_problems[0];
+  EXPECT_NE(job->input_problems[0].find("(skipped)"), std::string::npos);
+  EXPECT_EQ(job->input_problems[1].rfind(dir.File("cut.pb.zst") + ": byte offset ", 0), 0u)
+      << job->input_problems[1];
+  EXPECT_EQ(job->ranks.size(), 1u);
+  EXPECT_GT(job->events_read, 0u);
+  // Cut where the last frame (the trailer's) starts: intact, but never closed.
+  const std::vector<size_t> frames = lumos::testing::FrameStarts(bytes);
+  ASSERT_GE(frames.size(), 3u);
+  lumos::testing::WriteFileBytes(dir.File("open.pb.zst"), bytes.substr(0, frames.back()));
+  auto unclosed = LoadJob({dir.File("open.pb.zst")});
+  ASSERT_TRUE(unclosed.ok()) << unclosed.status().message();
+  ASSERT_EQ(unclosed->input_problems.size(), 1u);
+  EXPECT_EQ(unclosed->input_problems[0].rfind(dir.File("open.pb.zst") + ": no trailer: ", 0), 0u)
+      << unclosed->input_problems[0];
+  EXPECT_EQ(unclosed->events_read, sound->events_read);
 }
 
 // Two ranks, three allreduces on comm 42 (size 2); rank 1 numbers them from 1: seq 0 and 3
