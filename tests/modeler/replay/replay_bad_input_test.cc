@@ -68,7 +68,11 @@ TEST(ReplayBadInputTest, RankCutShortIsNamedAndReplayedAsFarAsItGoes) {
   ASSERT_FALSE(victim.empty());
   fs::resize_file(victim, fs::file_size(victim) * 6 / 10);
   std::string out, err;
-  ASSERT_EQ(RunCli({dir.File("job")}, &out, &err), 0) << err;
+  // Damaged input: exit 1 and one line on stderr naming the file; the report still comes, and
+  // says what it was computed from.
+  ASSERT_EQ(RunCli({dir.File("job")}, &out, &err), 1) << err;
+  EXPECT_EQ(err.rfind("lumos-model replay: " + victim + ": byte offset ", 0), 0u) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(out.find("rank 2 is cut short"), std::string::npos) << out;
   EXPECT_NE(out.find("byte offset"), std::string::npos) << out;
   EXPECT_NE(out.find("mean |error|"), std::string::npos);
@@ -83,7 +87,11 @@ TEST(ReplayBadInputTest, UnreadableFileIsSkippedByName) {
   }
   fs::resize_file(victim, 30);  // Its only frame, header included, is cut.
   std::string out, err;
-  ASSERT_EQ(RunCli({dir.path()}, &out, &err), 0) << err;
+  // Exit 1 with one line on stderr; the other ranks replay.
+  ASSERT_EQ(RunCli({dir.path()}, &out, &err), 1) << err;
+  EXPECT_EQ(err.rfind("lumos-model replay: " + victim + ": ", 0), 0u) << err;
+  EXPECT_NE(err.find("(skipped)"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(out.find("skipped: " + victim), std::string::npos) << out;
   EXPECT_NE(out.find("ranks missing: 2"), std::string::npos) << out;
 }
