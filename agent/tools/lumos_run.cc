@@ -17,15 +17,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
+#include <iterator>
+#include <optional>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "agent/core/agent_config.h"
 #include "agent/core/env_lookup.h"
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
 
 #ifndef LUMOS_AGENT_BUILD_PATH
 #define LUMOS_AGENT_BUILD_PATH ""
+#endif
+#ifndef LUMOS_VERSION
+#define LUMOS_VERSION "unknown"
 #endif
 
 namespace {
@@ -54,23 +60,20 @@ constexpr Option kOptions[] = {
     {"--log-level", "LEVEL", "LUMOS_LOG_LEVEL", "debug, info, warn or error"},
 };
 
-constexpr char kUsage[] =
-    "usage: lumos-run [-o DIR] [OPTIONS] [--] COMMAND [ARGS...]\n"
+constexpr char kDescription[] =
     "Runs COMMAND with the Lumos agent (liblumos_agent.so) loaded and writes one trace per\n"
     "process, DIR/<job>.<host>.<pid>.rank<R>.pb.zst, readable with `lumos-model inspect`.\n"
-    "  -o DIR      trace directory (created if missing; a relative one is taken from the\n"
-    "              current directory; default: LUMOS_OUTPUT_DIR, else \".\")\n"
-    "  -h, --help  this text\n"
-    "Options (each sets the LUMOS_* variable of the same name, checked before COMMAND runs;\n"
-    "--opt VALUE or --opt=VALUE):\n"
     "Sets LUMOS_OUTPUT_DIR, LD_PRELOAD (the agent first, existing entries kept),\n"
     "NVTX_INJECTION64_PATH (NVTX ranges), CUDA_INJECTION64_PATH (CUPTI: kernels, copies,\n"
     "syncs, CUDA events and API calls; the driver loads the agent at cuInit) and\n"
     "NCCL_PROFILER_PLUGIN (NCCL collectives; a value already set is kept, with a warning, and\n"
     "the LD_PRELOAD wrappers still record NCCL calls), all naming the same liblumos_agent.so,\n"
-    "which keeps one state. Other LUMOS_* variables (LUMOS_CHANNELS, LUMOS_FLUSH_INTERVAL_MS,\n"
-    "LUMOS_JOB_ID, ...) pass through to the agent.\n"
-    "Exit status: COMMAND's; 2 for a usage error, 127 when COMMAND or the agent is not found.\n";
+    "which keeps one state. Other LUMOS_* variables pass through to the agent.\n"
+    "The options end at `--` or at COMMAND, whichever comes first.";
+
+constexpr char kExitStatus[] =
+    "exit status: COMMAND's; 2 bad arguments (nothing is run); 127 COMMAND or the agent not\n"
+    "found, 126 COMMAND not executable; 1 this help or version could not be written.";
 
 bool IsFile(const std::string& path) {
   struct stat st {};
@@ -92,15 +95,6 @@ std::string FindAgent() {
   }
   if (IsFile(LUMOS_AGENT_BUILD_PATH)) return LUMOS_AGENT_BUILD_PATH;
   return "";
-}
-
-// The option `arg` names ("--zstd-level" or "--zstd-level=3"), or null.
-const Option* FindOption(std::string_view arg) {
-  const std::string_view flag = arg.substr(0, arg.find('='));
-  for (const Option& option : kOptions) {
-    if (flag == option.flag) return &option;
-  }
-  return nullptr;
 }
 
 // The agent's warning about `variable`, if its value is bad ("" when it is good).
@@ -126,55 +120,38 @@ void MakeDirs(const std::string& path) {
 
 int main(int argc, char** argv) {
   std::string output_dir;
-  int index = 1;
-  while (index < argc) {
-    const char* arg = argv[index];
-    if (std::strcmp(arg, "-h") == 0 || std::strcmp(arg, "--help") == 0) {
-      std::fputs(kUsage, stdout);
-      for (const Option& option : kOptions) {
-        const std::string usage = std::string(option.flag) + " " + option.value;
-        std::printf("  %-28s %s\n", usage.c_str(), option.help);
-      }
-      return 0;
-    }
-    if (const Option* option = FindOption(arg)) {
-      const char* equals = std::strchr(arg, '=');
-      const char* value = equals != nullptr ? equals + 1 : nullptr;
-      if (value == nullptr && index + 1 < argc) value = argv[++index];
-      if (value == nullptr || value[0] == '\0') {
-        std::fprintf(stderr, "lumos-run: %s needs a value (see --help)\n", option->flag);
-        return 2;
-      }
-      setenv(option->variable, value, 1);
-      if (const std::string problem = ProblemWith(option->variable); !problem.empty()) {
-        std::fprintf(stderr, "lumos-run: %s %s: %s\n", option->flag, value, problem.c_str());
-        return 2;
-      }
-      ++index;
-      continue;
-    }
-    if (std::strcmp(arg, "--") == 0) {
-      ++index;
-      break;
-    }
-    if (std::strcmp(arg, "-o") == 0) {
-      if (index + 1 >= argc || argv[index + 1][0] == '\0') {
-        std::fputs("lumos-run: -o needs a directory (see --help)\n", stderr);
-        return 2;
-      }
-      output_dir = argv[index + 1];
-      index += 2;
-      continue;
-    }
-    if (arg[0] == '-') {
-      std::fprintf(stderr, "lumos-run: unknown option %s (see --help)\n", arg);
-      return 2;
-    }
-    break;
+  std::vector<std::string> command;
+  constexpr size_t kCount = std::size(kOptions);
+  std::string values[kCount];
+  bool given[kCount] = {};
+  lumos::cli::ArgParser parser("lumos-run", "[-o DIR] [OPTIONS] [--] COMMAND [ARGS...]");
+  parser.Description(kDescription)
+      .Version(std::string("lumos-run ") + LUMOS_VERSION)
+      .String("-o", "DIR",
+              "trace directory (created if missing; a relative one is taken from the current "
+              "directory; default: LUMOS_OUTPUT_DIR, else \".\")",
+              &output_dir)
+      .Section(
+          "agent options (each sets the LUMOS_* variable of the same name, checked by the "
+          "agent's parser before COMMAND runs; --opt VALUE or --opt=VALUE):");
+  for (size_t i = 0; i < kCount; ++i) {
+    parser.String(kOptions[i].flag, kOptions[i].value, kOptions[i].help, &values[i])
+        .Given(&given[i]);
   }
-  if (index >= argc) {
-    std::fputs("lumos-run: no command given (see --help)\n", stderr);
-    return 2;
+  parser.Positionals("COMMAND [ARGS...]", "command", 1, &command)
+      .StopAtFirstPositional()
+      .Epilogue(kExitStatus);
+  if (std::optional<int> exit =
+          parser.ParseOrExit(std::vector<std::string>(argv + 1, argv + argc), stdout, stderr)) {
+    return lumos::cli::CloseStdout("lumos-run", *exit);
+  }
+  for (size_t i = 0; i < kCount; ++i) {
+    if (!given[i]) continue;
+    setenv(kOptions[i].variable, values[i].c_str(), 1);
+    if (const std::string problem = ProblemWith(kOptions[i].variable); !problem.empty()) {
+      return parser.UsageError(stderr,
+                               std::string(kOptions[i].flag) + " " + values[i] + ": " + problem);
+    }
   }
   const std::string agent = FindAgent();
   if (agent.empty()) {
@@ -206,7 +183,11 @@ int main(int argc, char** argv) {
   } else {
     setenv("NCCL_PROFILER_PLUGIN", agent.c_str(), 1);
   }
-  execvp(argv[index], argv + index);
-  std::fprintf(stderr, "lumos-run: cannot run %s: %s\n", argv[index], std::strerror(errno));
+  std::vector<char*> command_argv;
+  command_argv.reserve(command.size() + 1);
+  for (std::string& arg : command) command_argv.push_back(arg.data());
+  command_argv.push_back(nullptr);
+  execvp(command_argv[0], command_argv.data());
+  std::fprintf(stderr, "lumos-run: cannot run %s: %s\n", command_argv[0], std::strerror(errno));
   return errno == ENOENT ? 127 : 126;
 }

@@ -160,10 +160,23 @@ Status WriteFileEvents(const FileIndex& file, const ProcessLayout& layout, int64
 Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const ExportOptions& options,
                          const ExportSink& sink, ExportReport* report) {
   *report = ExportReport();
-  std::vector<FileIndex> files(trace_paths.size());
-  for (size_t i = 0; i < trace_paths.size(); ++i) {
-    LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(trace_paths[i]));
-    LUMOS_RETURN_IF_ERROR(internal::BuildFileIndex(reader.get(), &files[i]));
+  std::vector<FileIndex> files;
+  files.reserve(trace_paths.size());
+  for (const std::string& path : trace_paths) {
+    StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
+    if (!reader.ok()) {
+      // One file that is no trace (or has no readable header) does not sink the others.
+      report->skipped.push_back(reader.status().message());
+      continue;
+    }
+    files.emplace_back();
+    LUMOS_RETURN_IF_ERROR(internal::BuildFileIndex(reader->get(), &files.back()));
+  }
+  if (files.empty()) {
+    return Status::Error(report->skipped.size() == 1
+                             ? report->skipped.front()
+                             : "none of the " + std::to_string(report->skipped.size()) +
+                                   " inputs is a readable trace");
   }
   std::vector<ProcessLayout> layouts = internal::LayoutProcesses(&files);
   FlowStats flow_stats;
@@ -177,6 +190,7 @@ Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const Expo
     report->files[i].pid = layouts[i].pid;
     report->files[i].packets = files[i].packets;
     report->files[i].damage = files[i].read.damage;
+    report->files[i].closed = files[i].read.has_trailer;
   }
 
   JsonWriter json(sink);

@@ -10,8 +10,10 @@
 // so that µs values with 3 decimals stay exact in viewers that parse numbers as doubles.
 // Files are put on one timeline as they are: aligning the clocks of different hosts is not done
 // here. Output is deterministic: same inputs in the same order, same bytes.
-// Failure: unreadable input (not a trace, newer major, I/O error) fails the export. A damaged
-// tail (killed writer) does not: what precedes it is exported and the damage is reported.
+// Failure: an input that cannot be opened (not a trace, a newer major, no readable header) is
+// skipped and named in ExportReport::skipped; the others are exported (none left: an error). A
+// damaged tail (killed writer) does not fail either: what precedes it is exported and the damage
+// is reported.
 // Threading: single-threaded; memory grows with the number of events (about 100 bytes each),
 // not with their size.
 #pragma once
@@ -36,6 +38,7 @@ struct ExportFileReport {
   uint64_t packets = 0;  // Packets read (all kinds).
   uint64_t events = 0;   // Trace events written for it (slices and instants).
   Status damage;         // OK, or the damaged tail: "path: byte offset N: why".
+  bool closed = false;   // The file has its trailer (the writer closed it).
 };
 
 struct ExportReport {
@@ -44,7 +47,11 @@ struct ExportReport {
   uint64_t flows = 0;          // Flow arrows ("s"/"f" pairs).
   uint64_t flows_skipped = 0;  // Matched arrows that would point back in time.
   uint64_t bytes = 0;          // JSON bytes written.
+  // Inputs that could not be opened, one message each ("path: byte offset N: why"); not in
+  // `files`.
+  std::vector<std::string> skipped;
   bool damaged() const {
+    if (!skipped.empty()) return true;
     for (const ExportFileReport& file : files) {
       if (!file.damage.ok()) return true;
     }

@@ -2,42 +2,32 @@
 
 #include <sys/stat.h>
 
+#include <optional>
+
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
 #include "modeler/export/chrome_trace_export.h"
 #include "modeler/trace/trace_set.h"
 
 namespace lumos::modeler {
 namespace {
 
-constexpr const char kHelp[] =
-    "usage: lumos-model export INPUT... -o OUT.json [--no-flows] [--quiet]\n"
-    "\n"
+constexpr const char kDescription[] =
     "Converts Lumos traces (*.pb.zst, one per rank) into one Chrome trace JSON file that\n"
     "opens in ui.perfetto.dev (or chrome://tracing).\n"
     "\n"
     "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns\n"
-    "        (quote them: 'run/rank*.pb.zst'). Each file becomes one process, in path order.\n"
-    "\n"
-    "options:\n"
-    "  -o, --output OUT.json  where to write (required). Written to OUT.json.tmp and renamed,\n"
-    "                         so OUT.json is never left half-written.\n"
-    "      --no-flows         omit the flow arrows (launch -> kernel, event record -> stream\n"
-    "                         wait, and between the ranks of one collective).\n"
-    "  -q, --quiet            print nothing when all goes well.\n"
-    "  -h, --help             show this help.\n"
-    "\n"
+    "        (quote them: 'run/rank*.pb.zst'). Each file becomes one process, in path order.";
+
+constexpr const char kEpilogue[] =
     "layout: one process per rank (\"rank R \u00b7 host \u00b7 pid\"), rows for host threads,\n"
     "then GPU streams (\"stream S (device D)\"), \"NCCL\" and \"lumos\" (loss, capture windows).\n"
     "Ranges that overlap without nesting go to an \"(overlap N)\" row below their own.\n"
     "Times are µs from metadata.lumos.time_origin_ns, with ns precision.\n"
     "\n"
-    "exit status: 0 ok; 1 failure, or a damaged input (its readable part is still exported and\n"
-    "one line names the file and byte offset); 2 usage error.\n";
-
-int Usage(std::FILE* err, const std::string& message) {
-  std::fprintf(err, "lumos-model export: %s\n(run `lumos-model export --help` for usage)\n",
-               message.c_str());
-  return 2;
-}
+    "exit status: 0 ok; 1 an input is unreadable (skipped), has a damaged tail or no trailer (the\n"
+    "rest, and its readable part, is still exported; one line on stderr per file names it), or\n"
+    "an output could not be written; 2 bad arguments.";
 
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa {
@@ -51,64 +41,54 @@ bool SameFile(const std::string& a, const std::string& b) {
 int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::vector<std::string> inputs;
   std::string output;
-  bool have_output = false, quiet = false;
+  bool no_flows = false, quiet = false;
+  cli::ArgParser parser("lumos-model export",
+                        "FILE|DIR|GLOB... -o OUT.json [--no-flows] [--quiet]");
+  parser.Description(kDescription)
+      .String("-o, --output", "OUT.json",
+              "where to write (required). Written to OUT.json.tmp and renamed, so OUT.json is "
+              "never left half-written.",
+              &output)
+      .Required()
+      .Flag("--no-flows",
+            "omit the flow arrows (launch -> kernel, event record -> stream wait, and between "
+            "the ranks of one collective).",
+            &no_flows)
+      .Flag("-q, --quiet", "print nothing when all goes well.", &quiet)
+      .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
+      .Epilogue(kEpilogue);
+  if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
   ExportOptions options;
-  bool options_done = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (options_done || arg.empty() || arg[0] != '-' || arg == "-") {
-      inputs.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      options_done = true;
-    } else if (arg == "-h" || arg == "--help") {
-      std::fputs(kHelp, out);
-      return 0;
-    } else if (arg == "-o" || arg == "--output" || arg.rfind("--output=", 0) == 0) {
-      if (have_output) return Usage(err, "-o given twice");
-      if (arg.rfind("--output=", 0) == 0) {
-        output = arg.substr(9);
-      } else if (i + 1 < args.size()) {
-        output = args[++i];
-      } else {
-        return Usage(err, arg + " needs a file name");
-      }
-      if (output.empty()) return Usage(err, "the output file name is empty");
-      have_output = true;
-    } else if (arg == "--no-flows") {
-      options.flows = false;
-    } else if (arg == "-q" || arg == "--quiet") {
-      quiet = true;
-    } else {
-      return Usage(err, "unknown option '" + arg + "'");
-    }
-  }
-  if (inputs.empty()) return Usage(err, "no input traces");
-  if (!have_output) return Usage(err, "no output file (-o OUT.json)");
+  options.flows = !no_flows;
 
+  cli::CommandOutcome outcome("lumos-model export", out, err);
   StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs);
-  if (!paths.ok()) {
-    std::fprintf(err, "lumos-model export: %s\n", paths.status().message().c_str());
-    return 1;
-  }
+  if (!paths.ok()) return outcome.Fail(paths.status().message());
   for (const std::string& path : *paths) {
     if (SameFile(path, output)) {
-      return Usage(err, "the output " + output + " is also an input");
+      return parser.UsageError(err, "the output " + output + " is also an input");
     }
   }
 
   ExportReport report;
   Status status = ExportChromeTraceFile(*paths, options, output, &report);
+  for (const std::string& skipped : report.skipped) {
+    outcome.InputProblem(skipped + " (skipped; the other inputs are exported)");
+  }
   if (!status.ok()) {
-    std::fprintf(err, "lumos-model export: %s\n", status.message().c_str());
-    return 1;
+    // Every input skipped: said above, one line each.
+    if (report.files.empty() && !report.skipped.empty()) return outcome.Finish();
+    return outcome.Fail(status.message());
   }
   for (const ExportFileReport& file : report.files) {
-    if (file.damage.ok()) continue;
-    std::fprintf(err,
-                 "lumos-model export: damaged input: %s (exported the %llu packets before it)\n",
-                 file.damage.message().c_str(), static_cast<unsigned long long>(file.packets));
+    if (!file.damage.ok()) {
+      outcome.InputProblem(file.damage.message() + " (exported the " +
+                           std::to_string(file.packets) + " packets before it)");
+    } else if (!file.closed) {
+      outcome.InputProblem(file.path +
+                           ": no trailer: the writer did not close the file (killed, or still "
+                           "writing?); exported what it holds");
+    }
   }
   if (!quiet) {
     std::fprintf(out, "%s: %llu events, %llu flow arrows from %zu trace file%s (%.1f MB)\n",
@@ -116,7 +96,7 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
                  static_cast<unsigned long long>(report.flows), report.files.size(),
                  report.files.size() == 1 ? "" : "s", static_cast<double>(report.bytes) / 1e6);
   }
-  return report.damaged() ? 1 : 0;
+  return outcome.Finish();
 }
 
 }  // namespace lumos::modeler

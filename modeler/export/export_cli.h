@@ -1,7 +1,9 @@
 // Design: the command line of `lumos-model export` (modeler/tools/export_command.cc only
-// forwards to it), kept in the library so tests can drive it in-process. Exit codes: 0 ok,
-// 1 failure or damaged input (the readable part is still written; one line per damaged file
-// names it and the byte offset), 2 usage error. Messages go to `err`, the summary to `out`.
+// forwards to it), kept in the library so tests can drive it in-process. Exit codes (README,
+// "Commands"): 0 ok; 1 an input skipped (not a trace), damaged or unclosed (the rest, and the
+// readable part, is still written; one line per file names it and the byte offset), or an
+// output that could not be written (`out` included); 2 usage error. Messages go to `err`, the
+// summary to `out`.
 #pragma once
 
 #include <cstdio>

@@ -53,7 +53,8 @@ void Append(const List& from, FrameNames* names, std::vector<Event>* to, const K
 }
 
 Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options, RankTrace* rank,
-                std::vector<std::string>* warnings, uint64_t* events_read) {
+                std::vector<std::string>* warnings, std::vector<std::string>* problems,
+                uint64_t* events_read) {
   ReadResult result;
   FrameNames names(pool);
   auto all = [](const auto&) { return true; };
@@ -101,6 +102,13 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
     rank->cut_short = true;
     warnings->push_back("rank " + std::to_string(rank->rank) +
                         " is cut short: " + result.damage.message());
+    problems->push_back(result.damage.message() + " (what precedes it is used)");
+  } else if (!result.has_trailer) {
+    warnings->push_back("rank " + std::to_string(rank->rank) + " has no trailer: " + rank->path +
+                        " was not closed by its writer (killed, or still being written?)");
+    problems->push_back(rank->path +
+                        ": no trailer: the writer did not close the file (killed, or still "
+                        "writing?); what it holds is used");
   }
   return Status::Ok();
 }
@@ -204,11 +212,14 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
       list += "'" + id + "' (" + std::to_string(names.size()) + " files, e.g. " + names[0] + ")";
     }
     return Status::Error("the input holds " + std::to_string(jobs.size()) + " jobs: " + list +
-                         "; choose one (replay --job ID)");
+                         "; choose one with --job ID");
   }
   Job job;
   job.job_id = jobs.begin()->first;
-  for (const std::string& why : unreadable) job.warnings.push_back("skipped: " + why);
+  for (const std::string& why : unreadable) {
+    job.warnings.push_back("skipped: " + why);
+    job.input_problems.push_back(why + " (skipped)");
+  }
   // Two headers with one rank (a launcher that set RANK wrongly, e.g. per node): those files
   // take their rank from what they recorded instead (the trailer's NCCL rank; AssignRank), and
   // it is an error only when that cannot tell them apart (checked after reading).
@@ -251,8 +262,8 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     if (reader == nullptr) {
       LUMOS_ASSIGN_OR_RETURN(reader, TraceReader::Open(f.path));
     }
-    Status status =
-        ReadRank(reader.get(), &job.names, options, &rank, &job.warnings, &job.events_read);
+    Status status = ReadRank(reader.get(), &job.names, options, &rank, &job.warnings,
+                             &job.input_problems, &job.events_read);
     if (!status.ok()) return Status::Error(f.path + ": " + status.message());
     if (!f.has_rank) {
       if (contested.count(f.path) != 0 &&

@@ -16,7 +16,8 @@
 // keep_range accepts), so memory holds one rank's events at a time, not the job's.
 // Failure behaviour: a file that cannot be opened (no readable header) is skipped with a
 // warning naming it (its rank counts as missing); none readable is an error. A damaged tail
-// keeps what was read and adds a warning naming file and offset (the rank is "cut short").
+// keeps what was read and adds a warning naming file and offset (the rank is "cut short"); so
+// does a file without its trailer. Each of these is an input problem too (Job::input_problems).
 // Threading: single-threaded.
 #pragma once
 
@@ -81,6 +82,10 @@ struct Job {
   std::string job_id;
   std::vector<RankTrace> ranks;  // Sorted by rank.
   std::vector<std::string> warnings;
+  // What is wrong with the input files, one line each, naming the file (each is in `warnings`
+  // too): skipped (no readable header), cut short (a damaged tail) or never closed (no trailer).
+  // Commands exit 1 when there is any (README: "Commands").
+  std::vector<std::string> input_problems;
   NamePool names;
   uint64_t events_read = 0;  // Timed events in the files (before any are dropped).
 };

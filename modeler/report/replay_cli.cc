@@ -8,6 +8,8 @@
 #include <cstring>
 #include <optional>
 
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
@@ -21,31 +23,20 @@
 namespace lumos::modeler {
 namespace {
 
-constexpr const char kHelp[] =
-    "usage: lumos-model replay FILE|DIR|GLOB... [options]\n"
-    "\n"
+constexpr const char kDescription[] =
     "Rebuilds the execution graph of every rank of one job (one trace file per rank), replays\n"
     "it in a discrete-event simulation and compares it with the measurement: per iteration\n"
     "and rank, measured and replayed time and the error; the breakdown (exposed compute,\n"
     "overlapped, exposed communication, other), GPU busy per 1 ms, the critical path, top\n"
     "kernels and collectives. Clocks of different hosts are aligned from matched collectives.\n"
     "\n"
-    "  --job ID             the job to replay when the files hold several (header job id)\n"
-    "  --iteration REGEX    iterations are the host/NVTX ranges whose name matches REGEX\n"
-    "                       (default: ProfilerStep#N ranges; none: detected from the\n"
-    "                       repeating kernel stream, else the whole trace)\n"
-    "  --json               print the report as JSON instead of text\n"
-    "  --stats              phase times, events/s and peak memory on stderr\n"
-    "  --timeline OUT.json  write measured and replayed timelines as a Perfetto/Chrome trace\n"
-    "  --scale SPEC         what-if, repeatable: kernel:REGEX=F (kernels matching REGEX take F\n"
-    "                       times as long), comm=F (collective transfer), host=F (host calls\n"
-    "                       and gaps)\n"
-    "  --drop-gaps          what-if: no host time between API calls\n"
-    "  --dependencies-only  replay from the recorded dependencies alone: drop the measured GPU\n"
-    "                       queueing the graph does not explain (its error shows how much the\n"
-    "                       graph explains)\n"
-    "\n"
-    "Exit status: 0 replayed; 1 unreadable input or nothing to replay; 2 bad arguments.\n";
+    "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns.";
+
+constexpr const char kExitStatus[] =
+    "exit status: 0 replayed from sound input; 1 an input is unreadable (skipped: its rank is\n"
+    "missing), has a damaged tail or no trailer (replayed as far as it goes; one line on stderr\n"
+    "per file, and the report still printed), nothing could be replayed, or an output could\n"
+    "not be written; 2 bad arguments.";
 
 // A progress bar on stderr for steps that take over a second, only when stderr is a terminal:
 // "lumos-model replay: loading [########............]  40%", redrawn at most every 100 ms.
@@ -127,77 +118,64 @@ class PhaseClock {
 
 int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::vector<std::string> inputs;
+  std::vector<std::string> scale_specs;
   std::vector<WhatIf> scales;
-  std::vector<std::string> what_ifs;
   AnalysisOptions analysis;
   bool json = false, drop_gaps = false, dependencies_only = false, stats = false;
-  std::string timeline;
+  std::string timeline, job_name, iteration;
+  bool job_given = false;
+  cli::ArgParser parser("lumos-model replay", "FILE|DIR|GLOB... [options]");
+  parser.Description(kDescription)
+      .String("--job", "ID", "the job to replay when the files hold several (header job id)",
+              &job_name)
+      .Given(&job_given)
+      .String("--iteration", "REGEX",
+              "iterations are the host/NVTX ranges whose name matches REGEX (default: "
+              "ProfilerStep#N ranges; none: detected from the repeating kernel stream, else the "
+              "whole trace)",
+              &iteration)
+      .Check([&analysis](const std::string& pattern) {
+        try {
+          analysis.iteration = std::regex(pattern, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+          return Status::Error("--iteration '" + pattern + "': " + e.what());
+        }
+        analysis.iteration_pattern = pattern;
+        return Status::Ok();
+      })
+      .Flag("--json", "print the report as JSON instead of text", &json)
+      .Flag("--stats", "phase times, events/s and peak memory on stderr", &stats)
+      .String("--timeline", "OUT.json",
+              "write measured and replayed timelines as a Perfetto/Chrome trace", &timeline)
+      .Strings("--scale", "SPEC",
+               "what-if, repeatable: kernel:REGEX=F (kernels matching REGEX take F times as "
+               "long), comm=F (collective transfer), host=F (host calls and gaps)",
+               &scale_specs)
+      .Check([&scales](const std::string& spec) {
+        StatusOr<WhatIf> scale = ParseScale(spec);
+        if (!scale.ok()) return scale.status();
+        scales.push_back(std::move(scale).value());
+        return Status::Ok();
+      })
+      .Flag("--drop-gaps", "what-if: no host time between API calls", &drop_gaps)
+      .Flag("--dependencies-only",
+            "replay from the recorded dependencies alone: drop the measured GPU queueing the "
+            "graph does not explain (its error shows how much the graph explains)",
+            &dependencies_only)
+      .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
+      .Epilogue(kExitStatus);
+  if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
+  // As the report lists them: the scales in the order given, then --drop-gaps.
+  std::vector<std::string> what_ifs;
+  what_ifs.reserve(scale_specs.size() + 1);
+  for (const std::string& spec : scale_specs) what_ifs.push_back("--scale " + spec);
+  if (drop_gaps) what_ifs.push_back("--drop-gaps");
   std::optional<std::string> job_id;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* flag) -> const std::string* {
-      if (i + 1 >= args.size()) {
-        std::fprintf(err, "lumos-model replay: %s needs a value\n", flag);
-        return nullptr;
-      }
-      return &args[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, out);
-      return 0;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--stats") {
-      stats = true;
-    } else if (a == "--dependencies-only") {
-      dependencies_only = true;
-    } else if (a == "--drop-gaps") {
-      drop_gaps = true;
-      what_ifs.push_back("--drop-gaps");
-    } else if (a == "--iteration") {
-      const std::string* v = value("--iteration");
-      if (v == nullptr) return 2;
-      try {
-        analysis.iteration = std::regex(*v, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        std::fprintf(err, "lumos-model replay: --iteration '%s': %s\n", v->c_str(), e.what());
-        return 2;
-      }
-      analysis.iteration_pattern = *v;
-    } else if (a == "--job") {
-      const std::string* v = value("--job");
-      if (v == nullptr) return 2;
-      job_id = *v;
-    } else if (a == "--timeline") {
-      const std::string* v = value("--timeline");
-      if (v == nullptr) return 2;
-      timeline = *v;
-    } else if (a == "--scale") {
-      const std::string* v = value("--scale");
-      if (v == nullptr) return 2;
-      StatusOr<WhatIf> scale = ParseScale(*v);
-      if (!scale.ok()) {
-        std::fprintf(err, "lumos-model replay: %s\n", scale.status().message().c_str());
-        return 2;
-      }
-      scales.push_back(std::move(scale).value());
-      what_ifs.push_back("--scale " + *v);
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(err, "lumos-model replay: unknown option '%s' (see --help)\n", a.c_str());
-      return 2;
-    } else {
-      inputs.push_back(a);
-    }
-  }
-  if (inputs.empty()) {
-    std::fprintf(err, "lumos-model replay: no trace files given (see --help)\n");
-    return 2;
-  }
+  if (job_given) job_id = job_name;
+
+  cli::CommandOutcome outcome("lumos-model replay", out, err);
   StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs);
-  if (!paths.ok()) {
-    std::fprintf(err, "lumos-model replay: %s\n", paths.status().message().c_str());
-    return 1;
-  }
+  if (!paths.ok()) return outcome.Fail(paths.status().message());
   PhaseClock clock;
   Progress progress(err);
   progress.Step("loading");
@@ -220,12 +198,12 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
     return MayMarkIteration(name, step, analysis);
   };
   StatusOr<Job> loaded = LoadJob(*paths, load);
-  if (!loaded.ok()) {
-    progress.Clear();
-    std::fprintf(err, "lumos-model replay: %s\n", loaded.status().message().c_str());
-    return 1;
-  }
+  progress.Clear();
+  if (!loaded.ok()) return outcome.Fail(loaded.status().message());
   const Job& job = *loaded;
+  // Damaged, skipped or unclosed files: one line each on stderr (they stay among the report's
+  // warnings too, which say what the numbers were computed from).
+  for (const std::string& problem : job.input_problems) outcome.InputProblem(problem);
   ReplayReport report;
   report.job_id = job.job_id;
   for (const RankTrace& r : job.ranks) report.ranks.push_back(r.rank);
@@ -238,9 +216,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   report.graph = &graph;
   if (graph.nodes.empty()) {
     progress.Clear();
-    std::fprintf(err,
-                 "lumos-model replay: no API calls or GPU ops in the input: nothing to replay\n");
-    return 1;
+    return outcome.Fail("no API calls or GPU ops in the input: nothing to replay");
   }
   progress.Step("replaying");
   progress.Update(-1);
@@ -266,24 +242,20 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   progress.Clear();
   clock.Mark("analyse");
   if (!timeline.empty()) {
+    // A timeline that cannot be written is a failed output; the report is still printed.
     Status status = WriteReplayTimeline(graph, sim, timeline);
-    if (!status.ok()) {
-      std::fprintf(err, "lumos-model replay: %s\n", status.message().c_str());
-      return 1;
-    }
+    if (!status.ok()) outcome.OutputFailed(status.message());
   }
   if (json) {
     Status status = WriteJsonReport(report, out);
-    if (!status.ok()) {
-      std::fprintf(err, "lumos-model replay: %s\n", status.message().c_str());
-      return 1;
-    }
+    // A write error on `out` itself is said once, by Finish().
+    if (!status.ok() && std::ferror(out) == 0) outcome.OutputFailed(status.message());
   } else {
     WriteTextReport(report, out);
   }
   clock.Mark("report");
   if (stats) clock.Print(err, report.events, graph.nodes.size(), graph.edges.size());
-  return 0;
+  return outcome.Finish();
 }
 
 }  // namespace lumos::modeler

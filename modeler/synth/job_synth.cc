@@ -174,16 +174,16 @@ int64_t Span(const Job& job, int64_t* begin) {
 
 StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
                                     const std::string& out_dir) {
-  if (base.ranks.empty()) return Status::Error("synth: the input has no ranks");
+  if (base.ranks.empty()) return Status::Error("the input has no ranks");
   if (o.ranks < 1 || o.iterations < 1 || o.jitter < 0 || o.jitter >= 1) {
-    return Status::Error("synth: ranks and iterations must be >= 1 and jitter in [0, 1)");
+    return Status::Error("ranks and iterations must be >= 1 and jitter in [0, 1)");
   }
   if (static_cast<size_t>(o.ranks) % base.ranks.size() != 0) {
-    return Status::Error("synth: --ranks must be a multiple of the input's " +
+    return Status::Error("--ranks must be a multiple of the input's " +
                          std::to_string(base.ranks.size()) + " ranks");
   }
   if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Status::Error("synth: cannot create " + out_dir);
+    return Status::Error("cannot create " + out_dir);
   }
   int64_t begin = 0;
   const int64_t period = Span(base, &begin) + 1'000'000;

@@ -1,6 +1,7 @@
 // Design: the subcommands of `lumos-model`. Each takes the arguments after its name and
-// returns the process exit code (0 ok, 1 failure or damaged input, 2 usage error); each
-// prints its own `--help`. Errors go to stderr as one line naming file and offset.
+// returns the process exit code (0 ok; 1 damaged, skipped or unclosed input, or an output that
+// could not be written; 2 usage error: base/cli/command_outcome.h); each prints its own
+// `--help` (base/cli/arg_parser.h). Errors go to stderr as one line naming file and offset.
 #pragma once
 
 #include <string>

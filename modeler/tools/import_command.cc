@@ -1,102 +1,64 @@
-// `lumos-model import kineto IN... -o OUT [--job-id ID]`: PyTorch profiler traces to Lumos
-// traces. Argument handling only; the work is in modeler/import/kineto_import.h.
+// `lumos-model import kineto IN... -o OUT [--job-id ID] [--zstd-level N]`: PyTorch profiler
+// traces to Lumos traces. Argument handling only; the work is in modeler/import/kineto_import.h.
 #include <cstdio>
-#include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
 #include "modeler/import/kineto_import.h"
 #include "modeler/tools/commands.h"
 
 namespace lumos::modeler {
 namespace {
 
-constexpr const char kImportUsage[] =
-    "usage: lumos-model import kineto IN... -o OUT [--job-id ID]\n"
-    "\n"
+constexpr const char kDescription[] =
     "Converts PyTorch profiler (Kineto) Chrome-trace JSON into Lumos traces (*.pb.zst).\n"
     "\n"
     "inputs (recognised by content, not by name):\n"
     "  IN.json, IN.json.gz     one trace (one rank)\n"
     "  IN.tar.gz, IN.tgz, IN.tar\n"
     "                          an archive with one .json or .json.gz per rank\n"
-    "  PyTorch Execution Traces (\"nodes\"/\"schema\") are a different format: not accepted.\n"
-    "\n"
-    "options:\n"
-    "  -o, --output OUT        one trace in total: the file to write; several: a directory\n"
-    "                          (created) that gets one <input stem>.pb.zst per trace\n"
-    "  --job-id ID             job id of every output (default: the input's name, or the\n"
-    "                          output directory's name when there are several inputs)\n"
-    "  --zstd-level N          compression level, 1..19 (default 19; 54 MB of JSON takes ~2 s)\n"
-    "  -h, --help              this help\n";
+    "  PyTorch Execution Traces (\"nodes\"/\"schema\") are a different format: not accepted.";
 
-int Usage(const char* message) {
-  std::fprintf(stderr, "lumos-model import: %s (see lumos-model import --help)\n", message);
-  return 2;
-}
-
-// "--flag=value" or "--flag value"; false (with `i` unchanged) when args[i] is not `flag`.
-bool TakeValue(const Args& args, size_t* i, const std::string& flag, std::string* value,
-               bool* missing) {
-  const std::string& arg = args[*i];
-  if (arg == flag) {
-    if (*i + 1 >= args.size()) {
-      *missing = true;
-      return true;
-    }
-    *value = args[++*i];
-    return true;
-  }
-  if (arg.size() > flag.size() + 1 && arg.compare(0, flag.size(), flag) == 0 &&
-      arg[flag.size()] == '=') {
-    *value = arg.substr(flag.size() + 1);
-    return true;
-  }
-  return false;
-}
+constexpr const char kExitStatus[] =
+    "exit status: 0 imported; 1 an input could not be read or converted (one line on stderr\n"
+    "names it; nothing is written: the import is all or nothing), or an output could not be\n"
+    "written; 2 bad arguments.";
 
 }  // namespace
 
 int RunImport(const Args& args) {
-  for (const std::string& arg : args) {
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kImportUsage, stdout);
-      return 0;
-    }
-  }
-  if (args.empty()) return Usage("missing the input format (kineto)");
-  if (args[0] != "kineto") {
-    return Usage(("unknown input format '" + args[0] + "' (supported: kineto)").c_str());
-  }
   kineto::ImportRequest request;
-  std::string level;
-  for (size_t i = 1; i < args.size(); ++i) {
-    bool missing = false;
-    if (TakeValue(args, &i, "-o", &request.output, &missing) ||
-        TakeValue(args, &i, "--output", &request.output, &missing) ||
-        TakeValue(args, &i, "--job-id", &request.job_id, &missing) ||
-        TakeValue(args, &i, "--zstd-level", &level, &missing)) {
-      if (missing) return Usage(("option " + args[i] + " needs a value").c_str());
-      continue;
-    }
-    if (args[i].size() > 1 && args[i][0] == '-') {
-      return Usage(("unknown option '" + args[i] + "'").c_str());
-    }
-    request.inputs.push_back(args[i]);
+  std::vector<std::string> positionals;
+  cli::ArgParser parser("lumos-model import", "kineto IN... -o OUT [--job-id ID] [--zstd-level N]");
+  parser.Description(kDescription)
+      .String("-o, --output", "OUT",
+              "one trace in total: the file to write; several: a directory (created) that gets "
+              "one <input stem>.pb.zst per trace",
+              &request.output)
+      .Required()
+      .String("--job-id", "ID",
+              "job id of every output (default: the input's name, or the output directory's name "
+              "when there are several inputs)",
+              &request.job_id)
+      .Int("--zstd-level", "N", "compression level, 1..19 (default 19; 54 MB of JSON takes ~2 s)",
+           1, 19, &request.zstd_level)
+      .Positionals("kineto IN...", "input", 0, &positionals)
+      .Epilogue(kExitStatus);
+  if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
+  if (positionals.empty()) return parser.UsageError(stderr, "no input format given (kineto)");
+  if (positionals[0] != "kineto") {
+    return parser.UsageError(stderr,
+                             "unknown input format '" + positionals[0] + "' (supported: kineto)");
   }
-  if (request.inputs.empty()) return Usage("no input trace given");
-  if (request.output.empty()) return Usage("no output given (-o OUT)");
-  if (!level.empty()) {
-    char* end = nullptr;
-    long value = std::strtol(level.c_str(), &end, 10);
-    if (*end != '\0' || value < 1 || value > 19) return Usage("--zstd-level must be 1..19");
-    request.zstd_level = static_cast<int>(value);
-  }
+  request.inputs.assign(positionals.begin() + 1, positionals.end());
+  if (request.inputs.empty()) return parser.UsageError(stderr, "no input given (kineto IN...)");
 
+  cli::CommandOutcome outcome("lumos-model import", stdout, stderr);
   auto imported = kineto::ImportKineto(request);
-  if (!imported.ok()) {
-    std::fprintf(stderr, "lumos-model import: %s\n", imported.status().message().c_str());
-    return 1;
-  }
+  if (!imported.ok()) return outcome.Fail(imported.status().message());
   for (const kineto::ImportedTrace& trace : *imported) {
     const kineto::ConvertStats& s = trace.stats;
     std::printf(
@@ -114,7 +76,7 @@ int RunImport(const Args& args) {
     }
     std::printf("\n");
   }
-  return 0;
+  return outcome.Finish();
 }
 
 }  // namespace lumos::modeler

@@ -3,9 +3,12 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
 #include "modeler/tools/commands.h"
 #include "modeler/trace/packet_util.h"
 #include "modeler/trace/trace_set.h"
@@ -14,18 +17,18 @@
 namespace lumos::modeler {
 namespace {
 
-constexpr const char kHelp[] =
-    "usage: lumos-model inspect FILE|DIR|GLOB... [--json]\n"
-    "\n"
+constexpr const char kDescription[] =
     "Shows, for each trace file: job, rank / world size, host, pid, producer, devices,\n"
     "CUDA/CUPTI/NCCL/driver versions, time span, packet counts per kind, streams, threads,\n"
     "communicators, loss (events dropped, by source) and whether the file ends cleanly;\n"
     "then, per job, which ranks are present.\n"
     "\n"
-    "  --json    one JSON document on stdout instead of text\n"
-    "\n"
-    "Exit status: 0 all files intact; 1 a file is unreadable or has a damaged tail (what\n"
-    "could be read is still shown); 2 bad arguments.\n";
+    "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns.";
+
+constexpr const char kExitStatus[] =
+    "exit status: 0 every file intact and closed; 1 a file is unreadable (skipped), has a\n"
+    "damaged tail or no trailer (what could be read is still shown; one line on stderr per\n"
+    "file), or the output could not be written; 2 bad arguments.";
 
 std::string JsonEscape(std::string_view s) {
   std::string out;
@@ -233,43 +236,30 @@ struct JobRanks {
 int RunInspect(const Args& args) {
   bool json = false;
   std::vector<std::string> inputs;
-  for (const std::string& arg : args) {
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kHelp, stdout);
-      return 0;
-    }
-    if (arg == "--json") {
-      json = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "lumos-model inspect: unknown option '%s'\n\n%s", arg.c_str(), kHelp);
-      return 2;
-    } else {
-      inputs.push_back(arg);
-    }
-  }
-  if (inputs.empty()) {
-    std::fprintf(stderr, "lumos-model inspect: no input files\n\n%s", kHelp);
-    return 2;
-  }
+  cli::ArgParser parser("lumos-model inspect", "FILE|DIR|GLOB... [--json]");
+  parser.Description(kDescription)
+      .Flag("--json", "one JSON document on stdout instead of text", &json)
+      .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
+      .Epilogue(kExitStatus);
+  if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
+  cli::CommandOutcome outcome("lumos-model inspect", stdout, stderr);
   auto paths = ExpandTracePaths(inputs);
-  if (!paths.ok()) {
-    std::fprintf(stderr, "lumos-model inspect: %s\n", paths.status().message().c_str());
-    return 1;
-  }
+  if (!paths.ok()) return outcome.Fail(paths.status().message());
 
-  int exit_code = 0;
   std::vector<TraceSummary> summaries;
   std::vector<std::string> errors;
   for (const std::string& path : *paths) {
     auto summary = SummarizeTrace(path);
     if (!summary.ok()) {
       errors.push_back(summary.status().message());
-      exit_code = 1;
       continue;
     }
     if (!summary->read.damage.ok()) {
       errors.push_back(summary->read.damage.message());
-      exit_code = 1;
+    } else if (!summary->read.has_trailer) {
+      errors.push_back(path +
+                       ": no trailer: the writer did not close the file (killed, or still "
+                       "writing?); what it holds is shown");
     }
     summaries.push_back(std::move(summary).value());
   }
@@ -324,9 +314,8 @@ int RunInspect(const Args& args) {
       std::printf("\n");
     }
   }
-  for (const std::string& error : errors)
-    std::fprintf(stderr, "lumos-model inspect: %s\n", error.c_str());
-  return exit_code;
+  for (const std::string& error : errors) outcome.InputProblem(error);
+  return outcome.Finish();
 }
 
 }  // namespace lumos::modeler

@@ -1,16 +1,22 @@
 // lumos-model: the offline modeler's command line. main() only: every subcommand lives in
 // its own *_command.cc.
 #include <cstdio>
-#include <cstring>
 #include <string>
 
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
 #include "modeler/graph/batch_allocator.h"
 #include "modeler/tools/commands.h"
+
+#ifndef LUMOS_VERSION
+#define LUMOS_VERSION "unknown"
+#endif
 
 namespace {
 
 constexpr const char kUsage[] =
     "usage: lumos-model <command> [options] [--help]\n"
+    "       lumos-model --version\n"
     "\n"
     "Offline modeler for Lumos traces (*.pb.zst).\n"
     "\n"
@@ -23,28 +29,51 @@ constexpr const char kUsage[] =
     "  import kineto IN... -o OUT    convert PyTorch profiler (Kineto) traces: .json,\n"
     "                                .json.gz, or .tar.gz with one JSON per rank\n"
     "\n"
-    "Run `lumos-model <command> --help` for the options of each command.\n";
+    "Run `lumos-model <command> --help` for the options of each command.\n"
+    "\n"
+    "exit status (every command): 0 all good; 1 damaged or partly unreadable input (what could\n"
+    "be read is still used and reported) or an output that could not be written; 2 bad\n"
+    "arguments. Problems go to stderr, one line each; results to stdout.\n";
 
-}  // namespace
+constexpr const char kCommands[] = "replay, synth, inspect, export, import";
 
-int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
-      std::strcmp(argv[1], "help") == 0) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  lumos::modeler::KeepFreedMemoryInProcess();
-  std::string command = argv[1];
-  lumos::modeler::Args args(argv + 2, argv + argc);
+int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "inspect") return lumos::modeler::RunInspect(args);
   if (command == "export") return lumos::modeler::RunExport(args);
   if (command == "import") return lumos::modeler::RunImport(args);
   if (command == "replay") return lumos::modeler::RunReplay(args);
   if (command == "synth") return lumos::modeler::RunSynth(args);
-  if (command == "--version") {
-    std::printf("lumos-model 0.1.0\n");
-    return 0;
+  const std::string what = !command.empty() && command[0] == '-' ? "option" : "command";
+  std::fputs(lumos::cli::UsageErrorText("lumos-model", "unknown " + what + " '" + command +
+                                                           "' (commands: " + kCommands +
+                                                           "; or --help, --version)")
+                 .c_str(),
+             stderr);
+  return lumos::cli::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(lumos::cli::UsageErrorText("lumos-model",
+                                          std::string("no command given (") + kCommands + ")")
+                   .c_str(),
+               stderr);
+    return lumos::cli::kExitUsage;
   }
-  std::fprintf(stderr, "lumos-model: unknown command '%s'\n\n%s", command.c_str(), kUsage);
-  return 2;
+  const std::string command = argv[1];
+  int status = 0;
+  std::string program = "lumos-model";
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+  } else if (command == "--version") {
+    std::printf("lumos-model %s\n", LUMOS_VERSION);
+  } else {
+    lumos::modeler::KeepFreedMemoryInProcess();
+    program += " " + command;
+    status = Run(command, lumos::modeler::Args(argv + 2, argv + argc));
+  }
+  // Output that could not be written (a full disk, /dev/full) is a failure, never exit 0.
+  return lumos::cli::CloseStdout(program, status);
 }

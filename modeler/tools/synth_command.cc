@@ -1,10 +1,14 @@
 // `lumos-model synth FILE|DIR|GLOB... -o OUT_DIR --ranks N [--iterations K] [--jitter F]
-// [--seed S] [--ranks-per-host H]`: a large job from a real one (modeler/synth/job_synth.h).
+// [--seed S] [--ranks-per-host H] [--job ID]`: a large job from a real one
+// (modeler/synth/job_synth.h).
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
 #include "modeler/graph/job.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/tools/commands.h"
@@ -13,94 +17,64 @@
 namespace lumos::modeler {
 namespace {
 
-constexpr const char kHelp[] =
-    "usage: lumos-model synth FILE|DIR|GLOB... -o OUT_DIR --ranks N [--iterations K]\n"
-    "                         [--jitter F] [--seed S] [--ranks-per-host H]\n"
-    "\n"
+constexpr const char kDescription[] =
     "Builds a large job from the traces of a real one (T ranks), to measure the modeler at\n"
     "scale: N (a multiple of T) ranks in N/T groups with their own communicators, rank R in\n"
-    "group R mod (N/T), so each group spans hosts; the input\n"
-    "repeats K times (default 1) with seq numbers and ids continued; durations shrink by a\n"
-    "random factor in [1-F, 1] (default F 0.05, seed S 1); H ranks per host (default 8), each\n"
-    "host's clock skewed by 1 ms more than the previous one. Writes one .pb.zst per rank.\n";
+    "group R mod (N/T), so each group spans hosts; the input repeats K times with seq numbers\n"
+    "and ids continued; durations shrink by a random factor in [1-F, 1]; H ranks per host,\n"
+    "each host's clock skewed by 1 ms more than the previous one. Writes one .pb.zst per rank.\n"
+    "\n"
+    "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns,\n"
+    "all of one job (--job picks one).";
 
-bool ParseInt(const std::string& text, long long low, long long high, long long* out) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < low || v > high) return false;
-  *out = v;
-  return true;
-}
+constexpr const char kExitStatus[] =
+    "exit status: 0 written from sound input; 1 an input is unreadable (skipped), has a damaged\n"
+    "tail or no trailer (what could be read is still used; one line on stderr per file), or\n"
+    "nothing could be built or written; 2 bad arguments.";
 
 }  // namespace
 
 int RunSynth(const Args& args) {
   std::vector<std::string> inputs;
-  std::string out_dir;
+  std::string out_dir, job_name;
+  bool job_given = false;
   SynthOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return 0;
-    }
-    const bool takes_value = a == "-o" || a == "--ranks" || a == "--iterations" ||
-                             a == "--jitter" || a == "--seed" || a == "--ranks-per-host";
-    if (takes_value && i + 1 >= args.size()) {
-      std::fprintf(stderr, "lumos-model synth: %s needs a value\n", a.c_str());
-      return 2;
-    }
-    long long v = 0;
-    if (a == "-o") {
-      out_dir = args[++i];
-    } else if (a == "--ranks" || a == "--iterations" || a == "--ranks-per-host" || a == "--seed") {
-      const std::string& text = args[++i];
-      if (!ParseInt(text, a == "--seed" ? 0 : 1, a == "--seed" ? INT64_MAX : 1 << 20, &v)) {
-        std::fprintf(stderr, "lumos-model synth: %s '%s' is not a valid number\n", a.c_str(),
-                     text.c_str());
-        return 2;
-      }
-      if (a == "--ranks") options.ranks = static_cast<int32_t>(v);
-      if (a == "--iterations") options.iterations = static_cast<int32_t>(v);
-      if (a == "--ranks-per-host") options.ranks_per_host = static_cast<int32_t>(v);
-      if (a == "--seed") options.seed = static_cast<uint64_t>(v);
-    } else if (a == "--jitter") {
-      const std::string& text = args[++i];
-      char* end = nullptr;
-      options.jitter = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(options.jitter >= 0 && options.jitter < 1)) {
-        std::fprintf(stderr, "lumos-model synth: --jitter '%s' must be in [0, 1)\n", text.c_str());
-        return 2;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "lumos-model synth: unknown option '%s' (see --help)\n", a.c_str());
-      return 2;
-    } else {
-      inputs.push_back(a);
-    }
-  }
-  if (inputs.empty() || out_dir.empty()) {
-    std::fprintf(stderr, "lumos-model synth: needs input traces and -o OUT_DIR (see --help)\n");
-    return 2;
-  }
+  cli::ArgParser parser("lumos-model synth",
+                        "FILE|DIR|GLOB... -o OUT_DIR --ranks N [--iterations K] [--jitter F]\n"
+                        "                         [--seed S] [--ranks-per-host H] [--job ID]");
+  parser.Description(kDescription)
+      .String("-o, --output", "OUT_DIR", "the directory to write (created if missing)", &out_dir)
+      .Required()
+      .Int("--ranks", "N", "ranks to build, a multiple of the input's (required)", 1, 1 << 20,
+           &options.ranks)
+      .Required()
+      .Int("--iterations", "K", "times the input repeats (default 1)", 1, 1 << 20,
+           &options.iterations)
+      .Double("--jitter", "F", "durations shrink by a random factor in [1-F, 1] (default 0.05)",
+              0.0, 1.0, /*max_open=*/true, &options.jitter)
+      .Int<uint64_t>("--seed", "S", "seed of the jitter (default 1)", 0, INT64_MAX, &options.seed)
+      .Int("--ranks-per-host", "H", "ranks per host (default 8)", 1, 1 << 20,
+           &options.ranks_per_host)
+      .String("--job", "ID", "the job to build from when the inputs hold several (header job id)",
+              &job_name)
+      .Given(&job_given)
+      .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
+      .Epilogue(kExitStatus);
+  if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
+
+  cli::CommandOutcome outcome("lumos-model synth", stdout, stderr);
   auto paths = ExpandTracePaths(inputs);
-  if (!paths.ok()) {
-    std::fprintf(stderr, "lumos-model synth: %s\n", paths.status().message().c_str());
-    return 1;
-  }
-  auto job = LoadJob(*paths);
-  if (!job.ok()) {
-    std::fprintf(stderr, "lumos-model synth: %s\n", job.status().message().c_str());
-    return 1;
-  }
+  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  LoadOptions load;
+  if (job_given) load.job_id = job_name;
+  auto job = LoadJob(*paths, load);
+  if (!job.ok()) return outcome.Fail(job.status().message());
+  for (const std::string& problem : job->input_problems) outcome.InputProblem(problem);
   auto result = SynthesizeJob(*job, options, out_dir);
-  if (!result.ok()) {
-    std::fprintf(stderr, "lumos-model synth: %s\n", result.status().message().c_str());
-    return 1;
-  }
+  if (!result.ok()) return outcome.Fail(result.status().message());
   std::printf("%s: %" PRIu64 " files, %" PRIu64 " events, %.1f MB\n", out_dir.c_str(),
               result->files, result->events, static_cast<double>(result->bytes) / 1e6);
-  return 0;
+  return outcome.Finish();
 }
 
 }  // namespace lumos::modeler

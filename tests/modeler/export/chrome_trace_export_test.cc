@@ -303,6 +303,28 @@ TEST(ChromeTraceExportTest, UnreadableInputFailsAndLeavesTheOutputAlone) {
   EXPECT_NE(access(dir.File("out.json.tmp").c_str(), F_OK), 0);
 }
 
+// One input that is no trace among good ones is skipped by name, the others exported (as
+// inspect and replay do); the report says which.
+TEST(ChromeTraceExportTest, AnInputThatCannotBeOpenedIsSkippedAndTheOthersExported) {
+  TempDir dir;
+  export_test::WriteTwoRankScenario(dir.path());
+  ::lumos::testing::WriteFileBytes(dir.File("bad.pb.zst"), "{\"traceEvents\": []}");
+  ExportReport report;
+  std::string json =
+      Export({dir.File("bad.pb.zst"), dir.File("rank0.pb.zst"), dir.File("rank1.pb.zst")}, &report);
+  ASSERT_EQ(report.skipped.size(), 1u);
+  EXPECT_EQ(
+      report.skipped[0].rfind(dir.File("bad.pb.zst") + ": byte offset 0: not a Lumos trace", 0), 0u)
+      << report.skipped[0];
+  EXPECT_TRUE(report.damaged());
+  ASSERT_EQ(report.files.size(), 2u);
+  EXPECT_EQ(report.files[0].path, dir.File("rank0.pb.zst"));
+  EXPECT_TRUE(report.files[0].closed);
+  ParsedTrace trace;
+  ASSERT_TRUE(export_test::ParseTrace(json, &trace));
+  EXPECT_EQ(trace.process_names.size(), 2u);
+}
+
 TEST(ChromeTraceExportTest, ASinkErrorFailsTheExport) {
   TempDir dir;
   ::lumos::testing::WriteSampleTrace(dir.File("t.pb.zst"), 20000);

@@ -124,7 +124,8 @@ TEST_F(ExportCliTest, DamagedInputStillWritesAndExitsOne) {
   CliResult r = RunCli({dir_.File("rank0.pb.zst"), cut, "-o", out});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find("damaged input: " + cut + ": byte offset "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("lumos-model export: " + cut + ": byte offset ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("(exported the "), std::string::npos) << r.err;
   export_test::ParsedTrace trace;
   ASSERT_TRUE(export_test::ParseTrace(ReadFileBytes(out), &trace));
   EXPECT_EQ(trace.process_names.size(), 2u);

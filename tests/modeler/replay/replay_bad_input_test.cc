@@ -14,6 +14,7 @@
 #include "modeler/trace/trace_set.h"
 #include "tests/modeler/replay/replay_test_util.h"
 #include "tests/testing/sample_trace.h"
+#include "tests/testing/trace_frames.h"
 
 namespace lumos::modeler::testing {
 namespace {
@@ -67,7 +68,11 @@ TEST(ReplayBadInputTest, RankCutShortIsNamedAndReplayedAsFarAsItGoes) {
   ASSERT_FALSE(victim.empty());
   fs::resize_file(victim, fs::file_size(victim) * 6 / 10);
   std::string out, err;
-  ASSERT_EQ(RunCli({dir.File("job")}, &out, &err), 0) << err;
+  // Damaged input: exit 1 and one line on stderr naming the file; the report still comes, and
+  // says what it was computed from.
+  ASSERT_EQ(RunCli({dir.File("job")}, &out, &err), 1) << err;
+  EXPECT_EQ(err.rfind("lumos-model replay: " + victim + ": byte offset ", 0), 0u) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(out.find("rank 2 is cut short"), std::string::npos) << out;
   EXPECT_NE(out.find("byte offset"), std::string::npos) << out;
   EXPECT_NE(out.find("mean |error|"), std::string::npos);
@@ -82,9 +87,47 @@ TEST(ReplayBadInputTest, UnreadableFileIsSkippedByName) {
   }
   fs::resize_file(victim, 30);  // Its only frame, header included, is cut.
   std::string out, err;
-  ASSERT_EQ(RunCli({dir.path()}, &out, &err), 0) << err;
+  // Exit 1 with one line on stderr; the other ranks replay.
+  ASSERT_EQ(RunCli({dir.path()}, &out, &err), 1) << err;
+  EXPECT_EQ(err.rfind("lumos-model replay: " + victim + ": ", 0), 0u) << err;
+  EXPECT_NE(err.find("(skipped)"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(out.find("skipped: " + victim), std::string::npos) << out;
   EXPECT_NE(out.find("ranks missing: 2"), std::string::npos) << out;
+}
+
+// Job::input_problems: one line per file that is skipped, cut short or never closed (what the
+// commands exit 1 on), each naming the file; a sound file adds none.
+TEST(ReplayBadInputTest, InputProblemsNameEachDamagedSkippedOrUnclosedFile) {
+  TempDir dir;
+  const std::string golden = std::string(LUMOS_SOURCE_DIR) + "/tests/data/schema_v1.0";
+  const std::string bytes = lumos::testing::ReadFileBytes(golden + "/every_packet_kind.pb.zst");
+  auto sound = LoadJob({golden + "/every_packet_kind.pb.zst"});
+  ASSERT_TRUE(sound.ok()) << sound.status().message();
+  EXPECT_TRUE(sound->input_problems.empty());
+  // Cut inside the last frame (the trailer's): a damaged tail.
+  lumos::testing::WriteFileBytes(dir.File("cut.pb.zst"), bytes.substr(0, bytes.size() - 7));
+  lumos::testing::WriteFileBytes(dir.File("junk.pb.zst"), "not a trace");
+  auto job = LoadJob({dir.File("cut.pb.zst"), dir.File("junk.pb.zst")});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  ASSERT_EQ(job->input_problems.size(), 2u);
+  EXPECT_EQ(job->input_problems[0].rfind(dir.File("junk.pb.zst") + ": byte offset 0: ", 0), 0u)
+      << job->input_problems[0];
+  EXPECT_NE(job->input_problems[0].find("(skipped)"), std::string::npos);
+  EXPECT_EQ(job->input_problems[1].rfind(dir.File("cut.pb.zst") + ": byte offset ", 0), 0u)
+      << job->input_problems[1];
+  EXPECT_EQ(job->ranks.size(), 1u);
+  EXPECT_GT(job->events_read, 0u);
+  // Cut where the last frame (the trailer's) starts: intact, but never closed.
+  const std::vector<size_t> frames = lumos::testing::FrameStarts(bytes);
+  ASSERT_GE(frames.size(), 3u);
+  lumos::testing::WriteFileBytes(dir.File("open.pb.zst"), bytes.substr(0, frames.back()));
+  auto unclosed = LoadJob({dir.File("open.pb.zst")});
+  ASSERT_TRUE(unclosed.ok()) << unclosed.status().message();
+  ASSERT_EQ(unclosed->input_problems.size(), 1u);
+  EXPECT_EQ(unclosed->input_problems[0].rfind(dir.File("open.pb.zst") + ": no trailer: ", 0), 0u)
+      << unclosed->input_problems[0];
+  EXPECT_EQ(unclosed->events_read, sound->events_read);
 }
 
 // Two ranks, three allreduces on comm 42 (size 2); rank 1 numbers them from 1: seq 0 and 3
