@@ -195,19 +195,23 @@ StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path
   file->path_ = path;
   file->destination_ = path;
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+  const bool exists = ::stat(path.c_str(), &st) == 0;  // Through symbolic links.
+  if (!exists && errno != ENOENT) {
+    return ErrorStatus("cannot write %s: %s", path.c_str(), std::strerror(errno));
+  }
+  struct stat link {};
+  if (exists && S_ISREG(st.st_mode) && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
     // The rename replaces the link's target, not the link.
     char* resolved = ::realpath(path.c_str(), nullptr);
     if (resolved == nullptr) {
-      return ErrorStatus("%s: a symbolic link that cannot be followed: %s", path.c_str(),
+      return ErrorStatus("cannot write %s: cannot resolve the symbolic link: %s", path.c_str(),
                          std::strerror(errno));
     }
     file->destination_ = resolved;
     std::free(resolved);
-  }
-  bool exists = ::stat(file->destination_.c_str(), &st) == 0;
-  if (!exists && errno != ENOENT) {
-    return ErrorStatus("cannot write %s: %s", path.c_str(), std::strerror(errno));
+  } else if (!exists && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    return ErrorStatus("cannot write %s: a symbolic link to a file that does not exist",
+                       path.c_str());
   }
   if (exists && !S_ISREG(st.st_mode)) {
     if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {

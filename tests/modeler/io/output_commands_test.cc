@@ -138,7 +138,15 @@ TEST(OutputCommandsTest, ExportAndTimelineWriteThroughAFifoToItsReader) {
     EXPECT_EQ(reader.Wait().out.substr(0, 1), "{");
     EXPECT_TRUE(S_ISFIFO(ModeOf(fifo)));
   }
-  EXPECT_EQ(ListDir(dir.path()).size(), 2u);
+  // -o /dev/stdout into a pipe: a private link of the same kind (to /proc/self/fd/1).
+  const std::string stdout_link = dir.File("stdout");
+  ASSERT_EQ(::symlink("/proc/self/fd/1", stdout_link.c_str()), 0);
+  r = RunCommand(Model("export " + kExample + " -q -o " + stdout_link) + " | cat >" +
+                 dir.File("copy.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFileBytes(dir.File("copy.json")), ReadFileBytes(dir.File("plain.json")));
+  EXPECT_TRUE(S_ISLNK(ModeOf(stdout_link)));
+  EXPECT_EQ(ListDir(dir.path()).size(), 4u);
 }
 
 TEST(OutputCommandsTest, ADirectoryAsTheOutputFileIsRefusedWithTheReason) {

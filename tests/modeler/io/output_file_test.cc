@@ -106,6 +106,31 @@ TEST(OutputFileTest, ASymbolicLinkKeepsPointingAtTheNewOutput) {
   EXPECT_EQ(ReadFileBytes(dir.File("target.json")), "new");
 }
 
+TEST(OutputFileTest, ALinkToAFifoIsWrittenThroughAndADanglingLinkRefused) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.File("pipe").c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("pipe", dir.File("link").c_str()), 0);
+  std::string received;
+  std::thread reader([&] { received = ReadFileBytes(dir.File("pipe")); });
+  {
+    auto file = Create(dir.File("link"));
+    ASSERT_NE(file, nullptr);
+    EXPECT_TRUE(file->direct());
+    ASSERT_TRUE(file->Write("via the link").ok());
+    ASSERT_TRUE(file->Commit().ok());
+  }
+  reader.join();
+  EXPECT_EQ(received, "via the link");
+  EXPECT_TRUE(S_ISLNK(ModeOf(dir.File("link"))));
+
+  ASSERT_EQ(::symlink("missing/file", dir.File("dangling").c_str()), 0);
+  auto dangling = OutputFile::Create(dir.File("dangling"));
+  ASSERT_FALSE(dangling.ok());
+  EXPECT_NE(dangling.status().message().find("does not exist"), std::string::npos)
+      << dangling.status().message();
+  EXPECT_EQ(ListDir(dir.path()).size(), 3u);
+}
+
 TEST(OutputFileTest, DirectoriesAreRefusedWithTheReason) {
   TempDir dir;
   ASSERT_EQ(::mkdir(dir.File("d").c_str(), 0755), 0);
