@@ -246,11 +246,12 @@ StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path
     return ErrorStatus("cannot write %s: no unused temporary name next to it", path.c_str());
   }
   if (exists) {
-    // The replacement keeps the mode (and, where permitted, the owner) of what it replaces.
-    ::fchmod(file->fd_, st.st_mode & 07777);
+    // The replacement keeps the owner (where permitted) and the mode of what it replaces;
+    // owner first, as a change of owner clears set-id bits.
     if (::fchown(file->fd_, st.st_uid, st.st_gid) != 0) {
       // Not permitted for another user's file: the new file is the caller's.
     }
+    ::fchmod(file->fd_, st.st_mode & 07777);
   }
   return file;
 }
