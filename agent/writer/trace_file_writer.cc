@@ -142,9 +142,10 @@ Status TraceFileWriter::WriteAll(const uint8_t* data, size_t size) {
 
 Status TraceFileWriter::Flush() {
   Status status = FlushFrame();
+  if (!status.ok() && first_failure_.ok()) first_failure_ = status;
   // One line per writer, whichever flush fails first: a full disk must not flood the job's
   // stderr, and a time-triggered flush must not fail silently either.
-  if (!status.ok() && !warned_) {
+  if (!status.ok() && !warned_ && options_.log_failures) {
     warned_ = true;
     LUMOS_LOG(Warn, "%s (further failures are counted in the trace, not logged)",
               status.message().c_str());
@@ -207,6 +208,7 @@ Status TraceFileWriter::FlushFrame() {
       status = ErrorStatus("%s: the final frame does not fit under %s", path_.c_str(), limit_name);
     } else {
       limit_reached_ = true;
+      limit_name_ = limit_name;
       stats_.events_lost += EventsLostWithFrame(events);
       lost_to_limit_ += EventsLostWithFrame(events);
       CarryLossesOfFailedFrame();
@@ -276,6 +278,19 @@ Status TraceFileWriter::MaybeFlush(uint64_t now_ns) {
   }
   last_flush_ns_ = now_ns;
   return Flush();
+}
+
+Status TraceFileWriter::CloseComplete(uint64_t end_time_ns) {
+  Status closed = Close(end_time_ns);
+  if (stats_.events_lost == 0) return closed;
+  if (lost_to_limit_ != 0) {
+    return ErrorStatus("writing %s: the file does not fit under %s (%llu events left out)",
+                       path_.c_str(), limit_name_, static_cast<unsigned long long>(lost_to_limit_));
+  }
+  if (!first_failure_.ok()) return first_failure_;
+  if (!closed.ok()) return closed;
+  return ErrorStatus("writing %s: %llu events could not be written", path_.c_str(),
+                     static_cast<unsigned long long>(stats_.events_lost));
 }
 
 Status TraceFileWriter::Close(uint64_t end_time_ns, const TrailerInfo& extra) {

@@ -35,6 +35,9 @@ struct WriterOptions {
   // Writes the header at once in a frame of its own (crash safety for live capture). A
   // converter that writes a whole file in one go saves a frame and shares context with false.
   bool header_in_own_frame = true;
+  // Logs the first failed flush (the agent: one warning line). A tool that reports failures
+  // itself turns it off and ends with CloseComplete().
+  bool log_failures = true;
 };
 
 struct WriterStats {
@@ -88,6 +91,10 @@ class TraceFileWriter {
   // Writes what is pending and a final frame with the trailer (file totals, plus `extra`), then
   // closes the file. Logs nothing: see warned().
   Status Close(uint64_t end_time_ns, const TrailerInfo& extra = {});
+
+  // For a tool writing a whole file in one go: Close(), and an error unless every event reached
+  // the file, saying why not (the first failed write, or the size limit that stopped it).
+  Status CloseComplete(uint64_t end_time_ns);
 
   // Whether a failure was logged already (a caller reporting Close()'s error can stay silent).
   bool warned() const { return warned_; }
@@ -148,7 +155,9 @@ class TraceFileWriter {
   std::vector<KeptLoss> carried_losses_;   // From frames that failed, merged by source/detail.
   bool limit_reached_ = false;
   bool warned_ = false;
-  bool closing_ = false;  // Close() writes the final frame: only RLIMIT_FSIZE limits it.
+  Status first_failure_;         // Of any flush: what CloseComplete() reports.
+  const char* limit_name_ = "";  // The limit that stopped the events (limit_reached_).
+  bool closing_ = false;         // Close() writes the final frame: only RLIMIT_FSIZE limits it.
   bool closed_ = false;
   WriterStats stats_;
 };

@@ -1,10 +1,5 @@
 #include "modeler/export/chrome_trace_export.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include "modeler/export/event_writer.h"
@@ -13,6 +8,7 @@
 #include "modeler/export/json_writer.h"
 #include "modeler/export/names.h"
 #include "modeler/export/track_layout.h"
+#include "modeler/io/output_file.h"
 #include "modeler/trace/trace_reader.h"
 
 namespace lumos::modeler {
@@ -220,29 +216,10 @@ Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const Expo
 Status ExportChromeTraceFile(const std::vector<std::string>& trace_paths,
                              const ExportOptions& options, const std::string& out_path,
                              ExportReport* report) {
-  std::string tmp_path = out_path + ".tmp";
-  std::FILE* out = std::fopen(tmp_path.c_str(), "wb");
-  if (out == nullptr) {
-    return ErrorStatus("%s: cannot create: %s", tmp_path.c_str(), std::strerror(errno));
-  }
-  auto write_error = [&]() {
-    return ErrorStatus("%s: write failed: %s", tmp_path.c_str(), std::strerror(errno));
-  };
-  ExportSink sink = [&](std::string_view chunk) -> Status {
-    if (std::fwrite(chunk.data(), 1, chunk.size(), out) != chunk.size()) return write_error();
-    return Status::Ok();
-  };
-  Status status = ExportChromeTrace(trace_paths, options, sink, report);
-  if (status.ok() && std::fflush(out) != 0) status = write_error();
-  // Durable before it replaces an older output under the final name.
-  if (status.ok() && ::fsync(::fileno(out)) != 0) status = write_error();
-  if (std::fclose(out) != 0 && status.ok()) status = write_error();
-  if (status.ok() && std::rename(tmp_path.c_str(), out_path.c_str()) != 0) {
-    status = ErrorStatus("%s: cannot rename to %s: %s", tmp_path.c_str(), out_path.c_str(),
-                         std::strerror(errno));
-  }
-  if (!status.ok()) ::unlink(tmp_path.c_str());
-  return status;
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> out, io::OutputFile::Create(out_path));
+  ExportSink sink = [&out](std::string_view chunk) { return out->Write(chunk); };
+  LUMOS_RETURN_IF_ERROR(ExportChromeTrace(trace_paths, options, sink, report));
+  return out->Commit();  // On failure `out` goes, with its temporary file.
 }
 
 }  // namespace lumos::modeler

@@ -67,8 +67,9 @@ using ExportSink = std::function<Status(std::string_view)>;
 Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const ExportOptions& options,
                          const ExportSink& sink, ExportReport* report);
 
-// Same, into `out_path`: written to `out_path`.tmp, then renamed, so `out_path` is either the
-// complete output or untouched (the .tmp is removed on failure).
+// Same, into `out_path` through io::OutputFile: a temporary file next to it, renamed when
+// complete, so `out_path` is either the complete output or untouched (a device or FIFO is
+// written directly; a directory is refused).
 Status ExportChromeTraceFile(const std::vector<std::string>& trace_paths,
                              const ExportOptions& options, const std::string& out_path,
                              ExportReport* report);

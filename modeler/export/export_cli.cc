@@ -46,8 +46,9 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
                         "FILE|DIR|GLOB... -o OUT.json [--no-flows] [--quiet]");
   parser.Description(kDescription)
       .String("-o, --output", "OUT.json",
-              "where to write (required). Written to OUT.json.tmp and renamed, so OUT.json is "
-              "never left half-written.",
+              "where to write (required). Written to a temporary file next to it and renamed, so "
+              "OUT.json is never left half-written; a device or FIFO (/dev/null, a pipe) is "
+              "written directly.",
               &output)
       .Required()
       .Flag("--no-flows",

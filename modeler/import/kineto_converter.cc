@@ -96,6 +96,7 @@ Status ConvertKinetoText(const PaddedText& text, const std::string& name,
   agent::WriterOptions writer_options;
   writer_options.zstd_level = options.zstd_level;
   writer_options.header_in_own_frame = false;  // Written in one go: nothing to protect.
+  writer_options.log_failures = false;         // Reported once, by CloseComplete().
   LUMOS_ASSIGN_OR_RETURN(auto writer,
                          agent::TraceFileWriter::Create(output_path, trace.header, writer_options));
   for (const auto& [key, thread_name] : trace.threads) {
@@ -106,11 +107,8 @@ Status ConvertKinetoText(const PaddedText& text, const std::string& name,
     std::visit([&writer](const auto& e) { writer->Add(e); }, event);
     Count(event, stats);
   }
-  LUMOS_RETURN_IF_ERROR(writer->Close(static_cast<uint64_t>(std::max<int64_t>(trace.end_ns, 0))));
-  if (writer->stats().events_lost != 0) {
-    return ErrorStatus("writing %s: %llu events could not be written", output_path.c_str(),
-                       static_cast<unsigned long long>(writer->stats().events_lost));
-  }
+  LUMOS_RETURN_IF_ERROR(
+      writer->CloseComplete(static_cast<uint64_t>(std::max<int64_t>(trace.end_ns, 0))));
   stats->skipped = trace.skipped;
   stats->start_ns = trace.start_ns;
   stats->end_ns = trace.end_ns;

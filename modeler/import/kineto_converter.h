@@ -7,7 +7,8 @@
 // 3x the JSON size at peak.
 // Failure behaviour: bad input returns a Status naming the input; malformed single events are
 // counted, not fatal. The output path is written directly: callers that must not leave a
-// partial file behind write to a temporary name and rename (see kineto_import.h).
+// partial file behind write to a temporary name and rename (see kineto_import.h). A failed
+// write is an error (its reason, from the writer), never a log line.
 // Threading: independent calls may run on different threads.
 #pragma once
 

@@ -1,16 +1,13 @@
 #include "modeler/import/kineto_import.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <memory>
 #include <set>
 
 #include "modeler/import/byte_source.h"
 #include "modeler/import/tar_reader.h"
+#include "modeler/io/output_file.h"
 
 namespace lumos::modeler::kineto {
 namespace {
@@ -82,81 +79,61 @@ StatusOr<std::vector<PlannedTrace>> ListTraces(const std::vector<std::string>& i
   return plan;
 }
 
-// Removes what a failed import wrote, so no partial output stays behind.
-class OutputGuard {
- public:
-  ~OutputGuard() {
-    if (committed_) return;
-    if (!temporary_.empty()) ::unlink(temporary_.c_str());
-    for (const std::string& path : written_) ::unlink(path.c_str());
-    if (!created_directory_.empty()) ::rmdir(created_directory_.c_str());
-  }
-  void SetTemporary(std::string path) { temporary_ = std::move(path); }
-  void Written(std::string path) {
-    temporary_.clear();
-    written_.push_back(std::move(path));
-  }
-  void CreatedDirectory(std::string path) { created_directory_ = std::move(path); }
-  void Commit() { committed_ = true; }
-
- private:
-  std::string temporary_;
-  std::vector<std::string> written_;
-  std::string created_directory_;
-  bool committed_ = false;
-};
-
+// Where each trace goes. -o names a directory when it ends in '/', when it is one already, or
+// when there are several traces (then it is created if missing); else it is the output file.
 Status AssignDestinations(const ImportRequest& request, std::vector<PlannedTrace>* plan,
-                          OutputGuard* guard) {
+                          io::OutputSet* outputs) {
   const std::string& out = request.output;
-  struct stat st;
-  bool exists = ::stat(out.c_str(), &st) == 0;
-  bool is_directory = exists && S_ISDIR(st.st_mode);
+  struct stat st {};
+  const bool exists = ::stat(out.c_str(), &st) == 0;
+  const bool is_directory = (exists && S_ISDIR(st.st_mode)) || EndsWith(out, "/");
   if (plan->size() == 1 && !is_directory) {
     (*plan)[0].destination = out;
-    return Status::Ok();
+  } else {
+    if (!is_directory) {
+      if (exists) {
+        return ErrorStatus("%s exists and is not a directory; %zu traces need a directory",
+                           out.c_str(), plan->size());
+      }
+      if (EndsWith(out, ".pb.zst")) {
+        return ErrorStatus("%zu traces to write: -o needs a directory, not the file name %s",
+                           plan->size(), out.c_str());
+      }
+    }
+    LUMOS_RETURN_IF_ERROR(outputs->UseDirectory(out));
+    std::set<std::string> used;
+    for (PlannedTrace& trace : *plan) {
+      std::string stem = TraceStem(trace.member.empty() ? trace.source : trace.member);
+      trace.destination = out;
+      if (!EndsWith(out, "/")) trace.destination += '/';
+      trace.destination += stem;
+      trace.destination += ".pb.zst";
+      if (!used.insert(trace.destination).second) {
+        return ErrorStatus("two inputs would both be written to %s (%s); rename one",
+                           trace.destination.c_str(), trace.source.c_str());
+      }
+    }
   }
-  if (!is_directory) {
-    if (exists) {
-      return ErrorStatus("%s exists and is not a directory; %zu traces need a directory",
-                         out.c_str(), plan->size());
-    }
-    if (EndsWith(out, ".pb.zst")) {
-      return ErrorStatus("%zu traces to write: -o needs a directory, not the file name %s",
-                         plan->size(), out.c_str());
-    }
-    if (::mkdir(out.c_str(), 0755) != 0) {
-      return ErrorStatus("cannot create directory %s: %s", out.c_str(), std::strerror(errno));
-    }
-    guard->CreatedDirectory(out);
-  }
-  std::set<std::string> used;
-  for (PlannedTrace& trace : *plan) {
-    std::string stem = TraceStem(trace.member.empty() ? trace.source : trace.member);
-    trace.destination = out;
-    if (!EndsWith(out, "/")) trace.destination += '/';
-    trace.destination += stem;
-    trace.destination += ".pb.zst";
-    if (!used.insert(trace.destination).second) {
-      return ErrorStatus("two inputs would both be written to %s (%s); rename one",
-                         trace.destination.c_str(), trace.source.c_str());
+  for (const PlannedTrace& trace : *plan) {
+    for (const std::string& input : request.inputs) {
+      if (io::SameFile(trace.destination, input)) {
+        return ErrorStatus("the output %s is the input %s: choose another output",
+                           trace.destination.c_str(), input.c_str());
+      }
     }
   }
   return Status::Ok();
 }
 
+// Converts one trace into a new output of `outputs` (a temporary file until the set commits).
 Status ConvertOne(const PaddedText& text, const PlannedTrace& trace, ConvertOptions options,
-                  OutputGuard* guard, std::vector<ImportedTrace>* done) {
+                  io::OutputSet* outputs, std::vector<ImportedTrace>* done) {
   options.source_path = trace.source;
-  std::string temporary = trace.destination + ".tmp";
-  guard->SetTemporary(temporary);
+  LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs->Add(trace.destination));
   ImportedTrace result{trace.source, trace.destination, {}};
-  LUMOS_RETURN_IF_ERROR(ConvertKinetoText(text, trace.source, temporary, options, &result.stats));
-  if (std::rename(temporary.c_str(), trace.destination.c_str()) != 0) {
-    return ErrorStatus("cannot rename %s to %s: %s", temporary.c_str(), trace.destination.c_str(),
-                       std::strerror(errno));
-  }
-  guard->Written(trace.destination);
+  LUMOS_RETURN_IF_ERROR(file->Reword(
+      ConvertKinetoText(text, trace.source, file->write_path(), options, &result.stats)));
+  LUMOS_RETURN_IF_ERROR(file->Finish());  // Closed now: one open file at a time.
   done->push_back(std::move(result));
   return Status::Ok();
 }
@@ -178,8 +155,9 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
   if (request.inputs.empty()) return ErrorStatus("no input traces");
   if (request.output.empty()) return ErrorStatus("no output path");
   LUMOS_ASSIGN_OR_RETURN(std::vector<PlannedTrace> plan, ListTraces(request.inputs));
-  OutputGuard guard;
-  LUMOS_RETURN_IF_ERROR(AssignDestinations(request, &plan, &guard));
+  // Every trace is written to a temporary file; all are renamed at the end, or none.
+  io::OutputSet outputs;
+  LUMOS_RETURN_IF_ERROR(AssignDestinations(request, &plan, &outputs));
 
   ConvertOptions options;
   options.zstd_level = request.zstd_level;
@@ -195,7 +173,7 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
       text.Resize(0);
       text.Append(input.head.data(), input.head.size());
       LUMOS_RETURN_IF_ERROR(ReadRest(input.source.get(), &text));
-      LUMOS_RETURN_IF_ERROR(ConvertOne(text, plan[next++], options, &guard, &done));
+      LUMOS_RETURN_IF_ERROR(ConvertOne(text, plan[next++], options, &outputs, &done));
       continue;
     }
     TarReader reader(input.source.get(), std::move(input.head));
@@ -216,13 +194,13 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
       } else {
         LUMOS_RETURN_IF_ERROR(reader.ReadBody(&text));
       }
-      LUMOS_RETURN_IF_ERROR(ConvertOne(text, trace, options, &guard, &done));
+      LUMOS_RETURN_IF_ERROR(ConvertOne(text, trace, options, &outputs, &done));
     }
   }
   if (next != plan.size()) {
     return ErrorStatus("the inputs changed while they were being read");
   }
-  guard.Commit();
+  LUMOS_RETURN_IF_ERROR(outputs.Commit());
   return done;
 }
 

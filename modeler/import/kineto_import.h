@@ -1,15 +1,17 @@
 // Design: `lumos-model import kineto` as a library call. Inputs are Kineto JSON files, plain or
 // gzipped, or tar archives (plain or gzipped) holding one JSON (or .json.gz) per rank; the
 // kind is recognised from the bytes, not the file name. One trace in total → `output` is the
-// file to write; several → `output` is a directory (created) holding <stem>.pb.zst per trace,
-// all with the same job id.
+// file to write, unless it ends in '/' or is a directory; several → `output` is a directory
+// (created) holding <stem>.pb.zst per trace, all with the same job id.
 // Archives are read twice, streaming: once to list their traces (so the output layout is
 // known before anything is written), then to convert them one member at a time; memory stays
 // bounded by the largest single trace.
 // Failure behaviour: the first error stops the import and is returned naming the input (and
-// byte offset where it applies). Every trace is written to `<dest>.tmp` and renamed when
-// complete; on failure the temporary file, the outputs of this call and a directory it
-// created are removed, so nothing half-written is left behind.
+// byte offset where it applies). Outputs are all or nothing (io::OutputSet): every trace is
+// written to a temporary file next to its destination, and all are renamed once every one is
+// complete; on failure the temporary files and a directory this call created are removed and
+// every file that existed before is left exactly as it was. An output that is an input is
+// refused.
 // Threading: independent calls may run concurrently on different outputs.
 #pragma once
 

@@ -13,6 +13,7 @@
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
+#include "modeler/io/output_file.h"
 #include "modeler/report/replay_analysis.h"
 #include "modeler/report/replay_report.h"
 #include "modeler/report/replay_timeline.h"
@@ -176,6 +177,11 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   cli::CommandOutcome outcome("lumos-model replay", out, err);
   StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs);
   if (!paths.ok()) return outcome.Fail(paths.status().message());
+  for (const std::string& path : *paths) {
+    if (!timeline.empty() && io::SameFile(path, timeline)) {
+      return parser.UsageError(err, "the timeline " + timeline + " is also an input");
+    }
+  }
   PhaseClock clock;
   Progress progress(err);
   progress.Step("loading");

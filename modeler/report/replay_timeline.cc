@@ -1,20 +1,16 @@
 #include "modeler/report/replay_timeline.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <memory>
 
 #include "modeler/export/json_writer.h"
+#include "modeler/io/output_file.h"
 
 namespace lumos::modeler {
 
 Status WriteReplayTimeline(const ExecutionGraph& g, const SimResult& sim, const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) return Status::Error("cannot write " + path);
-  internal::JsonWriter w([file, &path](std::string_view chunk) {
-    return std::fwrite(chunk.data(), 1, chunk.size(), file) == chunk.size()
-               ? Status::Ok()
-               : Status::Error("write to " + path + " failed");
-  });
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> file, io::OutputFile::Create(path));
+  internal::JsonWriter w([&file](std::string_view chunk) { return file->Write(chunk); });
   int64_t origin = INT64_MAX;
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     origin = std::min(origin, g.nodes[n].start_ns);
@@ -79,9 +75,8 @@ Status WriteReplayTimeline(const ExecutionGraph& g, const SimResult& sim, const 
   }
   w.EndArray();
   w.EndObject();
-  Status status = w.Finish();
-  if (std::fclose(file) != 0 && status.ok()) status = Status::Error("cannot write " + path);
-  return status;
+  LUMOS_RETURN_IF_ERROR(w.Finish());
+  return file->Commit();  // On failure `file` goes, with its temporary file.
 }
 
 }  // namespace lumos::modeler

@@ -2,7 +2,9 @@
 // one Chrome/Perfetto trace, so a user sees where the model and reality part. Each rank is two
 // processes, "rank R measured" and "rank R replayed", with a track per host thread and GPU
 // stream; every node is one complete ("X") event named after its kernel or API call. Times are
-// µs from the earliest event of either timeline. Streams to the file (bounded memory).
+// µs from the earliest event of either timeline. Streams to the file (bounded memory) through
+// io::OutputFile: a temporary file renamed when complete, so a failed write (full disk) leaves
+// an older file untouched; the error names the file and the reason.
 // Threading: pure function of its inputs.
 #pragma once
 

@@ -1,14 +1,12 @@
 #include "modeler/synth/job_synth.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <memory>
 #include <string_view>
 
 #include "agent/writer/trace_file_writer.h"
+#include "modeler/io/output_file.h"
 
 namespace lumos::modeler {
 namespace {
@@ -182,9 +180,9 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
     return Status::Error("--ranks must be a multiple of the input's " +
                          std::to_string(base.ranks.size()) + " ranks");
   }
-  if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Status::Error("cannot create " + out_dir);
-  }
+  // All ranks or none: each is written to a temporary file, and all are renamed at the end.
+  io::OutputSet outputs;
+  LUMOS_RETURN_IF_ERROR(outputs.UseDirectory(out_dir));
   int64_t begin = 0;
   const int64_t period = Span(base, &begin) + 1'000'000;
   SynthResult result;
@@ -207,22 +205,32 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
     header.source_path = t.path;
     header.start_time_ns = static_cast<uint64_t>(std::max<int64_t>(begin, 0));
     std::string path = out_dir;
-    path += "/" + job_id;
-    path += ".rank" + std::to_string(r) + ".pb.zst";
+    if (path.back() != '/') path += '/';
+    path += job_id + ".rank" + std::to_string(r) + ".pb.zst";
+    for (const RankTrace& input : base.ranks) {
+      if (io::SameFile(path, input.path)) {
+        return ErrorStatus("the output %s is the input %s: choose another -o", path.c_str(),
+                           input.path.c_str());
+      }
+    }
+    LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs.Add(path));
     agent::WriterOptions options;
     options.zstd_level = o.zstd_level;
     options.header_in_own_frame = false;
     options.frame_bytes = o.frame_bytes;
-    LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<agent::TraceFileWriter> writer,
-                           agent::TraceFileWriter::Create(path, header, options));
+    options.log_failures = false;  // Reported once, by CloseComplete().
+    auto created = agent::TraceFileWriter::Create(file->write_path(), header, options);
+    if (!created.ok()) return file->Reword(created.status());
+    std::unique_ptr<agent::TraceFileWriter> writer = std::move(created).value();
     RankSynth synth(t, o, r, static_cast<uint64_t>(r) % groups, period);
     result.events += synth.Write(writer.get());
-    LUMOS_RETURN_IF_ERROR(
-        writer->Close(static_cast<uint64_t>(std::max<int64_t>(0, begin + period * o.iterations))));
-    struct stat st {};
-    if (stat(path.c_str(), &st) == 0) result.bytes += static_cast<uint64_t>(st.st_size);
+    LUMOS_RETURN_IF_ERROR(file->Reword(writer->CloseComplete(
+        static_cast<uint64_t>(std::max<int64_t>(0, begin + period * o.iterations)))));
+    LUMOS_RETURN_IF_ERROR(file->Finish());  // Closed now: one open file at a time.
+    result.bytes += writer->stats().bytes_written;
     ++result.files;
   }
+  LUMOS_RETURN_IF_ERROR(outputs.Commit());
   return result;
 }
 

@@ -14,7 +14,10 @@
 //     shrinking, so no op grows into the next one on its stream or thread;
 //   * ranks sit on hosts of `ranks_per_host`; host h's clock is shifted by h * host_skew_ns, so
 //     the replay's clock alignment has something to undo.
-// Files are written with the agent's trace writer, one per rank, header producer SYNTHETIC.
+// Files are written with the agent's trace writer, one per rank, header producer SYNTHETIC,
+// all or none (io::OutputSet): each to a temporary file in out_dir, all renamed at the end; a
+// failure (full disk) leaves out_dir as it was and returns one error naming the file and the
+// reason. An output that would replace an input is refused.
 // Threading: single-threaded; writes one file at a time (memory: one rank's events).
 #pragma once
 
@@ -43,7 +46,8 @@ struct SynthResult {
   uint64_t bytes = 0;
 };
 
-// Writes `options.ranks` files "<job>.rank<R>.pb.zst" into out_dir (created if missing).
+// Writes `options.ranks` files "<job>.rank<R>.pb.zst" into out_dir (created if missing; an
+// existing file of that name is replaced only once every rank is written).
 StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& options,
                                     const std::string& out_dir);
 

@@ -8,6 +8,7 @@
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "modeler/import/kineto_import.h"
+#include "modeler/io/output_file.h"
 #include "modeler/tools/commands.h"
 
 namespace lumos::modeler {
@@ -35,8 +36,10 @@ int RunImport(const Args& args) {
   cli::ArgParser parser("lumos-model import", "kineto IN... -o OUT [--job-id ID] [--zstd-level N]");
   parser.Description(kDescription)
       .String("-o, --output", "OUT",
-              "one trace in total: the file to write; several: a directory (created) that gets "
-              "one <input stem>.pb.zst per trace",
+              "one trace in total: the file to write; several, or OUT ending in '/' or naming a "
+              "directory: a directory (created) that gets one <input stem>.pb.zst per trace. "
+              "Written to temporary files and renamed at the end, all or none: an existing file "
+              "is only ever replaced by a complete one",
               &request.output)
       .Required()
       .String("--job-id", "ID",
@@ -55,6 +58,12 @@ int RunImport(const Args& args) {
   }
   request.inputs.assign(positionals.begin() + 1, positionals.end());
   if (request.inputs.empty()) return parser.UsageError(stderr, "no input given (kineto IN...)");
+
+  for (const std::string& input : request.inputs) {
+    if (io::SameFile(input, request.output)) {
+      return parser.UsageError(stderr, "the output " + request.output + " is also an input");
+    }
+  }
 
   cli::CommandOutcome outcome("lumos-model import", stdout, stderr);
   auto imported = kineto::ImportKineto(request);

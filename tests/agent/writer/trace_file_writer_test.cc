@@ -272,6 +272,65 @@ TEST(TraceFileWriterTest, FailedFlushesOfEveryKindWarnOnce) {
   EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
 }
 
+// A tool (log_failures off) logs nothing and learns why events were lost from CloseComplete(),
+// even when the trailer made it to the file after all (space came back).
+TEST(TraceFileWriterTest, WithoutLoggingCloseCompleteSaysWhyEventsWereLost) {
+  TempDir dir;
+  const std::string path = dir.File("quiet.pb.zst");
+  const std::string err_path = dir.File("stderr");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(err, STDERR_FILENO);
+    WriterOptions options;
+    options.frame_bytes = 256;
+    options.log_failures = false;
+    auto writer = TraceFileWriter::Create(path, SampleHeader(), options);
+    if (!writer.ok()) _exit(3);
+    const int fd = DescriptorOf(path);
+    const int saved = dup(fd);
+    const int full = open("/dev/full", O_WRONLY);
+    if (full < 0 || dup2(full, fd) < 0) _exit(4);
+    for (uint64_t i = 0; i < 1000; ++i) {
+      (*writer)->Add(KernelEvent{.start_ns = 1, .correlation_id = i, .name = "k"});
+    }
+    if (dup2(saved, fd) < 0) _exit(5);  // Space again: the trailer is written.
+    Status complete = (*writer)->CloseComplete(0);
+    _exit(!complete.ok() && complete.message().find(path) != std::string::npos &&
+                  complete.message().find("No space left on device") != std::string::npos
+              ? 0
+              : 6);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(::lumos::testing::ReadFileBytes(err_path), "");
+
+  WriterOptions capped;
+  capped.frame_bytes = 4096;
+  capped.max_file_bytes = 16 * 1024;
+  capped.log_failures = false;
+  auto writer = TraceFileWriter::Create(dir.File("capped.pb.zst"), SampleHeader(), capped);
+  ASSERT_TRUE(writer.ok());
+  for (uint64_t i = 0; i < 100000; ++i) {
+    (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 1013 + (i * 7919) % 997),
+                               .duration_ns = (i * 31) % 4000,
+                               .correlation_id = i,
+                               .name = "k"});
+  }
+  Status complete = (*writer)->CloseComplete(0);
+  ASSERT_FALSE(complete.ok());
+  EXPECT_NE(complete.message().find("does not fit under max_file_bytes"), std::string::npos)
+      << complete.message();
+
+  auto whole = TraceFileWriter::Create(dir.File("whole.pb.zst"), SampleHeader(), capped);
+  ASSERT_TRUE(whole.ok());
+  (*whole)->Add(KernelEvent{.start_ns = 1, .correlation_id = 1, .name = "k"});
+  EXPECT_TRUE((*whole)->CloseComplete(0).ok());
+}
+
 // LossRecords are data: those in a frame that could not be written (a ring's drops, a failed
 // channel) go into the next frame that is, beside the count of events the failure lost.
 TEST(TraceFileWriterTest, LossRecordsOfAFailedFrameAreCarriedOver) {
