@@ -62,6 +62,12 @@ uint64_t Validate(ExecutionGraph* graph, bool replay_ran_every_node) {
   if (s.unmatched_waits != 0) {
     diagnose(kWholeJob, 0, std::to_string(s.unmatched_waits) + " stream waits could not be paired");
   }
+  if (s.untargeted_syncs != 0) {
+    diagnose(kWholeJob, 0,
+             std::to_string(s.untargeted_syncs) +
+                 " sync(s) name no target and no stream's work ended by their return: replayed "
+                 "as plain calls");
+  }
   return violations;
 }
 

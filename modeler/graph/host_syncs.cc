@@ -13,9 +13,42 @@ namespace {
 
 constexpr int64_t kDefaultSyncOverheadNs = 1'000;
 
+// How far after a call's return an inferred target may read as ending, for clock noise. The
+// imported traces' times are whole µs: an op's end (its start plus its duration) and the
+// call's return each carry up to 1 µs of rounding, so a target that ended just as the call
+// returned can read up to 2 µs after it (back-to-back GPU ops on HTA's rank0 overlap by
+// exactly that: negative slack of 2 µs). On the shared traces no candidate ends between 0 and
+// 18 µs after a return, so the choice does not hang on the value.
+constexpr int64_t kSyncClockNoiseNs = 2'000;
+
 }  // namespace
 
 using schema::ApiKind;
+
+// The stream a sync waited for when the trace does not say (a stream sync naming no stream,
+// an event sync whose record is unknown: imported traces without cuda_sync records). Such a
+// call waits for one stream, for what was launched on it when the call began; a stream whose
+// last such op ended after the call returned (beyond clock noise) cannot be it. Of the others,
+// the one whose op ended last: what the call waited for if it blocked (if all ended before the
+// call began, it did not block). kNoNode when no stream fits; `launched`: whether any stream
+// had work launched by then (if not, the call waited for nothing).
+uint32_t RankBuilder::InferredSyncStream(uint32_t node, bool* launched) const {
+  const Node& call = g_.nodes[node];
+  uint32_t best = kNoNode;
+  int64_t best_end = INT64_MIN;
+  *launched = false;
+  for (const auto& [stream, processor] : streams_) {  // Ordered: ties go to the lowest id.
+    const uint32_t op = LastLaunchedBy(processor, call.start_ns);
+    if (op == kNoNode) continue;
+    *launched = true;
+    const int64_t end = g_.nodes[op].end_ns();
+    if (end <= call.end_ns() + kSyncClockNoiseNs && end > best_end) {
+      best = processor;
+      best_end = end;
+    }
+  }
+  return best;
+}
 
 // End of the GPU work a sync waits for, as measured (the simulator resolves it again).
 int64_t RankBuilder::MeasuredTargetEnd(const SyncSpec& spec, int64_t time) const {
@@ -41,7 +74,9 @@ int64_t RankBuilder::MeasuredTargetEnd(const SyncSpec& spec, int64_t time) const
 }
 
 // Host calls that block on the GPU. The target comes from the call's own handles, else from
-// a sync record with its correlation id, else (inferred) the whole device.
+// a sync record with its correlation id, else (inferred) from the measurement: the stream of
+// InferredSyncStream. With none the call is no sync, replayed as a plain call: it waited for
+// nothing (no GPU work launched yet), or no stream fits (counted: the trace contradicts it).
 void RankBuilder::AddSyncs() {
   std::unordered_map<uint64_t, const agent::SyncEvent*> sync_by_correlation;
   for (const auto& s : trace_.syncs) {
@@ -51,6 +86,7 @@ void RankBuilder::AddSyncs() {
   for (const auto& [node, call] : api_event_) {
     SyncSpec spec;
     spec.node = node;
+    bool launched = false;  // An inferred target's: see InferredSyncStream.
     const agent::SyncEvent* record = nullptr;
     if (auto it = sync_by_correlation.find(call->correlation_id); it != sync_by_correlation.end()) {
       record = it->second;
@@ -65,9 +101,11 @@ void RankBuilder::AddSyncs() {
         if (spec.stream_processor == kNoNode && call->stream_id != 0) {
           spec.stream_processor = StreamOfHandle(call->stream_id);
         }
-        spec.target = spec.stream_processor != kNoNode ? SyncSpec::Target::kStream
-                                                       : SyncSpec::Target::kDevice;
-        spec.inferred = spec.stream_processor == kNoNode;
+        spec.target = SyncSpec::Target::kStream;
+        if (spec.stream_processor == kNoNode) {
+          spec.inferred = true;
+          spec.stream_processor = InferredSyncStream(node, &launched);
+        }
         break;
       }
       case ApiKind::kEventSynchronize: {
@@ -77,9 +115,12 @@ void RankBuilder::AddSyncs() {
             record != nullptr ? FindApi(record->event_record_correlation_id) : kNoNode;
         if (spec.record_node == kNoNode) spec.record_node = RecordBefore(event, time);
         if (spec.record_node != kNoNode) spec.record_stream = RecordStream(spec.record_node, 0);
-        spec.target =
-            spec.record_stream != kNoNode ? SyncSpec::Target::kEvent : SyncSpec::Target::kDevice;
-        spec.inferred = spec.record_stream == kNoNode;
+        spec.target = SyncSpec::Target::kEvent;
+        if (spec.record_stream == kNoNode) {
+          spec.target = SyncSpec::Target::kStream;
+          spec.inferred = true;
+          spec.stream_processor = InferredSyncStream(node, &launched);
+        }
         break;
       }
       case ApiKind::kDeviceSynchronize:
@@ -96,6 +137,10 @@ void RankBuilder::AddSyncs() {
       }
       default:
         continue;
+    }
+    if (spec.target == SyncSpec::Target::kStream && spec.stream_processor == kNoNode) {
+      if (launched) ++g_.stats.untargeted_syncs;
+      continue;
     }
     pending.emplace_back(node, spec);
   }

@@ -96,6 +96,7 @@ class RankBuilder {
   void AddEventWaits();
 
   // host_syncs.cc: host calls that block on the GPU.
+  uint32_t InferredSyncStream(uint32_t node, bool* launched) const;
   int64_t MeasuredTargetEnd(const SyncSpec& spec, int64_t time) const;
   void AddSyncs();
 

@@ -332,6 +332,7 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   w.KeyUint("unmatched_waits", s.unmatched_waits);
   w.KeyUint("syncs", g.syncs.size());
   w.KeyUint("inferred_syncs", s.inferred_syncs);
+  w.KeyUint("untargeted_syncs", s.untargeted_syncs);
   w.KeyUint("unlaunched_gpu_ops", s.unlaunched_gpu_ops);
   w.KeyUint("negative_slack_edges", s.negative_slack_edges);
   w.KeyInt("max_negative_slack_ns", s.max_negative_slack_ns);
