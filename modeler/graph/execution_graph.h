@@ -136,7 +136,10 @@ inline constexpr uint32_t kWholeJob = UINT32_MAX;
 struct GraphDiagnostic {
   uint32_t rank = kWholeJob;  // kWholeJob: a count over the whole job.
   int64_t time_ns = 0;        // On the job's timeline; see ExecutionGraph::origin_ns.
-  std::string what;
+  std::string what;           // Names in full.
+  // The node name `what` quotes, if any (it views the Job's names, as Node::name does): the
+  // text report shortens a long one (kernel names run to hundreds of characters).
+  std::string_view name;
 };
 
 struct ExecutionGraph {

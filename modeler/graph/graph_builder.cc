@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "modeler/graph/collective_key.h"
+#include "modeler/graph/duration_text.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/rank_builder.h"
 
@@ -183,7 +184,7 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
         }
         diagnose(rank_of(first_end), g.nodes[first_end].end_ns(),
                  name + " ended on rank " + std::to_string(rank_of(first_end)) + " " +
-                     std::to_string(-group.transfer_ns) + " ns before it started on rank " +
+                     DurationText(-group.transfer_ns) + " before it started on rank " +
                      std::to_string(rank_of(last_start)) +
                      ": their clocks disagree or their seq numbers do not line up; replayed "
                      "with no transfer time (further ones counted)");

@@ -67,9 +67,9 @@ void RankBuilder::AddEdge(uint32_t from, uint32_t to, EdgeKind kind, int64_t del
   ++g_.stats.edges_by_kind[static_cast<int>(kind)];
 }
 
-void RankBuilder::Diagnose(int64_t time_ns, std::string what) {
+void RankBuilder::Diagnose(int64_t time_ns, std::string what, std::string_view name) {
   if (g_.diagnostics.size() >= kMaxDiagnostics) return;
-  g_.diagnostics.push_back({static_cast<uint32_t>(trace_.rank), time_ns, std::move(what)});
+  g_.diagnostics.push_back({static_cast<uint32_t>(trace_.rank), time_ns, std::move(what), name});
 }
 
 // API calls, per thread in start order. A call inside the previous one on its thread (a
@@ -213,9 +213,11 @@ void RankBuilder::AddGpuNodes() {
       } else {
         ++g_.stats.unlaunched_gpu_ops;
         if (unlaunched_reported_++ == 0) {
-          Diagnose(node.start_ns, "GPU op '" + std::string(node.name) +
-                                      "' has no launching API call (correlation " +
-                                      std::to_string(correlation) + "); further ones counted");
+          Diagnose(node.start_ns,
+                   "GPU op '" + std::string(node.name) +
+                       "' has no launching API call (correlation " + std::to_string(correlation) +
+                       "); further ones counted",
+                   node.name);
         }
       }
     }

@@ -77,7 +77,7 @@ class RankBuilder {
   bool IsNcclKernel(std::string_view name);
   uint32_t AddNode(Node node);
   void AddEdge(uint32_t from, uint32_t to, EdgeKind kind, int64_t delay, bool inferred = false);
-  void Diagnose(int64_t time_ns, std::string what);
+  void Diagnose(int64_t time_ns, std::string what, std::string_view name = {});
   void AddHostNodes();
   void AddGpuNodes();
   void AddCollectiveMembers();

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "modeler/graph/duration_text.h"
 #include "modeler/graph/median.h"
 #include "modeler/graph/rank_builder.h"
 
@@ -56,11 +57,13 @@ void RankBuilder::SetGpuDelays(const GraphOptions& options) {
         ++g_.stats.negative_slack_edges;
         g_.stats.max_negative_slack_ns = std::max(g_.stats.max_negative_slack_ns, -slack);
         if (negative_reported_++ == 0) {
-          Diagnose(start, std::string(EdgeKindName(edge.kind)) + " edge into '" +
-                              std::string(g_.nodes[node].name) + "' has negative slack (" +
-                              std::to_string(-slack) +
-                              " ns: it started before its predecessor allows; clock skew "
-                              "between host and GPU?); further ones counted");
+          Diagnose(start,
+                   std::string(EdgeKindName(edge.kind)) + " edge into '" +
+                       std::string(g_.nodes[node].name) + "' has negative slack (" +
+                       DurationText(-slack) +
+                       ": it started before its predecessor allows; clock skew "
+                       "between host and GPU?); further ones counted",
+                   g_.nodes[node].name);
         }
       }
       if (e == binding[local]) {
