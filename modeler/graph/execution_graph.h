@@ -100,7 +100,9 @@ struct SyncSpec {
   // end = max(start + min_duration, waited-for GPU end + wake): both from the measurement.
   int64_t min_duration_ns = 0;
   int64_t wake_ns = 0;
-  bool inferred = false;  // The target is a fallback (e.g. no stream known: the whole device).
+  // The target is not recorded: a stream sync naming no stream, an event sync whose record is
+  // unknown. Then kStream, the stream the measurement allows (host_syncs.cc).
+  bool inferred = false;
 };
 
 struct CollectiveGroup {
@@ -119,6 +121,7 @@ struct GraphStats {
   uint64_t inferred_event_waits = 0;  // Event-wait edges from the fallback rule.
   uint64_t unmatched_waits = 0;       // Waits no rule could pair.
   uint64_t inferred_syncs = 0;        // Syncs whose target is a fallback.
+  uint64_t untargeted_syncs = 0;      // Sync calls no target fits: replayed as plain calls.
   uint64_t unlaunched_gpu_ops = 0;    // GPU ops whose correlation id matches no API call.
   uint64_t negative_slack_edges = 0;  // Edges the measurement violates (clock skew).
   int64_t max_negative_slack_ns = 0;
@@ -133,7 +136,10 @@ inline constexpr uint32_t kWholeJob = UINT32_MAX;
 struct GraphDiagnostic {
   uint32_t rank = kWholeJob;  // kWholeJob: a count over the whole job.
   int64_t time_ns = 0;        // On the job's timeline; see ExecutionGraph::origin_ns.
-  std::string what;
+  std::string what;           // Names in full.
+  // The node name `what` quotes, if any (it views the Job's names, as Node::name does): the
+  // text report shortens a long one (kernel names run to hundreds of characters).
+  std::string_view name;
 };
 
 struct ExecutionGraph {

@@ -1,6 +1,7 @@
 // Validate: the invariants of a built graph (see execution_graph.h).
 #include <string>
 
+#include "modeler/graph/duration_text.h"
 #include "modeler/graph/execution_graph.h"
 
 namespace lumos::modeler {
@@ -29,7 +30,8 @@ void CheckAcyclic(const ExecutionGraph& g, const Diagnose& diagnose) {
       const Node& node = g.nodes[n];
       diagnose(static_cast<uint32_t>(g.ranks[node.rank_index]), node.start_ns,
                "dependency cycle through '" + std::string(node.name) + "' (" +
-                   std::to_string(g.nodes.size() - visited) + " nodes cannot be ordered)");
+                   std::to_string(g.nodes.size() - visited) + " nodes cannot be ordered)",
+               node.name);
       break;
     }
   }
@@ -40,10 +42,10 @@ void CheckAcyclic(const ExecutionGraph& g, const Diagnose& diagnose) {
 uint64_t Validate(ExecutionGraph* graph, bool replay_ran_every_node) {
   ExecutionGraph& g = *graph;
   uint64_t violations = 0;
-  auto diagnose = [&](uint32_t rank, int64_t time, std::string what) {
+  auto diagnose = [&](uint32_t rank, int64_t time, std::string what, std::string_view name = {}) {
     ++violations;
     if (g.diagnostics.size() < kMaxDiagnostics)
-      g.diagnostics.push_back({rank, time, std::move(what)});
+      g.diagnostics.push_back({rank, time, std::move(what), name});
   };
   // Acyclic: a node on a cycle of fixed edges can never become ready, so a simulation that
   // ran every node proves there is none; otherwise Kahn's algorithm finds it.
@@ -52,8 +54,9 @@ uint64_t Validate(ExecutionGraph* graph, bool replay_ran_every_node) {
   if (s.negative_slack_edges != 0) {
     diagnose(kWholeJob, 0,
              std::to_string(s.negative_slack_edges) +
-                 " dependencies have negative slack in the measurement (up to " +
-                 std::to_string(s.max_negative_slack_ns) + " ns)");
+                 (s.negative_slack_edges == 1 ? " dependency has" : " dependencies have") +
+                 " negative slack in the measurement (up to " +
+                 DurationText(s.max_negative_slack_ns) + ")");
   }
   if (s.unlaunched_gpu_ops != 0) {
     diagnose(kWholeJob, 0,
@@ -61,6 +64,12 @@ uint64_t Validate(ExecutionGraph* graph, bool replay_ran_every_node) {
   }
   if (s.unmatched_waits != 0) {
     diagnose(kWholeJob, 0, std::to_string(s.unmatched_waits) + " stream waits could not be paired");
+  }
+  if (s.untargeted_syncs != 0) {
+    diagnose(kWholeJob, 0,
+             std::to_string(s.untargeted_syncs) +
+                 " sync(s) name no target and no stream's work ended by their return: replayed "
+                 "as plain calls");
   }
   return violations;
 }

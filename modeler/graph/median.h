@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -10,7 +11,7 @@ namespace lumos::modeler {
 
 inline int64_t MedianOf(std::vector<int64_t> values, int64_t empty = 0) {
   if (values.empty()) return empty;
-  auto middle = values.begin() + static_cast<ptrdiff_t>(values.size() / 2);
+  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
   std::nth_element(values.begin(), middle, values.end());
   return *middle;
 }

@@ -2,7 +2,7 @@
 // that the same name would only repeat. Within one trace frame every view of an interned string
 // shares its pointer (the reader's InternTable), and while a rank's graph is built its events
 // view the job's NamePool, so the address stands for the text: interning into the pool and
-// keep_range (job.cc), NCCL kernel classification (graph_builder.cc) run once per distinct
+// keep_range (job.cc), NCCL kernel classification (rank_builder.cc) run once per distinct
 // name. Direct-mapped rather than a hash map: a lookup is a shift, a mask and a compare (hash
 // maps here cost ~2% of loading a 512-rank job, side by side). A collision only recomputes.
 // Lifetime: valid only while the viewed strings stay put: Clear() between frames (addresses

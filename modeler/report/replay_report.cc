@@ -43,11 +43,25 @@ void AddBreakdown(const Breakdown& b, double weight, double sums[4]) {
   sums[3] += weight * Percent(b.other_ns, total);
 }
 
+// A diagnostic's text with the node name it quotes cut to its first kNoteNameChars characters
+// (at a UTF-8 boundary) and "…": kernel names run to hundreds. The JSON keeps it whole.
+constexpr size_t kNoteNameChars = 80;
+
+std::string NoteText(const GraphDiagnostic& d) {
+  const size_t at = d.name.size() > kNoteNameChars ? d.what.find(d.name) : std::string::npos;
+  if (at == std::string::npos) return d.what;
+  size_t cut = kNoteNameChars;
+  while (cut > 0 && (static_cast<unsigned char>(d.name[cut]) & 0xC0) == 0x80) --cut;
+  return d.what.substr(0, at) + std::string(d.name.substr(0, cut)) + "…" +
+         d.what.substr(at + d.name.size());
+}
+
 void PrintDiagnostic(std::FILE* out, const GraphDiagnostic& d, int64_t origin) {
+  const std::string what = NoteText(d);
   if (d.rank == kWholeJob) {
-    std::fprintf(out, "  %s\n", d.what.c_str());
+    std::fprintf(out, "  %s\n", what.c_str());
   } else {
-    std::fprintf(out, "  rank %u at %.3f ms: %s\n", d.rank, Ms(d.time_ns - origin), d.what.c_str());
+    std::fprintf(out, "  rank %u at %.3f ms: %s\n", d.rank, Ms(d.time_ns - origin), what.c_str());
   }
 }
 
@@ -332,6 +346,7 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   w.KeyUint("unmatched_waits", s.unmatched_waits);
   w.KeyUint("syncs", g.syncs.size());
   w.KeyUint("inferred_syncs", s.inferred_syncs);
+  w.KeyUint("untargeted_syncs", s.untargeted_syncs);
   w.KeyUint("unlaunched_gpu_ops", s.unlaunched_gpu_ops);
   w.KeyUint("negative_slack_edges", s.negative_slack_edges);
   w.KeyInt("max_negative_slack_ns", s.max_negative_slack_ns);

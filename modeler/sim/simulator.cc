@@ -76,7 +76,8 @@ class Simulation {
                  (r_.start_ns[node] != SimResult::kNotRun
                       ? "it started but waited forever for a sync target or collective peer"
                       : "a dependency never finished") +
-                 ")"});
+                 ")",
+             x.name});
       }
     }
     return std::move(r_);
