@@ -292,6 +292,44 @@ TEST(LifecycleTest, NeverCalledCudaInjectionIsRecordedAtTheClose) {
   EXPECT_TRUE(ReadTrace(nvtx_only.File(files[0])).loss.empty());
 }
 
+// 9. The close writes everything the rings still hold, however much that is: with a ring of
+// room for every range and a writer that does not wake up before the close (the longest flush
+// interval, no fast-clock refinements), all 200,000 ranges are in the trace (the final drain
+// used to stop at Agent::kMaxDrainPerRing, 65,536 a ring, and lose the rest uncounted).
+TEST(LifecycleTest, TheCloseWritesEverythingTheRingsHold) {
+  TempDir dir;
+  CommandResult r =
+      Traced(dir.path(), "LUMOS_RING_BYTES=32M LUMOS_FLUSH_INTERVAL_MS=60000 LUMOS_CLOCK=monotonic",
+             "ranges 200000");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done 200000\n");
+  EXPECT_EQ(r.err, "");
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_TRUE(trace.read.has_trailer);
+  EXPECT_EQ(trace.nvtx, 200'000);
+  EXPECT_EQ(trace.loss_by_source[modeler::pb::LOSS_SOURCE_RING_FULL], 0u);
+}
+
+// So does the flush at a signal the job handles: a job whose handler ends it with _exit (no
+// close) keeps every range it recorded (the flush used to stop at 65,536 a ring as well).
+TEST(LifecycleTest, TheFlushAtASignalWritesEverythingTheRingsHold) {
+  TempDir dir;
+  CommandResult r =
+      Traced(dir.path(), "LUMOS_RING_BYTES=32M LUMOS_FLUSH_INTERVAL_MS=60000 LUMOS_CLOCK=monotonic",
+             "ranges-then-term 200000");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "handled\n");
+  EXPECT_EQ(r.err, "");
+  std::vector<std::string> files = ListDir(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  Trace trace = ReadTrace(dir.File(files[0]));
+  EXPECT_FALSE(trace.read.has_trailer);
+  EXPECT_TRUE(trace.read.damage.ok()) << trace.read.damage.message();
+  EXPECT_EQ(trace.nvtx, 200'000);
+}
+
 // 10. A trace file system that hangs (a stuck network mount) delays the job's exit by
 // Agent::kStopJoinTimeoutS at most, with one line; the file keeps what reached it.
 TEST(LifecycleTest, HungTraceWriteDelaysTheExitBoundedly) {

@@ -3,6 +3,9 @@
 // Modes:
 //   ranges N: N push/pop pairs with distinct pseudo-random 20-letter names (poorly
 //     compressible: a trace that grows fast), then prints "done N".
+//   ranges-then-term N: N ranges as above, then raises SIGTERM, whose handler prints "handled"
+//     and ends the process with _exit (the trace is never closed: what the agent's flush at the
+//     signal wrote is all it holds).
 //   resethand TERM|INT: installs a one-shot (SA_RESETHAND) handler, starts the agent, raises
 //     the signal twice: the handler prints "handled" once, the second signal kills.
 //   nodefer: installs an SA_NODEFER SIGTERM handler that raises SIGTERM once more from inside
@@ -93,6 +96,27 @@ void Install(int signo, void (*handler)(int), int flags) {
   sigaction(signo, &action, nullptr);
 }
 
+// `count` push/pop pairs with distinct pseudo-random 20-letter names.
+void Ranges(long count) {
+  unsigned state = 12345;
+  char name[21];
+  for (long i = 0; i < count; ++i) {
+    for (int k = 0; k < 20; ++k) {
+      state = state * 1103515245u + 12345u;
+      name[k] = static_cast<char>('a' + (state >> 16) % 26);
+    }
+    name[20] = '\0';
+    nvtxRangePushA(name);
+    nvtxRangePop();
+  }
+}
+
+// Ends the process at once: no atexit handlers, so the agent never closes the trace.
+void OnSignalExit(int) {
+  Say("handled\n");
+  _exit(0);
+}
+
 void StartAgent() {
   nvtxRangePushA("start");
   nvtxRangePop();
@@ -105,19 +129,15 @@ int main(int argc, char** argv) {
   const char* arg = argc > 2 ? argv[2] : "";
   if (strcmp(mode, "ranges") == 0) {
     const long count = argc > 2 ? atol(arg) : 1000;
-    unsigned state = 12345;
-    char name[21];
-    for (long i = 0; i < count; ++i) {
-      for (int k = 0; k < 20; ++k) {
-        state = state * 1103515245u + 12345u;
-        name[k] = static_cast<char>('a' + (state >> 16) % 26);
-      }
-      name[20] = '\0';
-      nvtxRangePushA(name);
-      nvtxRangePop();
-    }
+    Ranges(count);
     printf("done %ld\n", count);
     return 0;
+  }
+  if (strcmp(mode, "ranges-then-term") == 0) {
+    Install(SIGTERM, OnSignalExit, 0);
+    Ranges(atol(arg));
+    raise(SIGTERM);
+    return 1;  // Not reached: the handler exits.
   }
   if (strcmp(mode, "resethand") == 0) {
     const int signo = SignalNamed(arg);
