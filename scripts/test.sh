@@ -14,6 +14,9 @@ echo "== release build and tests"
 bash scripts/build.sh build -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 ctest --test-dir build --output-on-failure -j "$jobs"
 
+echo "== release tests again, on one core beside a busy process (about 35 s)"
+bash scripts/test-busy.sh build 1
+
 echo "== clang-tidy"
 if git rev-parse --git-dir >/dev/null 2>&1; then bash scripts/check-tidy.sh build; fi
 
