@@ -3,9 +3,6 @@
 // Modes:
 //   ranges N: N push/pop pairs with distinct pseudo-random 20-letter names (poorly
 //     compressible: a trace that grows fast), then prints "done N".
-//   ranges-then-term N: N ranges as above, then raises SIGTERM, whose handler prints "handled"
-//     and ends the process with _exit (the trace is never closed: what the agent's flush at the
-//     signal wrote is all it holds).
 //   resethand TERM|INT: installs a one-shot (SA_RESETHAND) handler, starts the agent, raises
 //     the signal twice: the handler prints "handled" once, the second signal kills.
 //   nodefer: installs an SA_NODEFER SIGTERM handler that raises SIGTERM once more from inside
@@ -122,12 +119,6 @@ void Ranges(long count) {
   }
 }
 
-// Ends the process at once: no atexit handlers, so the agent never closes the trace.
-void OnSignalExit(int) {
-  Say("handled\n");
-  _exit(0);
-}
-
 void StartAgent() {
   nvtxRangePushA("start");
   nvtxRangePop();
@@ -143,12 +134,6 @@ int main(int argc, char** argv) {
     Ranges(count);
     printf("done %ld\n", count);
     return 0;
-  }
-  if (strcmp(mode, "ranges-then-term") == 0) {
-    Install(SIGTERM, OnSignalExit, 0);
-    Ranges(atol(arg));
-    raise(SIGTERM);
-    return 1;  // Not reached: the handler exits.
   }
   if (strcmp(mode, "resethand") == 0) {
     const int signo = SignalNamed(arg);
