@@ -1,5 +1,7 @@
 # lumos_add_test(NAME name SRCS a.cc b.cc DEPS lib... [LABELS l...])
-# One gtest binary per library; ctest learns its cases through gtest_discover_tests.
+# One gtest binary per library; ctest learns its cases through gtest_discover_tests, under
+# gtest's own names (NO_PRETTY_VALUES: no "# GetParam() = <bytes>" tail; parameterised suites
+# name their cases, see tests/testing/param_names.h).
 include(GoogleTest)
 function(lumos_add_test)
   cmake_parse_arguments(T "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
@@ -13,7 +15,8 @@ function(lumos_add_test)
   if(NOT labels)
     set(labels cpu)
   endif()
-  gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${labels}" DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${T_NAME} NO_PRETTY_VALUES
+    PROPERTIES LABELS "${labels}" DISCOVERY_TIMEOUT 60)
 endfunction()
 
 # lumos_add_library(name ALIAS alias SRCS ... DEPS ... [PUBLIC_DEPS ...])

@@ -14,6 +14,15 @@ echo "== release build and tests"
 bash scripts/build.sh build -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 ctest --test-dir build --output-on-failure -j "$jobs"
 
+echo "== parameterised cases have names (tests/testing/param_names.h), not numbers"
+if ctest --test-dir build -N | grep -E '^ +Test +#[0-9]+: .*/[0-9]+$'; then
+  echo "the cases above need a name generator (INSTANTIATE_TEST_SUITE_P's fourth argument)"
+  exit 1
+fi
+
+echo "== release tests again, on one core beside a busy process (about 35 s)"
+bash scripts/test-busy.sh build 1
+
 echo "== clang-tidy"
 if git rev-parse --git-dir >/dev/null 2>&1; then bash scripts/check-tidy.sh build; fi
 

@@ -293,7 +293,8 @@ void Agent::WriterLoop() {
       return;
     }
     fast_clock.RefineIfDue();
-    DrainOnce();
+    // A signal's flush writes out everything recorded so far (the job may end in its handler).
+    DrainOnce(request == kSignalFlush ? SIZE_MAX : kMaxDrainPerRing);
     if (ReadMonotonicNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
       WriteClockSnapshot();
     }
@@ -391,7 +392,7 @@ bool Agent::AddRecordSource(RecordSource* source) {
   return false;
 }
 
-void Agent::DrainOnce() {
+void Agent::DrainOnce(size_t max_per_ring) {
   DescribeNewThreads();
   {
     std::vector<std::string> failures;
@@ -407,7 +408,7 @@ void Agent::DrainOnce() {
   ThreadRings* rings = owned_rings_.get();
   rings->DrainAll([&](const ThreadRing&, const Record& head,
                       const Record* extension) { encoder.Add(head, extension); },
-                  kMaxDrainPerRing);
+                  max_per_ring);
   encoder.AddDrops(rings->CollectDrops());
   WriterRecordSink sink(&encoder, writer_.get(), &strings_);
   for (std::atomic<RecordSource*>& slot : sources_) {
@@ -486,9 +487,10 @@ void Agent::FinishTrace() {
       ReportChannelFailure(channel, kNoCudaInjection, /*log_warning=*/false);
     }
   }
-  // Records pushed by callbacks that passed the flag check just before it turned off may still
-  // land after this drain; they are lost with the process, as the design accepts at the edges.
-  DrainOnce();
+  // Everything the rings hold, however much: nothing drains them after this. Records pushed by
+  // callbacks that passed the flag check just before it turned off may still land after this
+  // drain; they are lost with the process, as the design accepts at the edges.
+  DrainOnce(SIZE_MAX);
   WriteClockSnapshot();
   if (FastClock::Get().running()) {
     LUMOS_LOG(Debug, "fast clock: largest error at a refinement %lld ns",

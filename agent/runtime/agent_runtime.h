@@ -89,7 +89,8 @@ class Agent {
  public:
   // Written between a thread's clock snapshots (the writer adds one each loop otherwise).
   static constexpr uint64_t kClockSnapshotIntervalNs = 10'000'000'000;
-  // Events drained per ring per pass: bounds how long one ring can hold the writer.
+  // Events drained per ring per pass: bounds how long one ring can hold the writer. The close
+  // and a signal's flush take everything (a ring can hold more: LUMOS_RING_BYTES > 4 MiB).
   static constexpr size_t kMaxDrainPerRing = 1 << 16;
   // Longest Stop() waits for the writer thread at exit before it leaves the file as it is.
   static constexpr int kStopJoinTimeoutS = 5;
@@ -169,7 +170,8 @@ class Agent {
   void Wake();
   // Final drain, clock snapshot, trailer, close: once, by Stop() or the writer on a signal.
   void FinishTrace();
-  void DrainOnce();
+  // One pass over the rings (up to max_per_ring events each), then the record sources.
+  void DrainOnce(size_t max_per_ring);
   // After the close: the trailer's rank vs the file name's, rename and warnings (see above).
   void AdoptCommunicatorRank(int32_t rank, int32_t size);
   // A ThreadInfo packet (thread id, name from /proc, pid) for each thread seen the first time.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "agent/core/thread_rings.h"
+#include "tests/testing/param_names.h"
 
 namespace lumos::agent {
 namespace {
@@ -206,7 +207,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"LUMOS_NVTX_CHAIN", "/" + std::string(4095, 'l'), "the default off"},
         BadValue{"LUMOS_ZSTD_LEVEL", "20", "the default 3"},
         BadValue{"LUMOS_JOB_ID", "has space", "the next source (SLURM_JOB_ID"},
-        BadValue{"LUMOS_JOB_ID", std::string(129, 'j'), "the next source (SLURM_JOB_ID"}));
+        BadValue{"LUMOS_JOB_ID", std::string(129, 'j'), "the next source (SLURM_JOB_ID"}),
+    // The variable without LUMOS_, then the value (or its length): RING_BYTES_12X.
+    [](const ::testing::TestParamInfo<BadValue>& info) {
+      const std::string& value = info.param.value;
+      return ::lumos::testing::ParamName(
+          std::string(info.param.name).substr(6) + "_" +
+          (value.size() > 24 ? std::to_string(value.size()) + "_bytes" : value));
+    });
 
 TEST(AgentConfigTest, EachBadVariableWarnsExactlyOnce) {
   ParsedAgentConfig parsed = Parse({

@@ -436,7 +436,10 @@ TEST(NcclProfilerTest, BuildsCollectivesFromNcclEvents) {
   Stop(starved);
   pair_core.Kernel(starved, 0, RealtimeNs(), 800);
   timespec wait = {1, 300'000'000};
-  nanosleep(&wait, nullptr);  // The writer drains every 10 ms.
+  nanosleep(&wait, nullptr);  // Idle for longer than the sweep's 1 s.
+  // Then a writer pass (each one sweeps), done when this returns: the writer thread's own
+  // passes (every 10 ms) may come late on a busy machine.
+  ASSERT_TRUE(Agent::Get().FlushFromSignal(/*finish=*/false, /*timeout_ns=*/60'000'000'000));
   abi::EventDescrV5 late{};
   late.type = abi::kProfileKernelCh;
   late.parent = starved;

@@ -7,11 +7,13 @@
 //     the signal twice: the handler prints "handled" once, the second signal kills.
 //   nodefer: installs an SA_NODEFER SIGTERM handler that raises SIGTERM once more from inside
 //     itself, raises SIGTERM and prints "deepest N" (2: it nested, 1: it was deferred).
-//   nested-during-flush: installs an SA_NODEFER SIGTERM handler, starts the agent and raises
-//     SIGTERM; a second thread sends SIGTERM to the main thread 300 ms later (with a slow trace
-//     file system, while the agent's handler still waits for its flush) and notes the time;
-//     prints "nested handled after D ms, entries E": D from that second signal to the job
-//     handler's first entry, E the entries in all (2).
+//   nested-during-flush: (under trace_write_shim.c's gate) installs an SA_NODEFER SIGTERM
+//     handler, starts the agent and raises SIGTERM; a second thread waits until the flush's
+//     write waits at the gate, notes the time and sends SIGTERM to the main thread (whose agent
+//     handler still waits for that flush). The job's handler opens the gate at its first entry,
+//     so the flush cannot end before it. Prints "nested handled after D ms, entries E, during
+//     the flush F": D from that second signal to the handler's first entry, E the entries in
+//     all (2), F whether the write still waited at the first entry (1).
 //   siginfo: installs an SA_SIGINFO SIGTERM handler, raises SIGTERM and prints what the handler
 //     saw: "siginfo signo=15 own_pid=1 context=1".
 //   default INT|TERM: starts the agent and raises the signal with its default action (dies).
@@ -60,16 +62,25 @@ pthread_t g_main_thread;
 volatile sig_atomic_t g_entries = 0;
 std::atomic<int64_t> g_first_entry_ms{0};
 std::atomic<int64_t> g_second_signal_ms{0};
+std::atomic<int> g_first_entry_during_flush{-1};
+// trace_write_shim.c's gate (resolved before any signal).
+int (*g_trace_write_waiting)() = nullptr;
+void (*g_open_trace_writes)() = nullptr;
 
 void OnSignalCountingEntries(int) {
   g_entries = g_entries + 1;
   int64_t none = 0;
-  g_first_entry_ms.compare_exchange_strong(none, MonotonicMs());
+  if (g_first_entry_ms.compare_exchange_strong(none, MonotonicMs())) {
+    g_first_entry_during_flush.store(g_trace_write_waiting());
+    g_open_trace_writes();
+  }
 }
 
 void* SendSecondSignal(void*) {
-  const timespec pause{0, 300'000'000};
-  nanosleep(&pause, nullptr);
+  // Until the flush's write waits at the gate (60 s at most: then the handler gets no nested
+  // signal, and the output says so).
+  const timespec pause{0, 1'000'000};
+  for (int i = 0; i < 60'000 && g_trace_write_waiting() == 0; ++i) nanosleep(&pause, nullptr);
   g_second_signal_ms.store(MonotonicMs());
   pthread_kill(g_main_thread, SIGTERM);
   return nullptr;
@@ -93,6 +104,21 @@ void Install(int signo, void (*handler)(int), int flags) {
   sigaction(signo, &action, nullptr);
 }
 
+// `count` push/pop pairs with distinct pseudo-random 20-letter names.
+void Ranges(long count) {
+  unsigned state = 12345;
+  char name[21];
+  for (long i = 0; i < count; ++i) {
+    for (int k = 0; k < 20; ++k) {
+      state = state * 1103515245u + 12345u;
+      name[k] = static_cast<char>('a' + (state >> 16) % 26);
+    }
+    name[20] = '\0';
+    nvtxRangePushA(name);
+    nvtxRangePop();
+  }
+}
+
 void StartAgent() {
   nvtxRangePushA("start");
   nvtxRangePop();
@@ -105,17 +131,7 @@ int main(int argc, char** argv) {
   const char* arg = argc > 2 ? argv[2] : "";
   if (strcmp(mode, "ranges") == 0) {
     const long count = argc > 2 ? atol(arg) : 1000;
-    unsigned state = 12345;
-    char name[21];
-    for (long i = 0; i < count; ++i) {
-      for (int k = 0; k < 20; ++k) {
-        state = state * 1103515245u + 12345u;
-        name[k] = static_cast<char>('a' + (state >> 16) % 26);
-      }
-      name[20] = '\0';
-      nvtxRangePushA(name);
-      nvtxRangePop();
-    }
+    Ranges(count);
     printf("done %ld\n", count);
     return 0;
   }
@@ -136,6 +152,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(mode, "nested-during-flush") == 0) {
+    g_trace_write_waiting =
+        reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "lumos_shim_trace_write_waiting"));
+    g_open_trace_writes =
+        reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "lumos_shim_open_trace_writes"));
+    if (g_trace_write_waiting == nullptr || g_open_trace_writes == nullptr) {
+      fprintf(stderr, "lifecycle_workload: nested-during-flush needs trace_write_shim\n");
+      return 3;
+    }
     Install(SIGTERM, OnSignalCountingEntries, SA_NODEFER);
     StartAgent();
     g_main_thread = pthread_self();
@@ -143,9 +167,9 @@ int main(int argc, char** argv) {
     if (pthread_create(&sender, nullptr, SendSecondSignal, nullptr) != 0) return 4;
     raise(SIGTERM);
     pthread_join(sender, nullptr);  // Its signal was handled before the join returns.
-    printf("nested handled after %lld ms, entries %d\n",
+    printf("nested handled after %lld ms, entries %d, during the flush %d\n",
            static_cast<long long>(g_first_entry_ms.load() - g_second_signal_ms.load()),
-           static_cast<int>(g_entries));
+           static_cast<int>(g_entries), g_first_entry_during_flush.load());
     return 0;
   }
   if (strcmp(mode, "siginfo") == 0) {

@@ -117,33 +117,49 @@ TEST(TraceFileWriterTest, MaybeFlushFlushesOldFramesOnly) {
 }
 
 // A child writes frames as fast as it can and is SIGKILLed at some point: every complete
-// frame must read back, in order, and the cut-off tail (if any) must be reported.
+// frame must read back, in order, and the cut-off tail (if any) must be reported. The child
+// says through a pipe when it has written `1 + attempt` event frames and goes on writing: the
+// kill lands somewhere after those, however late the child was scheduled.
 TEST(TraceFileWriterTest, KilledWriterLeavesReadablePrefix) {
   for (int attempt = 0; attempt < 6; ++attempt) {
     TempDir dir;
     std::string path = dir.File("killed.pb.zst");
+    int written[2];
+    ASSERT_EQ(pipe(written), 0);
     pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+      close(written[0]);
       WriterOptions options;
       options.frame_bytes = 2048 + 4096 * attempt;
       auto writer = TraceFileWriter::Create(path, SampleHeader(), options);
       if (!writer.ok()) _exit(3);
+      const uint64_t said_at = (*writer)->stats().frames_written + 1 + attempt;
       for (uint64_t i = 0;; ++i) {
         (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 100),
                                    .duration_ns = 50,
                                    .correlation_id = i,
                                    .name = "k"});
+        if ((*writer)->stats().frames_written == said_at &&
+            write(written[1], &said_at, sizeof(said_at)) != sizeof(said_at)) {
+          _exit(4);
+        }
       }
     }
-    usleep(20'000 + 15'000 * attempt);
+    close(written[1]);
+    uint64_t frames_written = 0;  // Header frame included, as the reader counts.
+    const ssize_t n = read(written[0], &frames_written, sizeof(frames_written));
+    close(written[0]);
     ASSERT_EQ(kill(child, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_EQ(n, static_cast<ssize_t>(sizeof(frames_written)))
+        << "attempt " << attempt << ": the child ended before its frames, status " << status;
     ASSERT_TRUE(WIFSIGNALED(status));
 
     ReadBack back = ReadKernels(path);
     EXPECT_FALSE(back.result.has_trailer);
+    EXPECT_GE(back.result.frames, frames_written) << "attempt " << attempt;
     EXPECT_GT(back.kernel_correlations.size(), 0u) << "attempt " << attempt;
     for (size_t i = 0; i < back.kernel_correlations.size(); ++i) {
       ASSERT_EQ(back.kernel_correlations[i], i) << "attempt " << attempt;

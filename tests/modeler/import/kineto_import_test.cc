@@ -11,6 +11,7 @@
 #include <map>
 
 #include "tests/modeler/import/import_test_util.h"
+#include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler::kineto {
@@ -131,7 +132,10 @@ INSTANTIATE_TEST_SUITE_P(SharedTraces, HtaImportTest,
                                            HtaTrace{"rank0.json.gz", 6080, 80},
                                            HtaTrace{"nccl_data.json.gz", 2700, 21},
                                            HtaTrace{"df_index_resolver.json.gz", 19370, 2020},
-                                           HtaTrace{"event_sync_trace.json.gz", 3, 0}));
+                                           HtaTrace{"event_sync_trace.json.gz", 3, 0}),
+                         [](const ::testing::TestParamInfo<HtaTrace>& info) {
+                           return ::lumos::testing::TraceParamName(info.param.file);
+                         });
 
 std::string TinyTrace(int rank) {
   return R"({"distributedInfo": {"rank": )" + std::to_string(rank) +

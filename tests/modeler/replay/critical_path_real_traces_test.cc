@@ -19,6 +19,7 @@
 #include "modeler/report/replay_analysis.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/trace/trace_set.h"
+#include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
@@ -116,7 +117,10 @@ INSTANTIATE_TEST_SUITE_P(SharedTraces, RealTraceCriticalPathTest,
                                            Case{"hta-single-rank/event_sync_trace.json.gz", true},
                                            Case{"hta-single-rank/nccl_data.json.gz", true},
                                            Case{"hta-single-rank/rank0.json.gz", true},
-                                           Case{"examples/dlrm-8rank", false}));
+                                           Case{"examples/dlrm-8rank", false}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return ::lumos::testing::TraceParamName(info.param.trace);
+                         });
 
 }  // namespace
 }  // namespace lumos::modeler

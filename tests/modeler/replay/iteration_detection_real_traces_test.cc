@@ -14,6 +14,7 @@
 #include "modeler/report/iteration_detection.h"
 #include "modeler/report/replay_cli.h"
 #include "modeler/trace/trace_set.h"
+#include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
@@ -147,7 +148,10 @@ INSTANTIATE_TEST_SUITE_P(SharedTraces, RealTraceDetectionTest,
                          ::testing::Values(Case{"hta-single-rank/control.json.gz", 6},
                                            Case{"hta-single-rank/df_index_resolver.json.gz", 5},
                                            Case{"hta-single-rank/nccl_data.json.gz", 3},
-                                           Case{"hta-single-rank/rank0.json.gz", 5}));
+                                           Case{"hta-single-rank/rank0.json.gz", 5}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return ::lumos::testing::TraceParamName(info.param.trace);
+                         });
 
 }  // namespace
 }  // namespace lumos::modeler

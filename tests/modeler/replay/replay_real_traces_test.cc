@@ -10,6 +10,7 @@
 #include "modeler/report/replay_analysis.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/trace/trace_set.h"
+#include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
@@ -85,7 +86,10 @@ INSTANTIATE_TEST_SUITE_P(SharedTraces, RealTraceReplayTest,
                                            "hta-single-rank/df_index_resolver.json.gz",
                                            "hta-single-rank/event_sync_trace.json.gz",
                                            "hta-single-rank/nccl_data.json.gz",
-                                           "hta-single-rank/rank0.json.gz"));
+                                           "hta-single-rank/rank0.json.gz"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return ::lumos::testing::TraceParamName(info.param);
+                         });
 
 }  // namespace
 }  // namespace lumos::modeler
