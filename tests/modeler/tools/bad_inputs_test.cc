@@ -1,0 +1,106 @@
+// Every lumos-model command on inputs it cannot read: a real process on real files, each named
+// with its reason on stderr, exit status 1, never a hang (each run is bounded by timeout(1), so
+// a regression fails instead of blocking the suite) and never a silent loss.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "tests/testing/run_command.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::modeler {
+namespace {
+
+using ::lumos::testing::CommandResult;
+using ::lumos::testing::LumosModelBinary;
+using ::lumos::testing::RunCommand;
+using ::lumos::testing::TempDir;
+
+// Killed after 20 s (each needs milliseconds), with exit status 137.
+CommandResult RunBounded(const std::string& args) {
+  return RunCommand("timeout -s KILL 20 " + LumosModelBinary() + " " + args);
+}
+
+// mkfifo p.pb.zst; lumos-model inspect p.pb.zst waited forever for a writer, and so did every
+// other command (open(2) of a FIFO blocks).
+TEST(BadInputsTest, FifoIsRefusedByEveryCommandWithoutWaiting) {
+  TempDir dir;
+  const std::string fifo = dir.File("p.pb.zst");
+  const std::string json_fifo = dir.File("p.json");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo(json_fifo.c_str(), 0600), 0);
+  const std::string commands[] = {
+      "inspect " + fifo,
+      "inspect --json " + fifo,
+      "replay " + fifo,
+      "export " + fifo + " -o " + dir.File("out.json"),
+      "synth " + fifo + " -o " + dir.File("synth") + " --ranks 1",
+      "import kineto " + json_fifo + " -o " + dir.File("imported.pb.zst"),
+  };
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    CommandResult r = RunBounded(command);
+    EXPECT_EQ(r.exit_code, 1) << r.err;  // 137: killed by the timeout, it blocked.
+    const std::string& name = command.rfind("import", 0) == 0 ? json_fifo : fifo;
+    EXPECT_NE(r.err.find(name + ": not a regular file (a FIFO)"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("out.json")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("imported.pb.zst")));
+}
+
+// The prefix that runs lumos-model without privileges ("" when not root; root reads every
+// directory whatever its mode), or nullopt when that is not possible here.
+std::optional<std::string> Unprivileged() {
+  if (geteuid() != 0) return std::string();
+  std::string prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  if (RunCommand(prefix + "test -x " + LumosModelBinary()).exit_code != 0) return std::nullopt;
+  return prefix;
+}
+
+// An unreadable subdirectory silently stopped the walk of a directory argument: the files after
+// it were dropped and their ranks reported "missing". Now it is named and the rest is read.
+TEST(BadInputsTest, UnreadableSubdirectoryIsNamedAndTheWalkGoesOn) {
+  std::optional<std::string> prefix = Unprivileged();
+  if (!prefix) GTEST_SKIP() << "running as root without setpriv(1) or access for nobody";
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
+  const std::string job = dir.File("job");
+  for (int rank = 0; rank < 4; ++rank) {
+    // Rank 1 in a directory nobody may read; readdir(3) order puts the others before or after.
+    const std::string sub = job + (rank == 1 ? "/locked" : "/r" + std::to_string(rank));
+    std::filesystem::create_directories(sub);
+    auto writer = agent::TraceFileWriter::Create(
+        sub + "/t.pb.zst", ::lumos::testing::SampleHeader(rank, 4), agent::WriterOptions());
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Close(0).ok());
+    ASSERT_EQ(chmod((sub + "/t.pb.zst").c_str(), 0644), 0);
+  }
+  ASSERT_EQ(chmod((job + "/locked").c_str(), 0), 0);
+  CommandResult r =
+      RunCommand(*prefix + "timeout -s KILL 20 " + LumosModelBinary() + " inspect " + job);
+  ASSERT_EQ(chmod((job + "/locked").c_str(), 0755), 0);  // So TempDir can remove it.
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "lumos-model inspect: " + job +
+                       "/locked: cannot read this directory: Permission denied\n");
+  EXPECT_NE(r.out.find("job sample-job: 3 file(s), ranks 0 2 3 of 4; missing 1"), std::string::npos)
+      << r.out;
+}
+
+// A path longer than PATH_MAX: the message was cut at 1024 bytes, before its reason (and the
+// reason given was "no such file or directory").
+TEST(BadInputsTest, ErrorOnAPathLongerThanPathMaxKeepsItsReason) {
+  std::string path;
+  while (path.size() <= 4096) path += "dir/";
+  path += "r0.pb.zst";
+  CommandResult r = RunBounded("inspect " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "lumos-model inspect: " + path + ": cannot open: File name too long\n");
+}
+
+}  // namespace
+}  // namespace lumos::modeler
