@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "modeler/trace/trace_reader.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/sample_trace.h"
 
@@ -100,6 +101,90 @@ TEST(BadInputsTest, ErrorOnAPathLongerThanPathMaxKeepsItsReason) {
   CommandResult r = RunBounded("inspect " + path);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "lumos-model inspect: " + path + ": cannot open: File name too long\n");
+}
+
+// One rank of a 2-rank job: 300 launches and kernels in many frames, and a LossRecord.
+void WriteRank(const std::string& path, int32_t rank) {
+  agent::WriterOptions options;
+  options.frame_bytes = 2048;
+  auto writer =
+      agent::TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(rank, 2), options);
+  ASSERT_TRUE(writer.ok());
+  for (uint64_t i = 1; i <= 300; ++i) {
+    const int64_t t = static_cast<int64_t>(1000 * i);
+    (*writer)->Add(agent::ApiCallEvent{.start_ns = t,
+                                       .duration_ns = 50,
+                                       .thread_id = 7,
+                                       .correlation_id = i,
+                                       .kind = schema::ApiKind::kLaunchKernel,
+                                       .name = "cudaLaunchKernel"});
+    (*writer)->Add(agent::KernelEvent{.start_ns = t + 100,
+                                      .duration_ns = 500,
+                                      .correlation_id = i,
+                                      .stream_id = 7,
+                                      .name = "gemm"});
+  }
+  (*writer)->Add(agent::LossEvent{.start_ns = 5000,
+                                  .source = schema::LossSource::kRingFull,
+                                  .count = 5,
+                                  .thread_id = 7,
+                                  .detail = "ring full"});
+  ASSERT_TRUE((*writer)->Close(400'000).ok());
+}
+
+std::vector<pb::LossRecord> ReadLosses(const std::string& path) {
+  std::vector<pb::LossRecord> losses;
+  ReadResult result;
+  auto packets = ReadAllPackets(path, &result);
+  EXPECT_TRUE(packets.ok()) << packets.status().message();
+  EXPECT_TRUE(result.closed_cleanly()) << result.damage.message();
+  if (!packets.ok()) return losses;
+  for (const pb::TracePacket& p : *packets) {
+    if (p.has_loss()) losses.push_back(p.loss());
+  }
+  return losses;
+}
+
+// synth of a damaged input wrote outputs that claimed to be whole (no LossRecord, not even the
+// input's own). Every copy of the input now carries what it lost; the damage is named on stderr
+// and the exit status is 1.
+TEST(BadInputsTest, SynthOfADamagedInputCarriesTheLoss) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("in"));
+  WriteRank(dir.File("in/r0.pb.zst"), 0);
+  WriteRank(dir.File("in/r1.pb.zst"), 1);
+  const std::string cut = dir.File("in/r1.pb.zst");
+  std::string bytes = ::lumos::testing::ReadFileBytes(cut);
+  ::lumos::testing::WriteFileBytes(cut, bytes.substr(0, bytes.size() / 2));
+
+  CommandResult r = RunBounded("synth " + dir.File("in") + " -o " + dir.File("out") +
+                               " --ranks 2 --iterations 2");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("lumos-model synth: " + cut + ": byte offset "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated frame"), std::string::npos) << r.err;
+
+  // Rank 0's input was whole: its LossRecord, once per copy of the input.
+  std::vector<pb::LossRecord> whole = ReadLosses(dir.File("out/synth-2x2.rank0.pb.zst"));
+  ASSERT_EQ(whole.size(), 2u);
+  for (const pb::LossRecord& loss : whole) {
+    EXPECT_EQ(loss.source(), pb::LOSS_SOURCE_RING_FULL);
+    EXPECT_EQ(loss.count(), 5u);
+    EXPECT_EQ(loss.detail(), "ring full");
+  }
+  CommandResult inspect = RunBounded("inspect " + dir.File("out/synth-2x2.rank0.pb.zst"));
+  EXPECT_NE(inspect.out.find("loss       10 events: ring_full 10"), std::string::npos)
+      << inspect.out;
+
+  // Rank 1's was cut short: its own record is gone with the tail; each copy says it is
+  // incomplete, naming the input and where it is damaged.
+  std::vector<pb::LossRecord> damaged = ReadLosses(dir.File("out/synth-2x2.rank1.pb.zst"));
+  ASSERT_EQ(damaged.size(), 2u);
+  for (const pb::LossRecord& loss : damaged) {
+    EXPECT_EQ(loss.source(), pb::LOSS_SOURCE_IMPORT_SKIPPED);
+    EXPECT_NE(loss.detail().find("the input " + cut + " is damaged (" + cut + ": byte offset "),
+              std::string::npos)
+        << loss.detail();
+  }
 }
 
 }  // namespace
