@@ -103,6 +103,40 @@ TEST(BadInputsTest, ErrorOnAPathLongerThanPathMaxKeepsItsReason) {
   EXPECT_EQ(r.err, "lumos-model inspect: " + path + ": cannot open: File name too long\n");
 }
 
+// The importer's diagnostics reach the user: warnings on stderr naming the input, the trace
+// still written (exit 0); nothing usable: no output and exit 1.
+TEST(BadInputsTest, ImportSaysWhatIsWrongWithItsInput) {
+  TempDir dir;
+  const std::string launch =
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9,
+          "ts": 100, "dur": 5, "args": {"correlation": 1}})";
+  ::lumos::testing::WriteFileBytes(
+      dir.File("odd.json"),
+      R"({"distributedInfo": {"rank": 2, "world_size": 2}, "traceEvents": [)" + launch + "," +
+          launch + "]}");
+  CommandResult r =
+      RunBounded("import kineto " + dir.File("odd.json") + " -o " + dir.File("odd.pb.zst"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("lumos-model import: warning: " + dir.File("odd.json") +
+                       ": distributedInfo gives rank 2, not below its world_size 2"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("lumos-model import: warning: " + dir.File("odd.json") +
+                       ": 1 CUDA API call(s) repeat the correlation id"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.File("odd.pb.zst")));
+
+  ::lumos::testing::WriteFileBytes(dir.File("none.json"),
+                                   R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 1}]})");
+  r = RunBounded("import kineto " + dir.File("none.json") + " -o " + dir.File("none.pb.zst"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "lumos-model import: " + dir.File("none.json") +
+                       ": none of its events could be converted (1 skipped; the first: "
+                       "traceEvents[0]: \"dur\" is missing, negative or not a number in range)\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.File("none.pb.zst")));
+}
+
 // One rank of a 2-rank job: 300 launches and kernels in many frames, and a LossRecord.
 void WriteRank(const std::string& path, int32_t rank) {
   agent::WriterOptions options;
