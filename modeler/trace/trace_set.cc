@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
+#include <utility>
 
 namespace lumos::modeler {
 namespace {
@@ -16,19 +18,26 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Walks `root` without recursion (any depth) and without following symbolic links to
-// directories (no cycles). A directory that cannot be opened or read to the end is itself added
-// to `out`, as is every *.pb.zst entry whatever its type: the command then names each with the
-// reason it cannot be read, and the walk goes on.
+// Walks `root` without recursion (any depth), without following symbolic links to directories
+// and without entering a directory twice (no cycles). A directory that cannot be opened or read to
+// the end is itself added to `out`, as is every *.pb.zst entry whatever its type: the command then
+// names each with the reason it cannot be read, and the walk goes on.
 Status AddDirectory(const std::string& root, std::vector<std::string>* out) {
   const size_t before = out->size();
   std::vector<std::string> pending = {root};
+  std::set<std::pair<dev_t, ino_t>> visited;
   while (!pending.empty()) {
     const std::string dir = std::move(pending.back());
     pending.pop_back();
     DIR* stream = opendir(dir.c_str());
     if (stream == nullptr) {
       out->push_back(dir);
+      continue;
+    }
+    // A directory seen before (a bind mount of an ancestor) is not walked again: no cycle.
+    struct stat st {};
+    if (fstat(dirfd(stream), &st) == 0 && !visited.insert({st.st_dev, st.st_ino}).second) {
+      closedir(stream);
       continue;
     }
     const std::string prefix = EndsWith(dir, "/") ? dir : dir + "/";

@@ -92,6 +92,27 @@ TEST(BadInputsTest, UnreadableSubdirectoryIsNamedAndTheWalkGoesOn) {
       << r.out;
 }
 
+// A directory mounted inside itself was walked twice: its traces counted twice (one rank, two
+// files). Needs a private mount namespace (root and unshare(1)); skipped elsewhere.
+TEST(BadInputsTest, ADirectoryReachedTwiceIsWalkedOnce) {
+  if (geteuid() != 0 || RunCommand("unshare -m true").exit_code != 0) {
+    GTEST_SKIP() << "needs root and unshare(1) for a private bind mount";
+  }
+  TempDir dir;
+  const std::string job = dir.File("job");
+  std::filesystem::create_directories(job + "/sub/again");
+  auto writer = agent::TraceFileWriter::Create(job + "/sub/t.pb.zst",
+                                               ::lumos::testing::SampleHeader(0, 1), {});
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Close(0).ok());
+  CommandResult r = RunCommand("unshare -m sh -c 'mount --bind " + job + " " + job +
+                               "/sub/again && timeout -s KILL 20 " + LumosModelBinary() +
+                               " inspect " + job + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("job sample-job: 1 file(s), ranks 0 of 1 (all present)"), std::string::npos)
+      << r.out;
+}
+
 // A path longer than PATH_MAX: the message was cut at 1024 bytes, before its reason (and the
 // reason given was "no such file or directory").
 TEST(BadInputsTest, ErrorOnAPathLongerThanPathMaxKeepsItsReason) {
