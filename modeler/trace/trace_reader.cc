@@ -350,40 +350,54 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
           std::to_string(kMaxFrameContentBytes >> 20) + " MiB)");
       break;
     }
-    // Without a declared size, room for the largest frame allowed plus one byte (to tell
-    // "more"): only the pages zstd writes become resident, since the buffer is not zeroed.
-    const size_t want = known ? static_cast<size_t>(declared) + 1 : kMaxFrameContentBytes + 1;
-    if (content.size() < want) {
-      content.reserve(want);  // Exactly: no doubling past what the frame needs.
-      content.resize(want);
-    }
+    // The buffer grows exactly (reserve, no doubling past the need) and is not zeroed.
+    auto grow = [&content](size_t size) {
+      if (content.size() >= size) return;
+      content.reserve(size);
+      content.resize(size);
+    };
     size_t remaining = 0;
     size_t produced = 0;
     if (known) {
       // The usual case (the writer declares every frame's size): one shot straight into
       // `content`, without zstd's window buffer. zstd checks that the content matches the
       // declared size.
+      grow(static_cast<size_t>(declared) + 1);
       remaining = ZSTD_decompressDCtx(dctx, content.data(), content.size(), frame, frame_size);
       if (!ZSTD_isError(remaining)) {
         produced = remaining;
         remaining = 0;
       }
     } else {
+      // No declared size (never from our writers): first count the content through a 1 MiB
+      // scratch buffer (`content`, overwritten), stopping past the limit, then decompress it
+      // again into exactly that much. A frame that expands past the limit costs the scratch
+      // and zstd's window, not the limit; a sound one costs a second decompression.
+      grow(size_t{1} << 20);
       ZSTD_inBuffer in{frame, frame_size, 0};
-      ZSTD_outBuffer out{content.data(), kMaxFrameContentBytes + 1, 0};
+      uint64_t total = 0;
       for (;;) {
-        const size_t in_before = in.pos, out_before = out.pos;
+        ZSTD_outBuffer out{content.data(), content.size(), 0};
+        const size_t in_before = in.pos;
         remaining = ZSTD_decompressStream(dctx, &out, &in);
-        if (ZSTD_isError(remaining) || remaining == 0 || out.pos == out.size) break;
-        if (in.pos == in_before && out.pos == out_before) break;  // Needs input there is not.
+        total += out.pos;
+        if (ZSTD_isError(remaining) || remaining == 0 || total > kMaxFrameContentBytes) break;
+        if (in.pos == in_before && out.pos == 0) break;  // Needs input there is not.
       }
-      produced = out.pos;
-      if (!ZSTD_isError(remaining) && produced > kMaxFrameContentBytes) {
+      if (!ZSTD_isError(remaining) && total > kMaxFrameContentBytes) {
         why = "frame " + std::to_string(frame_index) +
               " decompresses to more than a frame may hold (" +
               std::to_string(kMaxFrameContentBytes >> 20) + " MiB)";
       } else if (!ZSTD_isError(remaining) && remaining != 0) {
         why = "frame ends early";
+      } else if (!ZSTD_isError(remaining)) {
+        grow(static_cast<size_t>(total) + 1);
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+        remaining = ZSTD_decompressDCtx(dctx, content.data(), content.size(), frame, frame_size);
+        if (!ZSTD_isError(remaining)) {
+          produced = remaining;
+          remaining = 0;
+        }
       }
     }
     if (ZSTD_isError(remaining) || !why.empty()) {

@@ -15,11 +15,12 @@
 // loops on bad input, and nothing blocks: only regular files are opened (base/input_file.h).
 // Memory is bounded per frame, never by the file: the compressed frame (kMaxFrameBytes), its
 // content (kMaxFrameContentBytes, refused from the size the frame declares before any
-// allocation), its events (kMaxFramePackets, kMaxFrameColumnEvents) and its interned strings
-// (by count, not iid). The whole file's decompressed size is not bounded by a ratio to its
-// size: that would only bound time, which stays linear in what the frames hold, and a sound
-// trace of regular events already compresses 1260:1 (20M identical kernels: 57 MiB in 46 KB),
-// with nothing in the format keeping it below zstd's own ceiling (32768:1, RLE blocks).
+// allocation, or counted through a scratch buffer when it declares none), its events
+// (kMaxFramePackets, kMaxFrameColumnEvents) and its interned strings (by count, not iid).
+// The whole file's decompressed size is not bounded by a ratio to its size: that would only
+// bound time, which stays linear in what the frames hold, and a sound trace of regular events
+// already compresses 1260:1 (20M identical kernels: 57 MiB in 46 KB), with nothing in the
+// format keeping it below zstd's own ceiling (32768:1, RLE blocks).
 // Threading: one reader per thread.
 #pragma once
 
