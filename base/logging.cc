@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
+#include <string>
 
 namespace lumos {
 namespace {
@@ -33,22 +35,43 @@ void SetMinLogLevel(LogLevel level) {
 
 void LogMessage(LogLevel level, const char* file, int line, const char* format, ...) {
   if (static_cast<int>(level) < g_min_level.load(std::memory_order_relaxed)) return;
-  char buffer[1024];
-  int n = std::snprintf(buffer, sizeof(buffer), "[lumos %d:%ld] %s: ", static_cast<int>(getpid()),
+  // Lines that fit (all but those naming a very long path) are formatted on the stack; a longer
+  // one goes to the heap whole, so the reason after a long path is never cut off.
+  char stack[1024];
+  char* buffer = stack;
+  size_t capacity = sizeof(stack);
+  std::string heap;
+  int n = std::snprintf(buffer, capacity, "[lumos %d:%ld] %s: ", static_cast<int>(getpid()),
                         static_cast<long>(syscall(SYS_gettid)), LevelName(level));
+  if (n < 0 || static_cast<size_t>(n) >= capacity) return;
+  const size_t prefix = static_cast<size_t>(n);
   va_list args;
   va_start(args, format);
-  if (n > 0 && n < static_cast<int>(sizeof(buffer))) {
-    int m = std::vsnprintf(buffer + n, sizeof(buffer) - n, format, args);
-    n = m < 0 ? n : std::min<int>(n + m, sizeof(buffer) - 2);
-  }
+  va_list again;
+  va_copy(again, args);
+  int m = std::vsnprintf(buffer + prefix, capacity - prefix, format, args);
   va_end(args);
-  if (level == LogLevel::kDebug && n > 0 && n < static_cast<int>(sizeof(buffer)) - 64) {
-    n += std::snprintf(buffer + n, sizeof(buffer) - n, " (%s:%d)", file, line);
+  if (m < 0) {
+    va_end(again);
+    return;
   }
-  if (n < 0) return;
-  buffer[n++] = '\n';
-  ssize_t ignored = write(STDERR_FILENO, buffer, n);
+  // Room for the text, the debug location and the newline.
+  const size_t needed = prefix + static_cast<size_t>(m) + 64 + std::strlen(file) + 2;
+  if (needed > capacity) {
+    heap.assign(needed, '\0');
+    std::memcpy(heap.data(), stack, prefix);
+    buffer = heap.data();
+    capacity = heap.size();
+    std::vsnprintf(buffer + prefix, capacity - prefix, format, again);
+  }
+  va_end(again);
+  size_t length = prefix + static_cast<size_t>(m);
+  if (level == LogLevel::kDebug) {
+    int k = std::snprintf(buffer + length, capacity - length, " (%s:%d)", file, line);
+    if (k > 0) length = std::min(length + static_cast<size_t>(k), capacity - 1);
+  }
+  buffer[length++] = '\n';
+  ssize_t ignored = write(STDERR_FILENO, buffer, length);
   (void)ignored;
 }
 

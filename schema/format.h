@@ -24,9 +24,16 @@ inline constexpr size_t kPreambleBytes = 8 + kPreambleContentBytes;
 // Packets in one frame, counting each entry of a column packet as one: readers reject frames
 // with more (a few KB of zstd can decompress to millions of one-byte column entries, and each
 // becomes a ~140-byte struct in the reader). Writers flush a frame by kMaxFrameEventsWritten
-// at the latest, which leaves room for an interned string per event.
+// at the latest, which leaves room for an interned string per event; readers also reject a
+// frame whose column packets hold more events than that.
 inline constexpr uint64_t kMaxFramePackets = uint64_t{1} << 22;
 inline constexpr uint64_t kMaxFrameEventsWritten = kMaxFramePackets / 4;
+
+// Decompressed bytes of one frame: readers reject a frame that declares or decompresses to more,
+// before allocating for it (a 30 KB zstd frame of zeros declares 1 GB). Writers stay far below:
+// they flush a frame once frame_bytes (1 MiB in the agent, the importer and synth) of packets
+// wait, so a frame holds at most that plus one event's strings.
+inline constexpr uint64_t kMaxFrameContentBytes = uint64_t{64} << 20;
 
 // Trace.packet is field 1, length-delimited: every packet starts with this tag byte.
 inline constexpr uint8_t kTracePacketTag = (1 << 3) | 2;

@@ -107,7 +107,7 @@ void WriteMetadata(JsonWriter* json, const std::vector<FileIndex>& files,
     json->KeyUint("packets", file.packets);
     json->KeyUint("events", file.events);
     json->KeyUint("frames", files[i].read.frames);
-    json->KeyBool("closed_cleanly", files[i].read.has_trailer);
+    json->KeyBool("closed_cleanly", files[i].read.closed_cleanly());
     if (files[i].read.has_trailer) {
       json->KeyUint("events_dropped", files[i].read.trailer.events_dropped());
     }

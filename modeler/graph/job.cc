@@ -84,6 +84,13 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
         Append(frame.nvtx, &names, &rank->nvtx, ranges);
         Append(frame.collectives, &names, &rank->collectives, all);
         for (const RowPacket& row : frame.rows) {
+          if (row.packet->has_loss()) {
+            const pb::LossRecord& l = row.packet->loss();
+            rank->losses.push_back({row.start_ns, l.duration_ns(),
+                                    static_cast<schema::LossSource>(l.source()), l.count(),
+                                    l.thread_id(), pool->Intern(l.detail())});
+            continue;
+          }
           if (!row.packet->has_communicator()) continue;
           const pb::Communicator& c = row.packet->communicator();
           rank->communicators.push_back(
@@ -100,6 +107,7 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   }
   if (!result.damage.ok()) {
     rank->cut_short = true;
+    rank->damage = result.damage.message();
     warnings->push_back("rank " + std::to_string(rank->rank) +
                         " is cut short: " + result.damage.message());
     problems->push_back(result.damage.message() + " (what precedes it is used)");

@@ -57,6 +57,7 @@ struct RankTrace {
   int32_t world_size = 0;
   std::string host;
   bool cut_short = false;  // The file has a damaged tail (see warnings).
+  std::string damage;      // What is wrong with the tail and where, when cut_short.
   // The trailer's rank and world size (schema 2.1: what the agent learned from the NCCL world
   // communicator after the header was written); -1 / 0 when absent.
   int32_t trailer_rank = -1;
@@ -71,6 +72,9 @@ struct RankTrace {
   std::vector<agent::NvtxEvent> nvtx;
   std::vector<agent::CollectiveEvent> collectives;
   std::vector<CommunicatorInfo> communicators;
+  // The file's LossRecords (events its writer lost), details in the Job's NamePool; kept with
+  // keep_events = false too, so a tool writing the rank anew can carry them (synth).
+  std::vector<agent::LossEvent> losses;
 
   uint64_t events() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() +

@@ -1,8 +1,6 @@
 #include "modeler/import/byte_source.h"
 
-#include <fcntl.h>
 #include <simdjson.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -10,6 +8,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+
+#include "base/input_file.h"
 
 namespace lumos::modeler::kineto {
 
@@ -197,15 +197,12 @@ uint32_t Le32(const unsigned char* p) {
 }  // namespace
 
 StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path) {
-  int raw_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (raw_fd < 0) return ErrorStatus("cannot open %s: %s", path.c_str(), std::strerror(errno));
+  // Only a regular file, checked before anything is read: a FIFO with no writer would block
+  // open(2) forever, and inputs are read twice (once to list an archive's traces).
+  LUMOS_ASSIGN_OR_RETURN(InputFile file, OpenInputFile(path));
+  const int raw_fd = file.fd;
   Fd fd(raw_fd);
-  struct stat st;
-  if (fstat(raw_fd, &st) != 0) {
-    return ErrorStatus("cannot stat %s: %s", path.c_str(), std::strerror(errno));
-  }
-  if (S_ISDIR(st.st_mode)) return ErrorStatus("%s is a directory, not a trace file", path.c_str());
-  uint64_t size = static_cast<uint64_t>(st.st_size);
+  uint64_t size = file.size_bytes;
   unsigned char magic[2] = {0, 0};
   bool gzip =
       size >= 2 && ::pread(raw_fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;

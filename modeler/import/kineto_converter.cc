@@ -66,6 +66,16 @@ Status ConvertKinetoText(const PaddedText& text, const std::string& name,
   simdjson::dom::parser parser;  // Owns the strings the events point to: keep until written.
   KinetoTrace trace;
   LUMOS_RETURN_IF_ERROR(ParseKinetoTrace(text, name, &parser, &trace));
+  if (trace.events.empty()) {
+    // Checked before the output exists: a trace of 0 events would be written and read as sound.
+    if (trace.skipped != 0) {
+      return ErrorStatus("%s: none of its events could be converted (%llu skipped; the first: %s)",
+                         name.c_str(), static_cast<unsigned long long>(trace.skipped),
+                         trace.first_skip.c_str());
+    }
+    return ErrorStatus("%s: no events to convert (no complete \"ph\": \"X\" event in traceEvents)",
+                       name.c_str());
+  }
   if (trace.start_ns > trace.end_ns) trace.start_ns = trace.end_ns = 0;  // No timed events.
   AddCollectives(&trace);
 
@@ -110,6 +120,7 @@ Status ConvertKinetoText(const PaddedText& text, const std::string& name,
   LUMOS_RETURN_IF_ERROR(
       writer->CloseComplete(static_cast<uint64_t>(std::max<int64_t>(trace.end_ns, 0))));
   stats->skipped = trace.skipped;
+  stats->warnings = std::move(trace.warnings);
   stats->start_ns = trace.start_ns;
   stats->end_ns = trace.end_ns;
   stats->output_bytes = writer->stats().bytes_written;

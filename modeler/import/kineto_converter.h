@@ -6,14 +6,16 @@
 // and written with agent::TraceFileWriter. Memory: the DOM plus one struct per event, about
 // 3x the JSON size at peak.
 // Failure behaviour: bad input returns a Status naming the input; malformed single events are
-// counted, not fatal. The output path is written directly: callers that must not leave a
-// partial file behind write to a temporary name and rename (see kineto_import.h). A failed
-// write is an error (its reason, from the writer), never a log line.
+// counted, not fatal, but a document of which no event can be converted is an error (nothing
+// is written: an empty trace would read as a sound one). The output path is written directly:
+// callers that must not leave a partial file behind write to a temporary name and rename (see
+// kineto_import.h). A failed write is an error (its reason, from the writer), never a log line.
 // Threading: independent calls may run on different threads.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "modeler/import/byte_source.h"
@@ -42,6 +44,9 @@ struct ConvertStats {
   int64_t start_ns = 0;  // Span of the trace.
   int64_t end_ns = 0;
   uint64_t output_bytes = 0;
+  // What is wrong with the input though the trace could be written (duplicate correlation ids,
+  // a rank not below the world size, numbers out of range), each naming the input.
+  std::vector<std::string> warnings;
 };
 
 // `name` identifies the input in messages; `text` is the whole JSON document.

@@ -2,10 +2,13 @@
 // The mapping table is in modeler/import/README.md.
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <unordered_set>
 
 #include "modeler/import/cuda_names.h"
 #include "modeler/import/kineto_fields.h"
 #include "modeler/import/kineto_header.h"
+#include "modeler/import/kineto_numbers.h"
 #include "modeler/import/nccl_names.h"
 
 namespace lumos::modeler::kineto {
@@ -54,12 +57,18 @@ class EventMapper {
   EventMapper(KinetoTrace* trace, int64_t base_time_ns) : trace_(trace), base_(base_time_ns) {}
 
   void Map(size_t index, dom::element element) {
+    index_ = index;
     dom::object object;
     if (element.get_object().get(object) != simdjson::SUCCESS) {
       return Skip(index, "", "not a JSON object");
     }
     EventFields f = ReadEventFields(object);
     if (!f.has_ph) return Skip(index, f.cat, "no \"ph\"");
+    std::string where;
+    if ((f.ph == "M" || f.ph == "X") && trace_->out_of_range_numbers != 0 &&
+        FindOutOfRange(element, &where)) {
+      return Skip(index, f.cat, "\"" + where + "\" is a number beyond the 64-bit range");
+    }
     if (f.ph == "M") return MapMetadata(f);
     if (f.ph != "X") return;  // Flows, instants, counters: nothing the schema needs.
     int64_t start = 0, duration = 0;
@@ -79,7 +88,15 @@ class EventMapper {
     MapTimed(f, ReadEventArgs(f), category, start, static_cast<uint64_t>(duration));
   }
 
-  void Finish() {
+  void Finish(const std::string& name) {
+    if (duplicate_correlations_ != 0) {
+      trace_->warnings.push_back(
+          name + ": " + std::to_string(duplicate_correlations_) +
+          " CUDA API call(s) repeat the correlation id of an earlier one (the first: id " +
+          std::to_string(first_duplicate_) + " at traceEvents[" +
+          std::to_string(first_duplicate_index_) +
+          "]); GPU operations with those ids may be paired with the wrong call");
+    }
     // The traced process is the one whose host threads did the most.
     uint64_t best = 0;
     for (const auto& [pid, count] : host_pid_events_) {
@@ -96,12 +113,13 @@ class EventMapper {
   }
 
  private:
-  void Skip(size_t index, std::string_view cat, const char* why) {
+  void Skip(size_t index, std::string_view cat, std::string_view why) {
     if (trace_->skipped++ == 0) {
       char where[64];
       std::snprintf(where, sizeof(where), "traceEvents[%zu]", index);
-      trace_->first_skip =
-          std::string(where) + (cat.empty() ? "" : " (cat " + std::string(cat) + ")") + ": " + why;
+      trace_->first_skip = std::string(where) +
+                           (cat.empty() ? "" : " (cat " + std::string(cat) + ")") + ": " +
+                           std::string(why);
     }
   }
 
@@ -122,8 +140,23 @@ class EventMapper {
   void MapHostRange(const EventFields& f, const EventArgs& a, Category category, int64_t start,
                     uint64_t duration);
 
+  // Correlation ids of the API calls so far: CUPTI gives each call its own (GPU operations
+  // share one legitimately: the kernels of a CUDA graph launch).
+  void SeeApiCorrelation(uint64_t id) {
+    if (id == 0 || api_correlations_.insert(id).second) return;
+    if (duplicate_correlations_++ == 0) {
+      first_duplicate_ = id;
+      first_duplicate_index_ = index_;
+    }
+  }
+
   KinetoTrace* trace_;
   int64_t base_;
+  size_t index_ = 0;  // Of the event being mapped.
+  std::unordered_set<uint64_t> api_correlations_;
+  uint64_t duplicate_correlations_ = 0;
+  uint64_t first_duplicate_ = 0;
+  size_t first_duplicate_index_ = 0;
   std::map<int64_t, uint64_t> host_pid_events_;
   std::vector<std::pair<ThreadKey, std::string_view>> thread_names_;
 };
@@ -183,6 +216,7 @@ void EventMapper::MapTimed(const EventFields& f, const EventArgs& a, Category ca
       c.domain =
           category == Category::kRuntime ? schema::ApiDomain::kRuntime : schema::ApiDomain::kDriver;
       c.external_id = IdOrZero(a.external_id);
+      SeeApiCorrelation(c.correlation_id);
       trace_->events.emplace_back(c);
       return;
     }
@@ -294,6 +328,27 @@ Status ParseKinetoTrace(const PaddedText& text, const std::string& name, dom::pa
                         KinetoTrace* trace) {
   dom::element root;
   auto error = parser->parse(text.data(), text.size(), false).get(root);
+  if (error == simdjson::NUMBER_ERROR) {
+    // No location from simdjson, and the whole document refused for one number: find it, and
+    // when it is only out of range (valid JSON), parse a copy with it made a string, so only
+    // the event holding it is lost (kineto_numbers.h). The DOM keeps no view of the copy.
+    PaddedText copy;
+    copy.Append(text.data(), text.size());
+    NumberScan scan = MarkOutOfRangeNumbers(copy.data(), copy.size());
+    if (scan.malformed) {
+      return ErrorStatus("%s: not valid JSON (%zu bytes): a malformed number at byte offset %zu",
+                         name.c_str(), text.size(), scan.malformed_offset);
+    }
+    if (!scan.out_of_range.empty()) {
+      error = parser->parse(copy.data(), copy.size(), false).get(root);
+      trace->out_of_range_numbers = scan.out_of_range.size();
+      trace->warnings.push_back(
+          name + ": " + std::to_string(scan.out_of_range.size()) +
+          " number(s) beyond the range of a 64-bit integer or a double (the first at byte offset " +
+          std::to_string(scan.out_of_range.front()) +
+          " of the JSON); the events holding them are not converted (counted as skipped)");
+    }
+  }
   if (error != simdjson::SUCCESS) {
     return ErrorStatus("%s: not valid JSON (%zu bytes): %s", name.c_str(), text.size(),
                        simdjson::error_message(error));
@@ -322,7 +377,7 @@ Status ParseKinetoTrace(const PaddedText& text, const std::string& name, dom::pa
   EventMapper mapper(trace, base_time_ns);
   size_t index = 0;
   for (dom::element event : events) mapper.Map(index++, event);
-  mapper.Finish();
+  mapper.Finish(name);
   return Status::Ok();
 }
 

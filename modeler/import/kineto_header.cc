@@ -74,6 +74,13 @@ Status ReadTraceMetadata(dom::object root, const std::string& name, KinetoTrace*
       header.cuda_driver_version = Id32OrZero(AsInt(value));
     }
   }
+  if (header.has_rank && header.has_world_size && header.rank >= header.world_size) {
+    // Kept as recorded (which of the two is wrong cannot be told), and said: the replay would
+    // otherwise only call the ranks below world_size missing.
+    trace->warnings.push_back(name + ": distributedInfo gives rank " + std::to_string(header.rank) +
+                              ", not below its world_size " + std::to_string(header.world_size) +
+                              " (both kept as recorded)");
+  }
   return Status::Ok();
 }
 

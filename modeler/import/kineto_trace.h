@@ -67,6 +67,11 @@ struct KinetoTrace {
   bool fractional_us = false;  // Some time was a fractional µs: ns resolution.
   uint64_t skipped = 0;        // Events that could not be converted.
   std::string first_skip;      // Why the first of them was skipped, and where.
+  // Numbers beyond the 64-bit range rewritten before parsing (kineto_numbers.h).
+  size_t out_of_range_numbers = 0;
+  // What is wrong with the input that the output cannot show, each naming the input; the
+  // converter hands them to the caller (ConvertStats::warnings).
+  std::vector<std::string> warnings;
   std::deque<std::string> owned_strings;
 
   std::string_view Own(std::string s) { return owned_strings.emplace_back(std::move(s)); }

@@ -44,6 +44,17 @@ class RankSynth {
       if (e.name.rfind("ProfilerStep#", 0) == 0) ++steps_;
     }
     steps_ = std::max<int64_t>(steps_, 1);
+    if (base.cut_short) {
+      // Where the input stops: after its last event.
+      auto last = [this](int64_t start) { last_start_ = std::max(last_start_, start); };
+      for (const auto& e : base.api_calls) last(e.start_ns);
+      for (const auto& e : base.kernels) last(e.start_ns);
+      for (const auto& e : base.host_ranges) last(e.start_ns);
+      for (const auto& e : base.collectives) last(e.start_ns);
+      if (last_start_ == INT64_MIN) last_start_ = 0;  // No events at all.
+      damage_detail_ = "the input " + base.path + " is damaged (" + base.damage +
+                       "): the events after the damage are missing, how many is not known";
+    }
     ++max_id_;
     ++max_seq_;
   }
@@ -125,6 +136,19 @@ class RankSynth {
         e.correlation_id = id(e.correlation_id);
         w->Add(e);
       }
+      // Each copy misses what the input missed: its LossRecords, and its damaged tail.
+      for (agent::LossEvent e : base_.losses) {
+        e.start_ns += shift;
+        w->Add(e);
+      }
+      if (base_.cut_short) {
+        agent::LossEvent damaged;
+        damaged.start_ns = last_start_ + shift;
+        damaged.source = schema::LossSource::kImportSkipped;
+        damaged.count = 0;  // Unknown: the events of a damaged tail cannot be counted.
+        damaged.detail = damage_detail_;
+        w->Add(damaged);
+      }
       events += base_.events();
     }
     for (const CommunicatorInfo& c : base_.communicators) {
@@ -149,8 +173,10 @@ class RankSynth {
   uint64_t group_;
   uint64_t max_id_ = 0;
   uint64_t max_seq_ = 0;
-  int64_t steps_ = 0;    // ProfilerStep ranges in one repetition.
-  std::string renamed_;  // A renamed step, alive while the writer copies it.
+  int64_t steps_ = 0;               // ProfilerStep ranges in one repetition.
+  std::string renamed_;             // A renamed step, alive while the writer copies it.
+  int64_t last_start_ = INT64_MIN;  // Start of the input's last event (damaged input only).
+  std::string damage_detail_;
 };
 
 int64_t Span(const Job& job, int64_t* begin) {

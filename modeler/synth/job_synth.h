@@ -13,7 +13,10 @@
 //   * durations are jittered by a factor in [1 - jitter, 1] (deterministic in the seed): only
 //     shrinking, so no op grows into the next one on its stream or thread;
 //   * ranks sit on hosts of `ranks_per_host`; host h's clock is shifted by h * host_skew_ns, so
-//     the replay's clock alignment has something to undo.
+//     the replay's clock alignment has something to undo;
+//   * loss is carried: each copy of an input rank gets the input's LossRecords, and a copy of a
+//     damaged input (RankTrace::cut_short) a LossRecord (IMPORT_SKIPPED, count 0: how many
+//     events the damaged tail held is unknown) naming the input and the damage.
 // Files are written with the agent's trace writer, one per rank, header producer SYNTHETIC,
 // all or none (io::OutputSet): each to a temporary file in out_dir, all renamed at the end; a
 // failure (full disk) leaves out_dir as it was and returns one error naming the file and the

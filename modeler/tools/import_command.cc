@@ -69,6 +69,12 @@ int RunImport(const Args& args) {
   auto imported = kineto::ImportKineto(request);
   if (!imported.ok()) return outcome.Fail(imported.status().message());
   for (const kineto::ImportedTrace& trace : *imported) {
+    // Written, but the input is not all it should be: said, each naming the input.
+    for (const std::string& warning : trace.stats.warnings) {
+      std::fprintf(stderr, "lumos-model import: warning: %s\n", warning.c_str());
+    }
+  }
+  for (const kineto::ImportedTrace& trace : *imported) {
     const kineto::ConvertStats& s = trace.stats;
     std::printf(
         "%s: %llu bytes, %llu kernels, %llu API calls, %llu memcpy, %llu memset, %llu syncs, "

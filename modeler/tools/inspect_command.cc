@@ -9,6 +9,7 @@
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
+#include "modeler/export/json_writer.h"
 #include "modeler/tools/commands.h"
 #include "modeler/trace/packet_util.h"
 #include "modeler/trace/trace_set.h"
@@ -30,51 +31,31 @@ constexpr const char kExitStatus[] =
     "damaged tail or no trailer (what could be read is still shown; one line on stderr per\n"
     "file), or the output could not be written; 2 bad arguments.";
 
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-// Built by appending: GCC 12 at -O3 warns falsely (-Wrestrict) on "literal" + std::string&&.
+// A JSON string, quoted: names and paths are bytes, not necessarily UTF-8 (a file name in
+// Latin-1): invalid UTF-8 becomes U+FFFD, so the document stays valid JSON.
 std::string Quoted(std::string_view s) {
-  std::string out = "\"";
-  out += JsonEscape(s);
-  out += '"';
+  std::string out;
+  internal::AppendJsonString(s, &out);
   return out;
 }
 
+// UTC date and time to the µs. Times before 1970 are negative: the second is rounded down
+// (floor), so the fraction stays in [0, 1) s (-0.5 s is 23:59:59.500000 of the day before).
 std::string FormatTime(int64_t ns) {
-  time_t seconds = static_cast<time_t>(ns / 1000000000);
+  constexpr int64_t kSecond = 1000000000;
+  int64_t seconds = ns / kSecond;
+  int64_t fraction = ns % kSecond;
+  if (fraction < 0) {
+    fraction += kSecond;
+    --seconds;
+  }
+  const time_t t = static_cast<time_t>(seconds);
   struct tm tm {};
-  gmtime_r(&seconds, &tm);
+  if (gmtime_r(&t, &tm) == nullptr) return std::to_string(ns) + " ns";
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%06" PRId64 " UTC",
                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                (ns % 1000000000) / 1000);
+                fraction / 1000);
   return buf;
 }
 
@@ -159,15 +140,15 @@ void PrintText(const TraceSummary& s) {
                 static_cast<double>(s.read.file_bytes) / static_cast<double>(s.read.events));
   }
   std::printf(", %" PRIu64 " frames, %s\n", s.read.frames,
-              !s.read.damage.ok()  ? "DAMAGED TAIL (see below)"
-              : s.read.has_trailer ? "closed cleanly"
-                                   : "no trailer (the writer did not close it: killed?)");
+              !s.read.damage.ok()       ? "DAMAGED TAIL (see below)"
+              : s.read.closed_cleanly() ? "closed cleanly"
+                                        : "no trailer (the writer did not close it: killed?)");
 }
 
 void PrintJson(const TraceSummary& s, bool last) {
   const pb::TraceHeader& h = s.header;
-  std::printf("    {\"path\": \"%s\", \"job_id\": \"%s\", ", JsonEscape(s.path).c_str(),
-              JsonEscape(h.job_id()).c_str());
+  std::printf("    {\"path\": %s, \"job_id\": %s, ", Quoted(s.path).c_str(),
+              Quoted(h.job_id()).c_str());
   if (h.has_rank()) std::printf("\"rank\": %d, ", h.rank());
   if (h.has_world_size()) std::printf("\"world_size\": %d, ", h.world_size());
   if (h.has_local_rank()) std::printf("\"local_rank\": %d, ", h.local_rank());
@@ -178,23 +159,23 @@ void PrintJson(const TraceSummary& s, bool last) {
     std::printf("\"nccl_world_size\": %d, ", s.read.trailer.world_size());
   }
   std::printf(
-      "\"host\": \"%s\", \"pid\": %u, \"producer\": \"%s\", \"agent_version\": \"%s\", "
+      "\"host\": %s, \"pid\": %u, \"producer\": \"%s\", \"agent_version\": %s, "
       "\"schema\": \"%u.%u\",\n     \"devices\": [",
-      JsonEscape(h.host_name()).c_str(), h.pid(), std::string(EnumShortName(h.producer())).c_str(),
-      JsonEscape(h.agent_version()).c_str(), h.schema_major(), h.schema_minor());
+      Quoted(h.host_name()).c_str(), h.pid(), std::string(EnumShortName(h.producer())).c_str(),
+      Quoted(h.agent_version()).c_str(), h.schema_major(), h.schema_minor());
   for (int i = 0; i < h.devices_size(); ++i) {
     const pb::Device& d = h.devices(i);
-    std::printf("%s{\"id\": %u, \"name\": \"%s\", \"sm_count\": %u, \"memory_bytes\": %" PRIu64
-                ", \"compute\": \"%u.%u\", \"pci_bus_id\": \"%s\"}",
-                i ? ", " : "", d.device_id(), JsonEscape(d.name()).c_str(), d.sm_count(),
+    std::printf("%s{\"id\": %u, \"name\": %s, \"sm_count\": %u, \"memory_bytes\": %" PRIu64
+                ", \"compute\": \"%u.%u\", \"pci_bus_id\": %s}",
+                i ? ", " : "", d.device_id(), Quoted(d.name()).c_str(), d.sm_count(),
                 d.memory_bytes(), d.compute_major(), d.compute_minor(),
-                JsonEscape(d.pci_bus_id()).c_str());
+                Quoted(d.pci_bus_id()).c_str());
   }
   std::printf(
       "],\n     \"versions\": {\"cuda_runtime\": %u, \"cuda_driver\": %u, \"cupti\": %u, "
-      "\"nccl\": \"%s\"},\n",
+      "\"nccl\": %s},\n",
       h.cuda_runtime_version(), h.cuda_driver_version(), h.cupti_version(),
-      JsonEscape(h.nccl_version()).c_str());
+      Quoted(h.nccl_version()).c_str());
   if (s.has_time) {
     std::printf("     \"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64 ", \"span_ns\": %" PRId64
                 ",\n",
@@ -221,7 +202,7 @@ void PrintJson(const TraceSummary& s, bool last) {
   std::printf("},\n     \"file_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"frames\": %" PRIu64
               ", \"closed_cleanly\": %s, \"damage\": %s}%s\n",
               s.read.file_bytes, s.read.events, s.read.frames,
-              s.read.has_trailer ? "true" : "false", damage.c_str(), last ? "" : ",");
+              s.read.closed_cleanly() ? "true" : "false", damage.c_str(), last ? "" : ",");
 }
 
 // Per job: which ranks are present, which are missing.
@@ -279,8 +260,8 @@ int RunInspect(const Args& args) {
     std::printf("  ],\n  \"jobs\": [");
     bool first = true;
     for (const auto& [id, job] : jobs) {
-      std::printf("%s\n    {\"job_id\": \"%s\", \"files\": %zu, \"world_size\": %d, \"ranks\": [",
-                  first ? "" : ",", JsonEscape(id).c_str(), job.files, job.world_size);
+      std::printf("%s\n    {\"job_id\": %s, \"files\": %zu, \"world_size\": %d, \"ranks\": [",
+                  first ? "" : ",", Quoted(id).c_str(), job.files, job.world_size);
       bool first_rank = true;
       for (int32_t r : job.ranks) {
         std::printf("%s%d", first_rank ? "" : ", ", r);
@@ -291,7 +272,7 @@ int RunInspect(const Args& args) {
     }
     std::printf("\n  ],\n  \"errors\": [");
     for (size_t i = 0; i < errors.size(); ++i) {
-      std::printf("%s\"%s\"", i ? ", " : "", JsonEscape(errors[i]).c_str());
+      std::printf("%s%s", i ? ", " : "", Quoted(errors[i]).c_str());
     }
     std::printf("]\n}\n");
   } else {

@@ -1,8 +1,6 @@
 #include "modeler/trace/trace_reader.h"
 
-#include <fcntl.h>
 #include <google/protobuf/arena.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 #include <zstd_errors.h>
@@ -11,6 +9,7 @@
 #include <cinttypes>
 #include <cstring>
 
+#include "base/input_file.h"
 #include "modeler/trace/column_decoder.h"
 #include "modeler/trace/event_packets.h"
 #include "modeler/trace/incremental_ids.h"
@@ -98,12 +97,13 @@ class FrameSource {
     window_.erase(window_.begin(), window_.begin() + static_cast<ptrdiff_t>(pos_));
     window_offset_ += pos_;
     pos_ = 0;
-    size_t want = std::max<size_t>(kChunkBytes, window_.size() * 2);
-    if (want > TraceReader::kMaxFrameBytes + kChunkBytes) {
+    constexpr size_t kMaxWindow = TraceReader::kMaxFrameBytes + kChunkBytes;
+    if (window_.size() >= kMaxWindow) {
       *why = "frame larger than " + std::to_string(TraceReader::kMaxFrameBytes >> 20) +
-             " MiB: corrupted size fields";
+             " MiB compressed: corrupted size fields";
       return false;
     }
+    size_t want = std::min(std::max<size_t>(kChunkBytes, window_.size() * 2), kMaxWindow);
     size_t old = window_.size();
     // Never read (or zero-fill) past the end of the file: small files stay cheap.
     uint64_t left = file_bytes_ > window_offset_ + old ? file_bytes_ - window_offset_ - old : 0;
@@ -217,15 +217,12 @@ TraceReader::~TraceReader() {
 }
 
 StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrorStatus("%s: cannot open: %s", path.c_str(), std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return ErrorStatus("%s: not a regular file", path.c_str());
-  }
-  std::unique_ptr<TraceReader> reader(new TraceReader(path, fd, static_cast<uint64_t>(st.st_size)));
-  if (st.st_size == 0) return ErrorStatus("%s: byte offset 0: file is empty", path.c_str());
+  // A FIFO, a directory or a device is refused before anything is read (a FIFO with no writer
+  // would otherwise block open(2) forever).
+  LUMOS_ASSIGN_OR_RETURN(InputFile file, OpenInputFile(path));
+  const int fd = file.fd;
+  std::unique_ptr<TraceReader> reader(new TraceReader(path, fd, file.size_bytes));
+  if (file.size_bytes == 0) return ErrorStatus("%s: byte offset 0: file is empty", path.c_str());
 
   uint8_t preamble[schema::kPreambleBytes] = {};
   LUMOS_ASSIGN_OR_RETURN(size_t got, ReadAt(fd, path, 0, preamble, sizeof(preamble)));
@@ -305,6 +302,9 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
   FrameSource source(fd_, path_, file_bytes_);
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   if (dctx == nullptr) return Status::Error("cannot create a zstd context");
+  // zstd's window (streaming only) never needs to exceed a frame's content.
+  static_assert(TraceReader::kMaxFrameContentBytes == uint64_t{1} << 26);
+  ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, 26);
   EventList<uint8_t> content;  // Not zeroed on growth: only decompressed bytes are used.
   google::protobuf::Arena arena;
   InternTable strings;
@@ -316,6 +316,12 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
   Status status;
 
   for (uint64_t frame_index = 0;;) {
+    if (result->has_trailer && result->bytes_read < file_bytes_) {
+      // A cleanly closed file ends with its trailer's frame: what follows was appended by
+      // something else, and is not read (it could be anything, e.g. a decompression bomb).
+      result->damage = Status::Error(Where(path_, result->bytes_read) + ": data after the trailer");
+      break;
+    }
     const uint8_t* frame = nullptr;
     size_t frame_size = 0;
     uint64_t offset = 0;
@@ -331,42 +337,67 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
       continue;
     }
 
-    // Decompress the whole frame.
+    // Decompress the whole frame, never into more than the format allows
+    // (schema::kMaxFrameContentBytes): a frame that declares more is refused before anything
+    // is allocated, one that declares nothing stops growing at the limit.
     ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-    // Size the buffer from the frame's declared content size when it is plausible; it still
-    // grows below if the declaration lies.
-    unsigned long long declared = ZSTD_getFrameContentSize(frame, frame_size);
-    size_t want = declared < (64ull << 20) ? static_cast<size_t>(declared) + 1 : size_t{1} << 20;
-    if (content.size() < want) content.resize(want);
-    ZSTD_inBuffer in{frame, frame_size, 0};
-    ZSTD_outBuffer out{content.data(), content.size(), 0};
-    size_t remaining = 1;
-    if (declared < (64ull << 20)) {
-      // The usual case, the size known and plausible: one shot straight into `content`
-      // (streaming goes through zstd's own window and copies out). zstd checks that the
-      // content matches the declared size.
-      size_t n = ZSTD_decompressDCtx(dctx, content.data(), content.size(), frame, frame_size);
-      remaining = n;
-      if (!ZSTD_isError(n)) {
-        remaining = 0;
-        out.pos = n;
-      }
+    const unsigned long long declared = ZSTD_getFrameContentSize(frame, frame_size);
+    const bool known = declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR;
+    if (known && declared > kMaxFrameContentBytes) {
+      result->damage = Status::Error(
+          Where(path_, offset) + ": frame " + std::to_string(frame_index) + " declares " +
+          std::to_string(declared) + " bytes of content, more than a frame may hold (" +
+          std::to_string(kMaxFrameContentBytes >> 20) + " MiB)");
+      break;
     }
-    while (remaining != 0 && !ZSTD_isError(remaining)) {
-      remaining = ZSTD_decompressStream(dctx, &out, &in);
-      if (ZSTD_isError(remaining)) break;
-      if (remaining == 0) break;
-      if (out.pos == out.size) {
-        if (content.size() >= kMaxFrameContentBytes) {
-          why = "frame decompresses to more than 1 GiB";
-          break;
-        }
-        content.resize(content.size() * 2);
-        out.dst = content.data();
-        out.size = content.size();
-      } else if (in.pos == in.size) {
+    // The buffer grows exactly (reserve, no doubling past the need) and is not zeroed.
+    auto grow = [&content](size_t size) {
+      if (content.size() >= size) return;
+      content.reserve(size);
+      content.resize(size);
+    };
+    size_t remaining = 0;
+    size_t produced = 0;
+    if (known) {
+      // The usual case (the writer declares every frame's size): one shot straight into
+      // `content`, without zstd's window buffer. zstd checks that the content matches the
+      // declared size.
+      grow(static_cast<size_t>(declared) + 1);
+      remaining = ZSTD_decompressDCtx(dctx, content.data(), content.size(), frame, frame_size);
+      if (!ZSTD_isError(remaining)) {
+        produced = remaining;
+        remaining = 0;
+      }
+    } else {
+      // No declared size (never from our writers): first count the content through a 1 MiB
+      // scratch buffer (`content`, overwritten), stopping past the limit, then decompress it
+      // again into exactly that much. A frame that expands past the limit costs the scratch
+      // and zstd's window, not the limit; a sound one costs a second decompression.
+      grow(size_t{1} << 20);
+      ZSTD_inBuffer in{frame, frame_size, 0};
+      uint64_t total = 0;
+      for (;;) {
+        ZSTD_outBuffer out{content.data(), content.size(), 0};
+        const size_t in_before = in.pos;
+        remaining = ZSTD_decompressStream(dctx, &out, &in);
+        total += out.pos;
+        if (ZSTD_isError(remaining) || remaining == 0 || total > kMaxFrameContentBytes) break;
+        if (in.pos == in_before && out.pos == 0) break;  // Needs input there is not.
+      }
+      if (!ZSTD_isError(remaining) && total > kMaxFrameContentBytes) {
+        why = "frame " + std::to_string(frame_index) +
+              " decompresses to more than a frame may hold (" +
+              std::to_string(kMaxFrameContentBytes >> 20) + " MiB)";
+      } else if (!ZSTD_isError(remaining) && remaining != 0) {
         why = "frame ends early";
-        break;
+      } else if (!ZSTD_isError(remaining)) {
+        grow(static_cast<size_t>(total) + 1);
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+        remaining = ZSTD_decompressDCtx(dctx, content.data(), content.size(), frame, frame_size);
+        if (!ZSTD_isError(remaining)) {
+          produced = remaining;
+          remaining = 0;
+        }
       }
     }
     if (ZSTD_isError(remaining) || !why.empty()) {
@@ -387,15 +418,24 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
     context.frame_offset = offset;
     bool frame_has_time = false;
     int64_t last_ns = 0, base_ns = 0;
-    uint64_t frame_packets = 0;  // As counted in result->packets (see kMaxFramePackets).
+    uint64_t frame_packets = 0;        // As counted in result->packets (see kMaxFramePackets).
+    uint64_t frame_column_events = 0;  // See kMaxFrameColumnEvents.
     IncrementalIds ids;
     const uint8_t* p = content.data();
-    const uint8_t* end = content.data() + out.pos;
+    const uint8_t* end = content.data() + produced;
     uint64_t packet_index = 0;
     while (p < end && why.empty()) {
+      if (result->has_trailer) {  // The trailer is the last packet a writer writes.
+        why = "data after the trailer (in its frame)";
+        break;
+      }
       uint64_t tag = 0, length = 0;
       if (!ReadVarint(&p, end, &tag)) {
         why = "malformed packet tag";
+        break;
+      }
+      if (tag >> 3 == 0) {  // No field has number 0 (a frame of zeros would skip as such).
+        why = "malformed field in Trace (field number 0)";
         break;
       }
       uint32_t wire_type = tag & 7;
@@ -435,8 +475,10 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
         }
         size_t before = events.column_events();
         if (packets != nullptr) events.Clear();
-        Status decoded = columns.Decode(span.field, span.data, span.size, base_ns,
-                                        kMaxFramePackets - frame_packets, strings, &events);
+        Status decoded = columns.Decode(
+            span.field, span.data, span.size, base_ns,
+            std::min(kMaxFramePackets - frame_packets, kMaxFrameColumnEvents - frame_column_events),
+            strings, &events);
         if (!decoded.ok()) {
           why = "packet " + std::to_string(packet_index) + ": " + decoded.message();
           break;
@@ -444,6 +486,7 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
         ++packet_index;
         uint64_t added = events.column_events() - (packets != nullptr ? 0 : before);
         frame_packets += added;
+        frame_column_events += added;
         result->packets += added;
         result->events += added;
         if (packets != nullptr) {

@@ -10,8 +10,17 @@
 // Failure behaviour: Open() rejects files that are not Lumos traces (empty, wrong magic, a
 // schema major it cannot read, no readable header) with one message naming the file and byte
 // offset. Reading delivers everything up to a damaged tail (truncated or corrupted frame,
-// malformed packet), then stops and reports it in ReadResult::damage, naming file and byte
-// offset. Nothing here aborts or loops on bad input.
+// malformed packet, a frame larger than the format allows, data after the trailer), then stops
+// and reports it in ReadResult::damage, naming file and byte offset. Nothing here aborts or
+// loops on bad input, and nothing blocks: only regular files are opened (base/input_file.h).
+// Memory is bounded per frame, never by the file: the compressed frame (kMaxFrameBytes), its
+// content (kMaxFrameContentBytes, refused from the size the frame declares before any
+// allocation, or counted through a scratch buffer when it declares none), its events
+// (kMaxFramePackets, kMaxFrameColumnEvents) and its interned strings (by count, not iid).
+// The whole file's decompressed size is not bounded by a ratio to its size: that would only
+// bound time, which stays linear in what the frames hold, and a sound trace of regular events
+// already compresses 1260:1 (20M identical kernels: 57 MiB in 46 KB), with nothing in the
+// format keeping it below zstd's own ceiling (32768:1, RLE blocks).
 // Threading: one reader per thread.
 #pragma once
 
@@ -53,20 +62,29 @@ struct ReadResult {
   uint64_t events = 0;          // Timed events (column entries and timed row packets).
   uint64_t bytes_read = 0;      // File bytes covered by intact frames (incl. preamble).
   uint64_t file_bytes = 0;
-  bool has_trailer = false;  // The writer closed the file cleanly.
+  bool has_trailer = false;  // A trailer was read (the writer closed the file).
   pb::Trailer trailer;
   Status damage;  // OK, or what is wrong with the tail and where.
+  // The file ends with its trailer: anything after it (even a valid frame) is damage.
+  bool closed_cleanly() const { return has_trailer && damage.ok(); }
 };
 
 class TraceReader {
  public:
   // Limits that keep hostile input from exhausting memory.
-  static constexpr uint64_t kMaxFrameBytes = 256ull << 20;       // Compressed.
-  static constexpr uint64_t kMaxFrameContentBytes = 1ull << 30;  // Decompressed.
+  // Decompressed: the format's limit (schema/format.h), checked against the size a frame
+  // declares before anything is allocated for it.
+  static constexpr uint64_t kMaxFrameContentBytes = schema::kMaxFrameContentBytes;
+  // Compressed: what zstd needs at most for that much content (incompressible data).
+  static constexpr uint64_t kMaxFrameBytes = kMaxFrameContentBytes + (kMaxFrameContentBytes >> 7);
   // Packets of one frame, counting each column entry as one (ReadResult::packets): the format's
   // limit (schema/format.h). ReadFrames holds a frame's events as ~140-byte structs and its rows
   // as parsed messages; without it a small hostile file asks for 100+ GB.
   static constexpr uint64_t kMaxFramePackets = schema::kMaxFramePackets;
+  // Events of the column packets of one frame: what a writer puts in a frame at most
+  // (schema::kMaxFrameEventsWritten). Each costs ~140 bytes decoded however few it took in the
+  // file: 4M constant kernels (the packet limit) fit in a 3.6 KB file and took 1.1 GB to inspect.
+  static constexpr uint64_t kMaxFrameColumnEvents = schema::kMaxFrameEventsWritten;
 
   static StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path);
   ~TraceReader();

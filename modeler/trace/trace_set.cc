@@ -1,11 +1,14 @@
 #include "modeler/trace/trace_set.h"
 
+#include <dirent.h>
 #include <glob.h>
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <system_error>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <utility>
 
 namespace lumos::modeler {
 namespace {
@@ -15,20 +18,69 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-Status AddDirectory(const std::string& dir, std::vector<std::string>* out) {
-  std::error_code error;
-  size_t before = out->size();
-  auto it = std::filesystem::recursive_directory_iterator(dir, error);
-  if (error) return ErrorStatus("%s: cannot list: %s", dir.c_str(), error.message().c_str());
-  for (; it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
-    if (error) return ErrorStatus("%s: cannot list: %s", dir.c_str(), error.message().c_str());
-    if (it->is_regular_file(error) && EndsWith(it->path().string(), ".pb.zst")) {
-      out->push_back(it->path().string());
+// Walks `root` without recursion (any depth), without following symbolic links to directories
+// and without entering a directory twice (no cycles). A directory that cannot be opened or read to
+// the end is itself added to `out`, as is every *.pb.zst entry whatever its type: the command then
+// names each with the reason it cannot be read, and the walk goes on.
+Status AddDirectory(const std::string& root, std::vector<std::string>* out) {
+  const size_t before = out->size();
+  std::vector<std::string> pending = {root};
+  std::set<std::pair<dev_t, ino_t>> visited;
+  while (!pending.empty()) {
+    const std::string dir = std::move(pending.back());
+    pending.pop_back();
+    DIR* stream = opendir(dir.c_str());
+    if (stream == nullptr) {
+      out->push_back(dir);
+      continue;
     }
+    // A directory seen before (a bind mount of an ancestor) is not walked again: no cycle.
+    struct stat st {};
+    if (fstat(dirfd(stream), &st) == 0 && !visited.insert({st.st_dev, st.st_ino}).second) {
+      closedir(stream);
+      continue;
+    }
+    const std::string prefix = EndsWith(dir, "/") ? dir : dir + "/";
+    for (;;) {
+      errno = 0;
+      const dirent* entry = readdir(stream);
+      if (entry == nullptr) {
+        if (errno != 0) out->push_back(dir);  // Cut short: what it still holds goes unread.
+        break;
+      }
+      const char* name = entry->d_name;
+      if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+      std::string path = prefix + name;
+      unsigned char type = entry->d_type;
+      if (type == DT_UNKNOWN) {  // Some file systems leave the type to lstat(2).
+        struct stat st {};
+        if (lstat(path.c_str(), &st) != 0) {
+          out->push_back(std::move(path));  // Cannot even tell what it is: named.
+          continue;
+        }
+        type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+      }
+      if (type == DT_DIR) {
+        pending.push_back(std::move(path));
+      } else if (EndsWith(path, ".pb.zst")) {
+        out->push_back(std::move(path));
+      }
+    }
+    closedir(stream);
   }
-  if (out->size() == before)
-    return ErrorStatus("%s: no *.pb.zst files in this directory", dir.c_str());
+  if (out->size() == before) {
+    return ErrorStatus("%s: no *.pb.zst files in this directory", root.c_str());
+  }
   return Status::Ok();
+}
+
+// glob(3)'s error callback takes no user pointer: the directories it could not read during the
+// current call.
+thread_local std::vector<std::string>* g_glob_errors = nullptr;
+
+int OnGlobError(const char* path, int /*error*/) {
+  if (g_glob_errors != nullptr) g_glob_errors->emplace_back(path);
+  return 0;  // Go on with the rest of the pattern.
 }
 
 }  // namespace
@@ -45,12 +97,23 @@ StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::strin
       }
       continue;
     }
+    const int error = errno;
     if (arg.find_first_of("*?[") == std::string::npos) {
-      return ErrorStatus("%s: no such file or directory", arg.c_str());
+      if (error == ENOENT || error == ENOTDIR) {
+        return ErrorStatus("%s: no such file or directory", arg.c_str());
+      }
+      // Not missing but unreadable (a search permission, a name too long...): the command names
+      // it with the reason when it fails to open it, like any unreadable file.
+      paths.push_back(arg);
+      continue;
     }
     glob_t matches{};
-    int rc = glob(arg.c_str(), 0, nullptr, &matches);
-    if (rc != 0 || matches.gl_pathc == 0) {
+    std::vector<std::string> unreadable;
+    g_glob_errors = &unreadable;
+    int rc = glob(arg.c_str(), 0, OnGlobError, &matches);
+    g_glob_errors = nullptr;
+    for (std::string& dir : unreadable) paths.push_back(std::move(dir));
+    if ((rc != 0 || matches.gl_pathc == 0) && unreadable.empty()) {
       globfree(&matches);
       return ErrorStatus("%s: the pattern matches no file", arg.c_str());
     }

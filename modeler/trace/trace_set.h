@@ -2,6 +2,10 @@
 // A directory contributes every *.pb.zst inside it (recursively); a pattern with * ? or [
 // is expanded with glob(3). Results are sorted and de-duplicated so every command sees the
 // ranks of a job in the same order. An argument that matches nothing is an error.
+// Nothing unreadable is left out silently: a directory that cannot be listed (permissions, a
+// path too long, an I/O error), an entry whose type cannot be read and every *.pb.zst entry
+// whatever its type (FIFO, dangling link) are returned as paths too, so the command names each
+// with the reason it cannot be read (TraceReader::Open) and the walk goes on past it.
 #pragma once
 
 #include <string>

@@ -40,8 +40,10 @@ agent::HeaderInfo SampleHeader(int32_t rank, int32_t world_size) {
   return h;
 }
 
-agent::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
-                                    uint64_t frame_bytes) {
+namespace {
+
+agent::WriterStats WriteSample(const std::string& path, uint64_t events, uint64_t frame_bytes,
+                               bool close) {
   agent::WriterOptions options;
   options.frame_bytes = frame_bytes;
   auto writer = agent::TraceFileWriter::Create(path, SampleHeader(), options);
@@ -63,8 +65,29 @@ agent::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
     kernel.name = i % 2 ? "gemm_kernel" : "elementwise_kernel";
     (*writer)->Add(kernel);
   }
+  if (!close) {
+    // The file as it is before the trailer: what a killed writer leaves behind.
+    LUMOS_CHECK((*writer)->Flush().ok());
+    std::string written = ReadFileBytes(path);
+    agent::WriterStats stats = (*writer)->stats();
+    writer->reset();
+    WriteFileBytes(path, written);
+    return stats;
+  }
   LUMOS_CHECK((*writer)->Close(1000 + 1000 * events).ok());
   return (*writer)->stats();
+}
+
+}  // namespace
+
+agent::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
+                                    uint64_t frame_bytes) {
+  return WriteSample(path, events, frame_bytes, /*close=*/true);
+}
+
+agent::WriterStats WriteUnclosedSampleTrace(const std::string& path, uint64_t events,
+                                            uint64_t frame_bytes) {
+  return WriteSample(path, events, frame_bytes, /*close=*/false);
 }
 
 std::vector<std::string> ListDir(const std::string& path) {

@@ -29,6 +29,10 @@ agent::HeaderInfo SampleHeader(int32_t rank = 0, int32_t world_size = 1);
 // of about `frame_bytes`, and closes the file. Returns the writer's stats.
 agent::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
                                     uint64_t frame_bytes = 4096);
+// The same events as a killed writer leaves them: in whole frames, without the trailer (so
+// frames appended to it are read, not "data after the trailer").
+agent::WriterStats WriteUnclosedSampleTrace(const std::string& path, uint64_t events,
+                                            uint64_t frame_bytes = 4096);
 
 std::string ReadFileBytes(const std::string& path);
 // The names in a directory, without "." and ".."; empty when it cannot be read.

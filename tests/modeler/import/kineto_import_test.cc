@@ -84,6 +84,7 @@ TEST(KinetoImportTest, DlrmArchiveMatchesItsJsonAndReadme) {
   ASSERT_TRUE(imported.ok()) << imported.status().message();
   ASSERT_EQ(imported->size(), 8u);
   EXPECT_EQ(EntriesIn(dir.File("dlrm")), 8u);
+  for (const ImportedTrace& t : *imported) EXPECT_EQ(t.stats.warnings.size(), 0u) << t.source;
 
   // README: kernels per rank; 5 SendRecv + 3 AllReduce on each.
   const uint64_t kReadmeKernels[8] = {245, 310, 246, 315, 251, 245, 246, 246};
@@ -119,6 +120,7 @@ TEST_P(HtaImportTest, MatchesItsJsonAndReadme) {
   auto imported = ImportKineto({{input}, dir.File("out.pb.zst"), "", 3});
   ASSERT_TRUE(imported.ok()) << imported.status().message();
   ASSERT_EQ(imported->size(), 1u);
+  EXPECT_EQ(imported->front().stats.warnings.size(), 0u);  // Real traces are sound.
   ReadBack back = ReadTrace(dir.File("out.pb.zst"));
   ExpectMatches(CountJson(testing::GunzipFile(input)), back, input);
   EXPECT_EQ(back.Count("kernel"), GetParam().kernels);

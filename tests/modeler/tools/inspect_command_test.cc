@@ -136,6 +136,41 @@ TEST(InspectCommandTest, ReportsMissingRanksOfAJob) {
       << r.out;
 }
 
+// File names are bytes: a Latin-1 name made --json emit invalid UTF-8 (simdjson, like every
+// strict parser, refused the document). Invalid bytes become U+FFFD, in paths and in errors.
+TEST(InspectCommandTest, JsonStaysValidForNonUtf8FileNames) {
+  TempDir dir;
+  const std::string good = dir.File("caf\xe9.pb.zst");
+  const std::string bad = dir.File("bad\xff.pb.zst");
+  WriteSampleTrace(good, 5);
+  WriteFileBytes(bad, "not a trace");
+  auto r = RunCommand(Inspect("--json '" + good + "' '" + bad + "'"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  EXPECT_EQ(std::string_view(doc["files"].at(0)["path"]), dir.File("caf\uFFFD.pb.zst"));
+  const std::string error(std::string_view(doc["errors"].at(0)));
+  EXPECT_EQ(error.rfind(dir.File("bad\uFFFD.pb.zst: "), 0), 0u) << error;
+}
+
+// Times before 1970 (a realtime offset or an imported ts below zero) printed the fraction of
+// the second as a negative number: "1969-12-31 23:59:59.-500000".
+TEST(InspectCommandTest, TimesBefore1970AreDates) {
+  TempDir dir;
+  agent::HeaderInfo header = ::lumos::testing::SampleHeader();
+  header.default_clock_id = schema::ClockId::kRealtime;
+  auto writer = agent::TraceFileWriter::Create(dir.File("t.pb.zst"), header, {});
+  ASSERT_TRUE(writer.ok());
+  (*writer)->Add(agent::KernelEvent{.start_ns = -1'500'000'000, .duration_ns = 2'000'000});
+  ASSERT_TRUE((*writer)->Close(0).ok());
+  auto r = RunCommand(Inspect(dir.File("t.pb.zst")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("time       1969-12-31 23:59:58.500000 UTC + 2.000 ms (clock realtime)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(InspectCommandTest, UsageErrors) {
   EXPECT_EQ(RunCommand(Inspect("")).exit_code, 2);
   EXPECT_EQ(RunCommand(Inspect("--bogus x")).exit_code, 2);
