@@ -63,7 +63,9 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
   options.flows = !no_flows;
 
   cli::CommandOutcome outcome("lumos-model export", out, err);
-  StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs);
+  std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
+  StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs, &missing);
+  for (const std::string& problem : missing) outcome.InputProblem(problem);
   if (!paths.ok()) return outcome.Fail(paths.status().message());
   for (const std::string& path : *paths) {
     if (SameFile(path, output)) {

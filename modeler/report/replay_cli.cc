@@ -175,7 +175,9 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   if (job_given) job_id = job_name;
 
   cli::CommandOutcome outcome("lumos-model replay", out, err);
-  StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs);
+  std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
+  StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs, &missing);
+  for (const std::string& problem : missing) outcome.InputProblem(problem);
   if (!paths.ok()) return outcome.Fail(paths.status().message());
   for (const std::string& path : *paths) {
     if (!timeline.empty() && io::SameFile(path, timeline)) {

@@ -224,7 +224,9 @@ int RunInspect(const Args& args) {
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
   cli::CommandOutcome outcome("lumos-model inspect", stdout, stderr);
-  auto paths = ExpandTracePaths(inputs);
+  std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
+  auto paths = ExpandTracePaths(inputs, &missing);
+  for (const std::string& problem : missing) outcome.InputProblem(problem);
   if (!paths.ok()) return outcome.Fail(paths.status().message());
 
   std::vector<TraceSummary> summaries;

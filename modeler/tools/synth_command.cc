@@ -63,7 +63,9 @@ int RunSynth(const Args& args) {
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
 
   cli::CommandOutcome outcome("lumos-model synth", stdout, stderr);
-  auto paths = ExpandTracePaths(inputs);
+  std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
+  auto paths = ExpandTracePaths(inputs, &missing);
+  for (const std::string& problem : missing) outcome.InputProblem(problem);
   if (!paths.ok()) return outcome.Fail(paths.status().message());
   LoadOptions load;
   if (job_given) load.job_id = job_name;

@@ -85,13 +85,24 @@ int OnGlobError(const char* path, int /*error*/) {
 
 }  // namespace
 
-StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& args) {
+StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& args,
+                                                    std::vector<std::string>* problems) {
   std::vector<std::string> paths;
+  Status first_problem = Status::Ok();
+  const size_t problems_before = problems != nullptr ? problems->size() : 0;
+  // An argument that names nothing: an error at once without `problems`, else noted there.
+  auto name_nothing = [&](Status status) -> bool {
+    if (problems == nullptr) return false;
+    if (first_problem.ok()) first_problem = status;
+    problems->push_back(status.message());
+    return true;
+  };
   for (const std::string& arg : args) {
     struct stat st {};
     if (stat(arg.c_str(), &st) == 0) {
       if (S_ISDIR(st.st_mode)) {
-        LUMOS_RETURN_IF_ERROR(AddDirectory(arg, &paths));
+        Status added = AddDirectory(arg, &paths);
+        if (!added.ok() && !name_nothing(added)) return added;
       } else {
         paths.push_back(arg);
       }
@@ -100,7 +111,9 @@ StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::strin
     const int error = errno;
     if (arg.find_first_of("*?[") == std::string::npos) {
       if (error == ENOENT || error == ENOTDIR) {
-        return ErrorStatus("%s: no such file or directory", arg.c_str());
+        Status missing = ErrorStatus("%s: no such file or directory", arg.c_str());
+        if (!name_nothing(missing)) return missing;
+        continue;
       }
       // Not missing but unreadable (a search permission, a name too long...): the command names
       // it with the reason when it fails to open it, like any unreadable file.
@@ -115,10 +128,21 @@ StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::strin
     for (std::string& dir : unreadable) paths.push_back(std::move(dir));
     if ((rc != 0 || matches.gl_pathc == 0) && unreadable.empty()) {
       globfree(&matches);
-      return ErrorStatus("%s: the pattern matches no file", arg.c_str());
+      Status none = ErrorStatus("%s: the pattern matches no file", arg.c_str());
+      if (!name_nothing(none)) return none;
+      continue;
     }
     for (size_t i = 0; i < matches.gl_pathc; ++i) paths.emplace_back(matches.gl_pathv[i]);
     globfree(&matches);
+  }
+  if (paths.empty() && !first_problem.ok()) {
+    // Nothing to read: one argument's problem is the error itself; several stay listed, and
+    // the error says that none of them gave a trace.
+    if (problems->size() == problems_before + 1) {
+      problems->pop_back();
+      return first_problem;
+    }
+    return ErrorStatus("none of the %zu inputs names a trace file", args.size());
   }
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());

@@ -32,6 +32,7 @@ using ::lumos::testing::WriteFileBytes;
 enum class Input {
   kSoundWithOptEquals,  // Good input, every option spelt --opt=VALUE: exit 0, stderr empty.
   kMissingFile,
+  kMissingAmongGood,  // The example and a path that does not exist: the example is still used.
   kEmptyFile,
   kNotATrace,           // Random bytes.
   kTruncatedTrace,      // Cut inside its last frame: a damaged tail, no trailer.
@@ -48,6 +49,8 @@ const char* InputName(Input input) {
       return "SoundInputWithOptEqualsValue";
     case Input::kMissingFile:
       return "MissingFile";
+    case Input::kMissingAmongGood:
+      return "MissingAmongGood";
     case Input::kEmptyFile:
       return "EmptyFile";
     case Input::kNotATrace:
@@ -151,6 +154,9 @@ std::string InputArgs(const Row& row, const std::string& dir) {
       return import ? file("good.json.gz") : Example();
     case Input::kMissingFile:
       return file(import ? "missing.json" : "missing.pb.zst");
+    case Input::kMissingAmongGood:
+      return import ? file("good.json.gz") + " " + file("missing.json")
+                    : Example() + " " + file("missing.pb.zst");
     case Input::kEmptyFile:
       return file(import ? "empty.json" : "empty.pb.zst");
     case Input::kNotATrace:
@@ -257,6 +263,11 @@ std::vector<Row> Rows() {
   std::vector<Row> rows = {
       {"inspect", Input::kSoundWithOptEquals, 0, "", {"\"files\": [", "\"closed_cleanly\": true"}},
       {"inspect", Input::kMissingFile, 1, kMissing, {}},
+      {"inspect",
+       Input::kMissingAmongGood,
+       1,
+       kMissing,
+       {"job dlrm_kineto: 8 file(s), ranks 0 1 2 3 4 5 6 7 of 8"}},
       {"inspect", Input::kEmptyFile, 1, kEmpty, {}},
       {"inspect", Input::kNotATrace, 1, kRandom, {}},
       {"inspect", Input::kTruncatedTrace, 1, kTruncated, {"truncated.pb.zst\n", "DAMAGED TAIL"}},
@@ -276,6 +287,7 @@ std::vector<Row> Rows() {
 
       {"export", Input::kSoundWithOptEquals, 0, "", {"x.json: ", "from 8 trace files"}},
       {"export", Input::kMissingFile, 1, kMissing, {}},
+      {"export", Input::kMissingAmongGood, 1, kMissing, {"from 8 trace files"}},
       {"export", Input::kEmptyFile, 1, kEmpty, {}},
       {"export", Input::kNotATrace, 1, kRandom, {}},
       {"export",
@@ -295,6 +307,7 @@ std::vector<Row> Rows() {
        "",
        {"job dlrm_kineto: 8 rank(s)", "--scale comm=2", "ranges matching 'ProfilerStep.*'"}},
       {"replay", Input::kMissingFile, 1, kMissing, {}},
+      {"replay", Input::kMissingAmongGood, 1, kMissing, {"job dlrm_kineto: 8 rank(s)"}},
       {"replay", Input::kEmptyFile, 1, kEmpty, {}},
       {"replay", Input::kNotATrace, 1, kRandom, {}},
       {"replay", Input::kTruncatedTrace, 1, kTruncated, {kGoldenReport, "rank 1 is cut short"}},
@@ -310,6 +323,7 @@ std::vector<Row> Rows() {
 
       {"synth", Input::kSoundWithOptEquals, 0, "", {"/synth: 16 files, "}},
       {"synth", Input::kMissingFile, 1, kMissing, {}},
+      {"synth", Input::kMissingAmongGood, 1, kMissing, {"/synth: 56 files, "}},
       {"synth", Input::kEmptyFile, 1, kEmpty, {}},
       {"synth", Input::kNotATrace, 1, kRandom, {}},
       {"synth", Input::kTruncatedTrace, 1, kTruncated, {"/synth: 56 files, 616 events"}},
@@ -323,6 +337,7 @@ std::vector<Row> Rows() {
       // whole import, with one line naming it, and nothing is written.
       {"import", Input::kSoundWithOptEquals, 0, "", {"/imported: ", " 3 kernels, "}},
       {"import", Input::kMissingFile, 1, OneLine("missing\\.json"), {}},
+      {"import", Input::kMissingAmongGood, 1, OneLine("missing\\.json"), {}},
       {"import", Input::kEmptyFile, 1, OneLine("/empty\\.json: "), {}},
       {"import", Input::kNotATrace, 1, OneLine("/random\\.json: not valid JSON"), {}},
       {"import",

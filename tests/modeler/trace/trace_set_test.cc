@@ -39,6 +39,34 @@ TEST(TraceSetTest, NothingMatchingIsAnError) {
   EXPECT_NE(empty_dir.status().message().find("no *.pb.zst files"), std::string::npos);
 }
 
+TEST(TraceSetTest, WithProblemsWhatNamesNothingIsNotedAndTheRestReturned) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("job"));
+  std::filesystem::create_directories(dir.File("empty"));
+  WriteFileBytes(dir.File("job/r0.pb.zst"), "x");
+  std::vector<std::string> problems;
+  auto paths = ExpandTracePaths(
+      {dir.File("job"), dir.File("missing.pb.zst"), dir.File("none*.pb.zst"), dir.File("empty")},
+      &problems);
+  ASSERT_TRUE(paths.ok()) << paths.status().message();
+  EXPECT_EQ(*paths, std::vector<std::string>{dir.File("job/r0.pb.zst")});
+  EXPECT_EQ(problems, (std::vector<std::string>{
+                          dir.File("missing.pb.zst") + ": no such file or directory",
+                          dir.File("none*.pb.zst") + ": the pattern matches no file",
+                          dir.File("empty") + ": no *.pb.zst files in this directory"}));
+
+  // Nothing found at all: one argument's problem is the error; several stay listed.
+  problems.clear();
+  auto one = ExpandTracePaths({dir.File("missing.pb.zst")}, &problems);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.status().message(), dir.File("missing.pb.zst") + ": no such file or directory");
+  EXPECT_TRUE(problems.empty());
+  auto two = ExpandTracePaths({dir.File("a.pb.zst"), dir.File("b.pb.zst")}, &problems);
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.status().message(), "none of the 2 inputs names a trace file");
+  EXPECT_EQ(problems.size(), 2u);
+}
+
 // ExpandTracePaths(args) in a child process without privileges (root reads every directory,
 // whatever its mode): the paths it returns, one per line, or "error: <message>".
 std::string ExpandUnprivileged(const std::vector<std::string>& args) {
