@@ -22,7 +22,7 @@
 #include "agent/core/record_encoding.h"
 #include "agent/core/string_table.h"
 #include "agent/core/thread_rings.h"
-#include "agent/writer/trace_file_writer.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::agent {
 namespace {
@@ -66,8 +66,8 @@ __attribute__((noinline)) void OnApiExit(ThreadRings& rings, const EnabledFlag& 
   api.correlation_id = correlation_id;
   api.name_id = 1;
   api.cbid = 211;
-  api.api_kind = static_cast<uint8_t>(ApiKind::kLaunchKernel);
-  api.domain = static_cast<uint8_t>(ApiDomain::kRuntime);
+  api.api_kind = static_cast<uint8_t>(schema::ApiKind::kLaunchKernel);
+  api.domain = static_cast<uint8_t>(schema::ApiDomain::kRuntime);
   ring->Push(record);
 }
 
@@ -84,7 +84,7 @@ __attribute__((noinline)) void OnNvtxPop(ThreadRings& rings, const EnabledFlag& 
   record.end_ns = end_ns;
   SetNvtxInlineName(&record, message);
   record.payload.nvtx.depth = depth;
-  record.payload.nvtx.nvtx_kind = static_cast<uint8_t>(NvtxKind::kPushPop);
+  record.payload.nvtx.nvtx_kind = static_cast<uint8_t>(schema::NvtxKind::kPushPop);
   ring->Push(record);
 }
 
@@ -240,9 +240,9 @@ void BM_DrainEncodeWrite(benchmark::State& state) {
   const char* tmp = getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): benchmark set-up.
   const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/lumos_agent_core_" +
                            std::to_string(getpid()) + ".pb.zst";
-  HeaderInfo header;
+  schema::HeaderInfo header;
   header.producer = schema::Producer::kSynthetic;
-  auto writer = TraceFileWriter::Create(path, header, WriterOptions{});
+  auto writer = schema::TraceFileWriter::Create(path, header, schema::WriterOptions{});
   if (!writer.ok()) {
     state.SkipWithError(writer.status().message().c_str());
     return;
@@ -305,7 +305,7 @@ void BM_DrainEncodeWrite(benchmark::State& state) {
         SIZE_MAX);
   }
   Status closed = (*writer)->Close(0);
-  const WriterStats& stats = (*writer)->stats();
+  const schema::WriterStats& stats = (*writer)->stats();
   state.SetItemsProcessed(static_cast<int64_t>(encoder.events()));
   state.counters["bytes/event"] = static_cast<double>(stats.bytes_written) /
                                   static_cast<double>(encoder.events() ? encoder.events() : 1);

@@ -29,8 +29,8 @@
 #include "agent/runtime/agent_runtime.h"
 #include "agent/runtime/record_source.h"
 #include "agent/runtime/writer_record_sink.h"
-#include "agent/writer/trace_file_writer.h"
 #include "bench/channel_bench_agent.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::agent::cupti {
 namespace {
@@ -408,9 +408,9 @@ void BM_CuptiActivityDecodeEncodeWrite(benchmark::State& state) {
   const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/lumos_cupti_decode_" +
                            std::to_string(getpid()) + ".pb.zst";
   StringTable strings;
-  HeaderInfo header;
+  schema::HeaderInfo header;
   header.producer = schema::Producer::kSynthetic;
-  auto writer = TraceFileWriter::Create(path, header, WriterOptions{});
+  auto writer = schema::TraceFileWriter::Create(path, header, schema::WriterOptions{});
   if (!writer.ok()) {
     state.SkipWithError(writer.status().message().c_str());
     return;

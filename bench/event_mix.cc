@@ -13,16 +13,16 @@
 namespace lumos::bench {
 namespace {
 
-using agent::ApiCallEvent;
-using agent::CollectiveEvent;
-using agent::CudaEventRecordEvent;
-using agent::Dim3;
-using agent::KernelEvent;
-using agent::MemcpyEvent;
-using agent::NvtxEvent;
-using agent::SyncEvent;
+using schema::ApiCallEvent;
 using schema::ApiDomain;
 using schema::ApiKind;
+using schema::CollectiveEvent;
+using schema::CudaEventRecordEvent;
+using schema::Dim3;
+using schema::KernelEvent;
+using schema::MemcpyEvent;
+using schema::NvtxEvent;
+using schema::SyncEvent;
 
 constexpr uint32_t kDeviceId = 3;  // Local rank 3 of 8 on one H200 node.
 constexpr uint32_t kContextId = 1;
@@ -100,7 +100,7 @@ struct Slot {
   uint32_t name = 0;  // Index into KernelNameTable().
   Dim3 grid, block, cluster;
   uint32_t registers = 0, static_smem = 0, dynamic_smem = 0;
-  agent::LaunchType launch_type = agent::LaunchType::kRegular;
+  schema::LaunchType launch_type = schema::LaunchType::kRegular;
   double median_ns = 0;
   double sigma = 0;
   int role = kCompute;
@@ -233,7 +233,7 @@ Slot MixBuilder::MakeSlot(KernelClass cls, int role) {
       s.dynamic_smem = rng_.Pick(smem);
       if (sm90) {
         s.cluster = Dim3{rng_.Chance(0.5) ? 2u : 1u, 1, 1};
-        s.launch_type = agent::LaunchType::kCluster;
+        s.launch_type = schema::LaunchType::kCluster;
       }
       s.median_ns = rng_.LogUniform(40'000, 2'000'000);
       s.sigma = 0.05;
@@ -406,7 +406,7 @@ void MixBuilder::Launch(Thread& th, const Slot& slot) {
     api = "cuLaunchKernelEx";
     cbid = kCbidCuLaunchKernelEx;
     domain = ApiDomain::kDriver;
-  } else if (slot.launch_type == agent::LaunchType::kCluster) {
+  } else if (slot.launch_type == schema::LaunchType::kCluster) {
     api = "cudaLaunchKernelExC";
     cbid = kCbidLaunchKernelExC;
   }
@@ -725,7 +725,7 @@ EventMix GenerateEventMix(const MixOptions& options, size_t min_events) {
   mix.distinct_kernel_names = names.size();
   mix.owned_strings = builder.TakeStrings();
 
-  agent::HeaderInfo& h = mix.header;
+  schema::HeaderInfo& h = mix.header;
   h.agent_version = "0.1.0";
   h.producer = schema::Producer::kSynthetic;
   h.host_name = "bench-node-17";
@@ -735,7 +735,7 @@ EventMix GenerateEventMix(const MixOptions& options, size_t min_events) {
   h.rank = 3;
   h.local_rank = 3;
   h.world_size = 8;
-  agent::DeviceInfo d;
+  schema::DeviceInfo d;
   d.device_id = kDeviceId;
   d.name = "NVIDIA H200";
   d.sm_count = 132;

@@ -21,14 +21,14 @@
 #include <variant>
 #include <vector>
 
-#include "agent/writer/trace_events.h"
+#include "schema/writer/trace_events.h"
 
 namespace lumos::bench {
 
 // The event kinds of the mix; MixKindName(event.index()) names one.
 using MixEvent =
-    std::variant<agent::KernelEvent, agent::ApiCallEvent, agent::MemcpyEvent, agent::SyncEvent,
-                 agent::CudaEventRecordEvent, agent::CollectiveEvent, agent::NvtxEvent>;
+    std::variant<schema::KernelEvent, schema::ApiCallEvent, schema::MemcpyEvent, schema::SyncEvent,
+                 schema::CudaEventRecordEvent, schema::CollectiveEvent, schema::NvtxEvent>;
 inline constexpr size_t kMixKinds = std::variant_size_v<MixEvent>;
 // "kernel", "api_call", "memcpy", "sync", "cuda_event", "collective", "nvtx".
 std::string_view MixKindName(size_t kind);
@@ -55,7 +55,7 @@ struct EventMix {
   // Strings the events point to besides the kernel-name table (NVTX range names).
   std::shared_ptr<const std::deque<std::string>> owned_strings;
   // Header for TraceFileWriter::Create (producer SYNTHETIC, one H200, rank 3 of 8).
-  agent::HeaderInfo header;
+  schema::HeaderInfo header;
 };
 
 // Generates whole steps until at least `min_events` events exist.

@@ -29,10 +29,10 @@ void DropConstantFields(std::vector<MixEvent>* events) {
     std::visit(
         [](auto& e) {
           using E = std::decay_t<decltype(e)>;
-          if constexpr (std::is_same_v<E, agent::ApiCallEvent>) {
-            e.domain = agent::ApiDomain::kUnspecified;
+          if constexpr (std::is_same_v<E, schema::ApiCallEvent>) {
+            e.domain = schema::ApiDomain::kUnspecified;
             e.cbid = 0;
-          } else if constexpr (std::is_same_v<E, agent::CollectiveEvent>) {
+          } else if constexpr (std::is_same_v<E, schema::CollectiveEvent>) {
             e.device_id = 0;
             e.comm_size = 0;
             e.has_host_time = false;
@@ -56,13 +56,13 @@ void StartFromPreviousEndOnProcessor(std::vector<MixEvent>* events) {
         [&](auto& e) {
           using E = std::decay_t<decltype(e)>;
           uint64_t key = 0;
-          if constexpr (std::is_same_v<E, agent::KernelEvent> ||
-                        std::is_same_v<E, agent::MemcpyEvent> ||
-                        std::is_same_v<E, agent::CudaEventRecordEvent>) {
+          if constexpr (std::is_same_v<E, schema::KernelEvent> ||
+                        std::is_same_v<E, schema::MemcpyEvent> ||
+                        std::is_same_v<E, schema::CudaEventRecordEvent>) {
             key = e.stream_id | (1ull << 63);
-          } else if constexpr (std::is_same_v<E, agent::NvtxEvent>) {
+          } else if constexpr (std::is_same_v<E, schema::NvtxEvent>) {
             key = e.thread_id | (1ull << 62);  // Ranges nest: their own chain per thread.
-          } else if constexpr (std::is_same_v<E, agent::CollectiveEvent>) {
+          } else if constexpr (std::is_same_v<E, schema::CollectiveEvent>) {
             key = e.thread_id | (1ull << 61);  // Reported late by NCCL: own chain too.
           } else if constexpr (requires { e.thread_id; }) {
             key = e.thread_id;

@@ -7,11 +7,11 @@
 
 namespace lumos::bench {
 
-StatusOr<agent::WriterStats> WriteTrace(const std::string& path, const agent::HeaderInfo& header,
-                                        const std::vector<MixEvent>& events,
-                                        const agent::WriterOptions& options) {
-  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<agent::TraceFileWriter> writer,
-                         agent::TraceFileWriter::Create(path, header, options));
+StatusOr<schema::WriterStats> WriteTrace(const std::string& path, const schema::HeaderInfo& header,
+                                         const std::vector<MixEvent>& events,
+                                         const schema::WriterOptions& options) {
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<schema::TraceFileWriter> writer,
+                         schema::TraceFileWriter::Create(path, header, options));
   for (const MixEvent& e : events) AddEvent(writer.get(), e);
   int64_t end_ns = events.empty() ? 0 : StartNs(events.back());
   LUMOS_RETURN_IF_ERROR(writer->Close(static_cast<uint64_t>(end_ns)));

@@ -38,7 +38,7 @@ const TraceFile& File() {
     EventMix mix = GenerateEventMix(MixOptions{}, kMixEvents);
     f->path = ScratchPath("read");
     f->events = mix.events.size();
-    StatusOr<agent::WriterStats> stats = WriteTrace(f->path, mix.header, mix.events, {});
+    StatusOr<schema::WriterStats> stats = WriteTrace(f->path, mix.header, mix.events, {});
     if (!stats.ok()) {
       std::fprintf(stderr, "%s\n", stats.status().message().c_str());
       std::abort();

@@ -13,22 +13,22 @@
 #include <string>
 #include <vector>
 
-#include "agent/writer/wire_buffer.h"
 #include "bench/event_mix.h"
 #include "bench/mix_transforms.h"
 #include "bench/mix_writer.h"
 #include "bench/trace_file_analysis.h"
 #include "schema/varint.h"
+#include "schema/writer/wire_buffer.h"
 
 namespace lumos::bench {
 namespace {
 
-using agent::ApiCallEvent;
-using agent::KernelEvent;
+using schema::ApiCallEvent;
+using schema::KernelEvent;
 
 size_t FieldBytes(uint32_t field, uint64_t value) {
   if (value == 0) return 0;
-  return agent::WireBuffer::VarintSize(field << 3) + agent::WireBuffer::VarintSize(value);
+  return schema::WireBuffer::VarintSize(field << 3) + schema::WireBuffer::VarintSize(value);
 }
 
 void PrintMix(const EventMix& mix) {
@@ -51,7 +51,7 @@ void PrintFieldSizes(const EventMix& mix) {
   for (const MixEvent& e : mix.events) {
     int64_t start = StartNs(e);
     size_t delta =
-        first ? 0 : 1 + agent::WireBuffer::VarintSize(schema::ZigZagEncode(start - last));
+        first ? 0 : 1 + schema::WireBuffer::VarintSize(schema::ZigZagEncode(start - last));
     last = start;
     first = false;
     if (const auto* k = std::get_if<KernelEvent>(&e)) {
@@ -116,11 +116,11 @@ int Run(size_t events, int level, const std::string& keep_path) {
   PrintMix(mix);
   PrintFieldSizes(mix);
 
-  agent::WriterOptions writer;
+  schema::WriterOptions writer;
   writer.zstd_level = level;
   const std::string path = ScratchPath("size");
   auto bytes_per_event = [&](const EventMix& m, const std::vector<MixEvent>& list) {
-    StatusOr<agent::WriterStats> s = WriteTrace(path, m.header, list, writer);
+    StatusOr<schema::WriterStats> s = WriteTrace(path, m.header, list, writer);
     if (!s.ok()) {
       std::fprintf(stderr, "%s\n", s.status().message().c_str());
       std::exit(1);
@@ -159,7 +159,7 @@ int Run(size_t events, int level, const std::string& keep_path) {
            k->grid = k->block = k->cluster = {};
            k->registers_per_thread = k->static_shared_memory_bytes = 0;
            k->dynamic_shared_memory_bytes = 0;
-           k->launch_type = agent::LaunchType::kUnspecified;
+           k->launch_type = schema::LaunchType::kUnspecified;
          }
        }},
       {"kernel device/context/stream = 0",
@@ -171,8 +171,8 @@ int Run(size_t events, int level, const std::string& keep_path) {
        [](MixEvent* e) {
          if (auto* a = std::get_if<ApiCallEvent>(e)) {
            a->thread_id = a->cbid = 0;
-           a->kind = agent::ApiKind::kUnspecified;
-           a->domain = agent::ApiDomain::kUnspecified;
+           a->kind = schema::ApiKind::kUnspecified;
+           a->domain = schema::ApiDomain::kUnspecified;
          }
        }},
       {"event ids / sync ids = 0", ForAll([](auto& x) {
@@ -193,7 +193,7 @@ int Run(size_t events, int level, const std::string& keep_path) {
     std::printf("  %-34s %6.3f  %6.2f   (%+.3f)\n", a.name, disk, raw, disk - base);
   }
   if (!keep_path.empty()) {
-    StatusOr<agent::WriterStats> s = WriteTrace(keep_path, mix.header, mix.events, writer);
+    StatusOr<schema::WriterStats> s = WriteTrace(keep_path, mix.header, mix.events, writer);
     if (!s.ok()) {
       std::fprintf(stderr, "%s\n", s.status().message().c_str());
       return 1;

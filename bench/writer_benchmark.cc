@@ -12,12 +12,12 @@
 #include <variant>
 #include <vector>
 
-#include "agent/writer/packet_encoder.h"
-#include "agent/writer/trace_file_writer.h"
-#include "agent/writer/wire_buffer.h"
 #include "bench/event_mix.h"
 #include "bench/mix_transforms.h"
 #include "bench/mix_writer.h"
+#include "schema/writer/packet_encoder.h"
+#include "schema/writer/trace_file_writer.h"
+#include "schema/writer/wire_buffer.h"
 
 namespace lumos::bench {
 namespace {
@@ -67,8 +67,8 @@ void BM_Encode(benchmark::State& state) {
   const EventMix& mix =
       Mix(MixOrder::kDrainBatches, state.range(0) != 0 ? Variant::kAsIs : Variant::kNoNames);
   const size_t frame_bytes = 1 << 20;
-  agent::PacketEncoder encoder;
-  agent::WireBuffer frame;
+  schema::PacketEncoder encoder;
+  schema::WireBuffer frame;
   uint64_t bytes = 0;
   for (auto _ : state) {
     for (const MixEvent& e : mix.events) {
@@ -111,8 +111,8 @@ void BM_Compress(benchmark::State& state) {
   const EventMix& mix = Mix(MixOrder::kDrainBatches);
   std::vector<std::vector<uint8_t>> frames;
   {
-    agent::PacketEncoder encoder;
-    agent::WireBuffer frame;
+    schema::PacketEncoder encoder;
+    schema::WireBuffer frame;
     for (const MixEvent& e : mix.events) {
       AddEvent(&encoder, e);
       if (encoder.pending_bytes() >= (1u << 20)) {
@@ -159,13 +159,13 @@ BENCHMARK(BM_Compress)
 void BM_WriteTrace(benchmark::State& state) {
   const MixOrder order = state.range(2) == 0 ? MixOrder::kDrainBatches : MixOrder::kTimeSorted;
   const EventMix& mix = Mix(order, state.range(3) != 0 ? Variant::kCompact : Variant::kAsIs);
-  agent::WriterOptions options;
+  schema::WriterOptions options;
   options.zstd_level = static_cast<int>(state.range(0));
   options.frame_bytes = static_cast<uint64_t>(state.range(1)) << 10;
   const std::string path = ScratchPath("write");
-  agent::WriterStats stats;
+  schema::WriterStats stats;
   for (auto _ : state) {
-    StatusOr<agent::WriterStats> written = WriteTrace(path, mix.header, mix.events, options);
+    StatusOr<schema::WriterStats> written = WriteTrace(path, mix.header, mix.events, options);
     if (!written.ok()) {
       state.SkipWithError(written.status().message().c_str());
       break;
@@ -203,13 +203,13 @@ void BM_BytesPerEventByKind(benchmark::State& state) {
         if (e.index() == kind) only.push_back(e);
       }
       if (only.empty()) continue;
-      StatusOr<agent::WriterStats> written = WriteTrace(path, mix.header, only, {});
+      StatusOr<schema::WriterStats> written = WriteTrace(path, mix.header, only, {});
       if (!written.ok()) {
         state.SkipWithError(written.status().message().c_str());
         break;
       }
       // The header frame and trailer are a fixed ~200 bytes; leave them out.
-      StatusOr<agent::WriterStats> empty = WriteTrace(path, mix.header, {}, {});
+      StatusOr<schema::WriterStats> empty = WriteTrace(path, mix.header, {}, {});
       if (!empty.ok()) {
         state.SkipWithError(empty.status().message().c_str());
         break;
@@ -218,8 +218,8 @@ void BM_BytesPerEventByKind(benchmark::State& state) {
           static_cast<double>(written->bytes_written - empty->bytes_written) /
           static_cast<double>(only.size());
     }
-    agent::PacketEncoder encoder;
-    agent::WireBuffer frame;
+    schema::PacketEncoder encoder;
+    schema::WireBuffer frame;
     uint64_t raw[kMixKinds] = {};
     for (const MixEvent& e : mix.events) {
       size_t before = encoder.pending_bytes();

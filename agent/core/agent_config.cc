@@ -358,8 +358,8 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env, const std::vector<std::
   return parsed;
 }
 
-CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config) {
-  CaptureConfigInfo info;
+schema::CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config) {
+  schema::CaptureConfigInfo info;
   info.channels = config.channels.ToVector();
   info.ring_bytes = config.ring_bytes;
   info.activity_buffer_bytes = config.cupti_buffer_bytes;
@@ -371,8 +371,8 @@ CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config) {
   return info;
 }
 
-WriterOptions ToWriterOptions(const AgentConfig& config) {
-  WriterOptions options;
+schema::WriterOptions ToWriterOptions(const AgentConfig& config) {
+  schema::WriterOptions options;
   options.frame_bytes = AgentConfig::kFrameBytes;
   options.flush_interval_ns = config.flush_interval_ms * 1'000'000;
   options.zstd_level = config.zstd_level;

@@ -44,10 +44,10 @@
 #include <vector>
 
 #include "agent/core/env_lookup.h"
-#include "agent/writer/trace_events.h"
-#include "agent/writer/trace_file_writer.h"
 #include "base/logging.h"
 #include "schema/enums.h"
+#include "schema/writer/trace_events.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::agent {
 
@@ -147,7 +147,7 @@ std::string AbsoluteDirectory(const std::string& dir);
 
 // The header's CaptureConfig: every enabled channel listed as started (the agent moves those
 // that fail to channels_failed).
-CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config);
-WriterOptions ToWriterOptions(const AgentConfig& config);
+schema::CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config);
+schema::WriterOptions ToWriterOptions(const AgentConfig& config);
 
 }  // namespace lumos::agent

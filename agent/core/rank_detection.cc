@@ -76,7 +76,7 @@ RankInfo DetectRank(const EnvLookup& env) {
   return info;
 }
 
-void FillHeaderRank(const RankInfo& rank, HeaderInfo* header) {
+void FillHeaderRank(const RankInfo& rank, schema::HeaderInfo* header) {
   header->has_rank = rank.rank.has_value();
   header->rank = rank.rank.value_or(0);
   header->has_local_rank = rank.local_rank.has_value();

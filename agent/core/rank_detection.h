@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "agent/core/env_lookup.h"
-#include "agent/writer/trace_events.h"
+#include "schema/writer/trace_events.h"
 
 namespace lumos::agent {
 
@@ -33,6 +33,6 @@ struct RankInfo {
 RankInfo DetectRank(const EnvLookup& env);
 
 // Copies the known fields into the header (has_rank etc.).
-void FillHeaderRank(const RankInfo& rank, HeaderInfo* header);
+void FillHeaderRank(const RankInfo& rank, schema::HeaderInfo* header);
 
 }  // namespace lumos::agent

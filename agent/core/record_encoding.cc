@@ -1,7 +1,7 @@
 #include "agent/core/record_encoding.h"
 
 #include "agent/core/string_table.h"
-#include "agent/writer/trace_file_writer.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::agent {
 namespace {
@@ -43,29 +43,30 @@ const char* RecordKindName(RecordKind kind) {
   return "invalid";
 }
 
-ApiCallEvent ToApiCallEvent(const Record& head, const Record* extension,
-                            const StringTable& strings) {
+schema::ApiCallEvent ToApiCallEvent(const Record& head, const Record* extension,
+                                    const StringTable& strings) {
   const ApiCallPayload& p = head.payload.api_call;
-  return ApiCallEvent{
+  return schema::ApiCallEvent{
       .start_ns = head.start_ns,
       .duration_ns = DurationNs(head),
       .thread_id = head.thread_id,
       .correlation_id = p.correlation_id,
-      .kind = static_cast<ApiKind>(p.api_kind),
+      .kind = static_cast<schema::ApiKind>(p.api_kind),
       .cbid = p.cbid,
       .name = strings.Lookup(p.name_id),
       .stream_id = p.stream_id,
       .event_id = p.event_id,
-      .domain = static_cast<ApiDomain>(p.domain),
+      .domain = static_cast<schema::ApiDomain>(p.domain),
       .external_id = extension != nullptr ? extension->payload.api_call_ext.external_id : 0,
       .graph_id = p.graph_id,
       .return_code = p.return_code,
   };
 }
 
-KernelEvent ToKernelEvent(const Record& head, const Record* extension, const StringTable& strings) {
+schema::KernelEvent ToKernelEvent(const Record& head, const Record* extension,
+                                  const StringTable& strings) {
   const KernelPayload& p = head.payload.kernel;
-  KernelEvent event{
+  schema::KernelEvent event{
       .start_ns = head.start_ns,
       .duration_ns = DurationNs(head),
       .correlation_id = p.correlation_id,
@@ -84,24 +85,24 @@ KernelEvent ToKernelEvent(const Record& head, const Record* extension, const Str
     event.context_id = x.context_id;
     event.graph_id = x.graph_id;
     event.graph_node_id = x.graph_node_id;
-    event.launch_type = static_cast<LaunchType>(x.launch_type);
+    event.launch_type = static_cast<schema::LaunchType>(x.launch_type);
     event.external_id = x.external_id;
   }
   return event;
 }
 
-MemcpyEvent ToMemcpyEvent(const Record& head, const Record* extension) {
+schema::MemcpyEvent ToMemcpyEvent(const Record& head, const Record* extension) {
   const MemcpyPayload& p = head.payload.memcpy;
-  return MemcpyEvent{
+  return schema::MemcpyEvent{
       .start_ns = head.start_ns,
       .duration_ns = DurationNs(head),
       .correlation_id = p.correlation_id,
       .stream_id = p.stream_id,
       .bytes = p.bytes,
-      .copy_kind = static_cast<CopyKind>(p.copy_kind),
+      .copy_kind = static_cast<schema::CopyKind>(p.copy_kind),
       .device_id = head.device_id,
-      .src_kind = static_cast<MemoryKind>(p.src_kind),
-      .dst_kind = static_cast<MemoryKind>(p.dst_kind),
+      .src_kind = static_cast<schema::MemoryKind>(p.src_kind),
+      .dst_kind = static_cast<schema::MemoryKind>(p.dst_kind),
       .src_device_id = p.src_device_id,
       .dst_device_id = p.dst_device_id,
       .context_id = p.context_id,
@@ -110,9 +111,9 @@ MemcpyEvent ToMemcpyEvent(const Record& head, const Record* extension) {
   };
 }
 
-MemsetEvent ToMemsetEvent(const Record& head, const Record* extension) {
+schema::MemsetEvent ToMemsetEvent(const Record& head, const Record* extension) {
   const MemsetPayload& p = head.payload.memset;
-  return MemsetEvent{
+  return schema::MemsetEvent{
       .start_ns = head.start_ns,
       .duration_ns = DurationNs(head),
       .correlation_id = p.correlation_id,
@@ -120,19 +121,19 @@ MemsetEvent ToMemsetEvent(const Record& head, const Record* extension) {
       .bytes = p.bytes,
       .value = p.value,
       .device_id = head.device_id,
-      .memory_kind = static_cast<MemoryKind>(p.memory_kind),
+      .memory_kind = static_cast<schema::MemoryKind>(p.memory_kind),
       .context_id = p.context_id,
       .graph_node_id = p.graph_node_id,
       .external_id = extension != nullptr ? extension->payload.external_ext.external_id : 0,
   };
 }
 
-SyncEvent ToSyncEvent(const Record& head, const Record* extension) {
+schema::SyncEvent ToSyncEvent(const Record& head, const Record* extension) {
   const SyncPayload& p = head.payload.sync;
-  return SyncEvent{
+  return schema::SyncEvent{
       .start_ns = head.start_ns,
       .duration_ns = DurationNs(head),
-      .sync_type = static_cast<SyncType>(p.sync_type),
+      .sync_type = static_cast<schema::SyncType>(p.sync_type),
       .correlation_id = p.correlation_id,
       .stream_id = p.stream_id,
       .event_id = p.event_id,
@@ -146,9 +147,10 @@ SyncEvent ToSyncEvent(const Record& head, const Record* extension) {
   };
 }
 
-CudaEventRecordEvent ToCudaEventRecordEvent(const Record& head, const Record* /*extension*/) {
+schema::CudaEventRecordEvent ToCudaEventRecordEvent(const Record& head,
+                                                    const Record* /*extension*/) {
   const CudaEventRecordPayload& p = head.payload.cuda_event;
-  return CudaEventRecordEvent{
+  return schema::CudaEventRecordEvent{
       .start_ns = head.start_ns,
       .correlation_id = p.correlation_id,
       .event_id = p.event_id,
@@ -160,24 +162,24 @@ CudaEventRecordEvent ToCudaEventRecordEvent(const Record& head, const Record* /*
   };
 }
 
-CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension) {
+schema::CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension) {
   const CollectivePayload& p = head.payload.collective;
-  const auto data_type = static_cast<DataType>(p.data_type);
-  CollectiveEvent event{
+  const auto data_type = static_cast<schema::DataType>(p.data_type);
+  schema::CollectiveEvent event{
       .start_ns = head.start_ns,
       .duration_ns = DurationNs(head),
       .comm_id = p.comm_id,
       .seq_number = p.seq_number,
-      .op = static_cast<CollectiveOp>(p.op),
+      .op = static_cast<schema::CollectiveOp>(p.op),
       .count = p.count,
       .data_type = data_type,
       .bytes = p.count * schema::DataTypeBytes(data_type),
       .stream_id = p.stream_id,
-      .algorithm = static_cast<NcclAlgorithm>(p.algorithm),
-      .protocol = static_cast<NcclProtocol>(p.protocol),
+      .algorithm = static_cast<schema::NcclAlgorithm>(p.algorithm),
+      .protocol = static_cast<schema::NcclProtocol>(p.protocol),
       .channels = p.channels,
       .device_id = head.device_id,
-      .reduce_op = static_cast<ReduceOp>(p.reduce_op),
+      .reduce_op = static_cast<schema::ReduceOp>(p.reduce_op),
       .thread_id = head.thread_id,
       .has_host_time = (head.flags & kRecordFlagHasHostTime) != 0,
   };
@@ -194,9 +196,9 @@ CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension) {
   return event;
 }
 
-CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& strings) {
+schema::CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& strings) {
   const CommunicatorPayload& p = head.payload.communicator;
-  return CommunicatorEvent{
+  return schema::CommunicatorEvent{
       .start_ns = head.start_ns,
       .comm_id = p.comm_id,
       .rank = p.rank,
@@ -208,8 +210,8 @@ CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& str
   };
 }
 
-NvtxEvent ToNvtxEvent(const Record& head, const Record* extension, const StringTable& strings,
-                      std::string* scratch) {
+schema::NvtxEvent ToNvtxEvent(const Record& head, const Record* extension,
+                              const StringTable& strings, std::string* scratch) {
   const NvtxPayload& p = head.payload.nvtx;
   std::string_view name;
   if (head.flags & kRecordFlagNameIsId) {
@@ -221,13 +223,13 @@ NvtxEvent ToNvtxEvent(const Record& head, const Record* extension, const StringT
   } else {
     name = NvtxInlineName(head);
   }
-  NvtxEvent event{
+  schema::NvtxEvent event{
       .start_ns = head.start_ns,
       .duration_ns = DurationNs(head),
       .thread_id = head.thread_id,
       .name = name,
       .domain = strings.Lookup(p.domain_id),
-      .kind = static_cast<NvtxKind>(p.nvtx_kind),
+      .kind = static_cast<schema::NvtxKind>(p.nvtx_kind),
       .depth = p.depth,
       .color_argb = p.color_argb,
       .category = p.category,
@@ -239,13 +241,13 @@ NvtxEvent ToNvtxEvent(const Record& head, const Record* extension, const StringT
   return event;
 }
 
-LossEvent ToLossEvent(const RingDropReport& report) {
-  return LossEvent{
+schema::LossEvent ToLossEvent(const RingDropReport& report) {
+  return schema::LossEvent{
       .start_ns = report.first_drop_ns,
       .duration_ns = report.last_drop_ns > report.first_drop_ns
                          ? static_cast<uint64_t>(report.last_drop_ns - report.first_drop_ns)
                          : 0,
-      .source = LossSource::kRingFull,
+      .source = schema::LossSource::kRingFull,
       .count = report.count,
       .thread_id = report.thread_id,
       .detail =

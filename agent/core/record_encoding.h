@@ -14,32 +14,36 @@
 
 #include "agent/core/record.h"
 #include "agent/core/thread_rings.h"
-#include "agent/writer/trace_events.h"
+#include "schema/writer/trace_events.h"
+
+namespace lumos::schema {
+class TraceFileWriter;
+}  // namespace lumos::schema
 
 namespace lumos::agent {
 
 class StringTable;
-class TraceFileWriter;
 
-ApiCallEvent ToApiCallEvent(const Record& head, const Record* extension,
-                            const StringTable& strings);
-KernelEvent ToKernelEvent(const Record& head, const Record* extension, const StringTable& strings);
-MemcpyEvent ToMemcpyEvent(const Record& head, const Record* extension);
-MemsetEvent ToMemsetEvent(const Record& head, const Record* extension);
-SyncEvent ToSyncEvent(const Record& head, const Record* extension);
-CudaEventRecordEvent ToCudaEventRecordEvent(const Record& head, const Record* extension);
-CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension);
-CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& strings);
+schema::ApiCallEvent ToApiCallEvent(const Record& head, const Record* extension,
+                                    const StringTable& strings);
+schema::KernelEvent ToKernelEvent(const Record& head, const Record* extension,
+                                  const StringTable& strings);
+schema::MemcpyEvent ToMemcpyEvent(const Record& head, const Record* extension);
+schema::MemsetEvent ToMemsetEvent(const Record& head, const Record* extension);
+schema::SyncEvent ToSyncEvent(const Record& head, const Record* extension);
+schema::CudaEventRecordEvent ToCudaEventRecordEvent(const Record& head, const Record* extension);
+schema::CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension);
+schema::CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& strings);
 // Inline text is viewed in place; truncated text is copied to *scratch with "..." appended.
-NvtxEvent ToNvtxEvent(const Record& head, const Record* extension, const StringTable& strings,
-                      std::string* scratch);
+schema::NvtxEvent ToNvtxEvent(const Record& head, const Record* extension,
+                              const StringTable& strings, std::string* scratch);
 // LOSS_SOURCE_RING_FULL for one ring's drops.
-LossEvent ToLossEvent(const RingDropReport& report);
+schema::LossEvent ToLossEvent(const RingDropReport& report);
 
 class RecordEncoder {
  public:
   // Both must outlive the encoder.
-  RecordEncoder(const StringTable* strings, TraceFileWriter* writer)
+  RecordEncoder(const StringTable* strings, schema::TraceFileWriter* writer)
       : strings_(strings), writer_(writer) {}
 
   // Adds one event. False (and counted) when the records cannot be decoded.
@@ -52,7 +56,7 @@ class RecordEncoder {
 
  private:
   const StringTable* strings_;
-  TraceFileWriter* writer_;
+  schema::TraceFileWriter* writer_;
   std::string scratch_;  // Truncated NVTX names; reused, so no allocation per event.
   uint64_t events_ = 0;
   uint64_t malformed_ = 0;

@@ -158,7 +158,7 @@ bool Agent::StartOnce() {
   RankInfo rank = DetectRank(ProcessEnvLookup());
   for (const std::string& warning : rank.warnings) LUMOS_LOG(Warn, "%s", warning.c_str());
 
-  HeaderInfo header;
+  schema::HeaderInfo header;
   header.agent_version = LUMOS_AGENT_VERSION;
   header.producer = schema::Producer::kAgent;
   header.host_name = HostName();
@@ -192,8 +192,8 @@ bool Agent::StartOnce() {
   trace_dir_ = AbsoluteDirectory(config_.output_dir);
   std::string path =
       trace_dir_ + "/" + TraceFileName(config_.job_id, header.host_name, owner_pid_, rank);
-  StatusOr<std::unique_ptr<TraceFileWriter>> writer =
-      TraceFileWriter::Create(path, header, ToWriterOptions(config_));
+  StatusOr<std::unique_ptr<schema::TraceFileWriter>> writer =
+      schema::TraceFileWriter::Create(path, header, ToWriterOptions(config_));
   if (!writer.ok()) {
     LUMOS_LOG(Warn, "agent disabled, the job runs untraced: %s", writer.status().message().c_str());
     return false;
@@ -351,7 +351,7 @@ void Agent::DescribeNewThreads() {
       if (n > 0) name.assign(buffer, static_cast<size_t>(n));
       while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) name.pop_back();
     }
-    writer_->AddThread(ThreadEvent{tid, name, owner_pid_});
+    writer_->AddThread(schema::ThreadEvent{tid, name, owner_pid_});
   });
 }
 
@@ -401,7 +401,8 @@ void Agent::DrainOnce(size_t max_per_ring) {
       failures.swap(pending_failures_);
     }
     for (const std::string& detail : failures) {
-      writer_->Add(LossEvent{MonotonicNowNs(), 0, LossSource::kChannelFailed, 1, 0, detail});
+      writer_->Add(
+          schema::LossEvent{MonotonicNowNs(), 0, schema::LossSource::kChannelFailed, 1, 0, detail});
     }
   }
   RecordEncoder encoder(&strings_, writer_.get());
@@ -418,7 +419,7 @@ void Agent::DrainOnce(size_t max_per_ring) {
     const uint64_t lost = TakeLoss(static_cast<CountedLoss>(i));
     if (lost == 0) continue;
     const CountedLossInfo& info = kCountedLossInfo[i];
-    writer_->Add(LossEvent{MonotonicNowNs(), 0, info.source, lost, 0, info.detail});
+    writer_->Add(schema::LossEvent{MonotonicNowNs(), 0, info.source, lost, 0, info.detail});
   }
 }
 
@@ -428,9 +429,10 @@ void Agent::WriteClockSnapshot() {
   // snapshots define the records' clock domain for readers.
   const int64_t monotonic = ReadMonotonicNs();
   const int64_t realtime = ReadClockNs(CLOCK_REALTIME);
-  ClockReading readings[] = {{schema::ClockId::kMonotonic, static_cast<uint64_t>(monotonic)},
-                             {schema::ClockId::kRealtime, static_cast<uint64_t>(realtime)},
-                             {}};
+  schema::ClockReading readings[] = {
+      {schema::ClockId::kMonotonic, static_cast<uint64_t>(monotonic)},
+      {schema::ClockId::kRealtime, static_cast<uint64_t>(realtime)},
+      {}};
   size_t count = 2;
   if (int64_t(*extra)() = snapshot_clock_.load(std::memory_order_acquire)) {
     readings[count++] = {snapshot_clock_id_.load(std::memory_order_acquire),
@@ -496,7 +498,7 @@ void Agent::FinishTrace() {
     LUMOS_LOG(Debug, "fast clock: largest error at a refinement %lld ns",
               static_cast<long long>(FastClock::Get().max_abs_error_ns()));
   }
-  TrailerInfo trailer;
+  schema::TrailerInfo trailer;
   uint64_t world = world_comm_.load(std::memory_order_relaxed);
   if (world != 0 && env_rank_.world_size.has_value() &&
       static_cast<int64_t>(world >> 32) < *env_rank_.world_size) {

@@ -70,7 +70,7 @@
 #include "agent/core/string_table.h"
 #include "agent/core/thread_rings.h"
 #include "agent/runtime/record_source.h"
-#include "agent/writer/trace_file_writer.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::agent {
 
@@ -211,7 +211,7 @@ class Agent {
   std::atomic<bool> cuda_injection_called_{false};  // Relaxed: read once, at the close.
 
   // Writer thread state. Only the writer thread touches writer_/encoder_ until Stop() joins it.
-  std::unique_ptr<TraceFileWriter> writer_;
+  std::unique_ptr<schema::TraceFileWriter> writer_;
   // pthread_create rather than std::thread: its failure (RLIMIT_NPROC, a pids cgroup) is an
   // error code to handle, not an exception through the job's call into an entry point.
   pthread_t writer_thread_{};

@@ -10,25 +10,25 @@
 #include "agent/core/record_encoding.h"
 #include "agent/core/string_table.h"
 #include "agent/runtime/record_source.h"
-#include "agent/writer/trace_file_writer.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::agent {
 
 class WriterRecordSink : public RecordSink {
  public:
   // All three must outlive the sink.
-  WriterRecordSink(RecordEncoder* encoder, TraceFileWriter* writer, StringTable* strings)
+  WriterRecordSink(RecordEncoder* encoder, schema::TraceFileWriter* writer, StringTable* strings)
       : encoder_(encoder), writer_(writer), strings_(strings) {}
   void Add(const Record& head, const Record* extension) override { encoder_->Add(head, extension); }
   void AddLoss(schema::LossSource source, uint64_t count, int64_t time_ns,
                std::string_view detail) override {
-    writer_->Add(LossEvent{time_ns, 0, source, count, 0, detail});
+    writer_->Add(schema::LossEvent{time_ns, 0, source, count, 0, detail});
   }
   StringTable& strings() override { return *strings_; }
 
  private:
   RecordEncoder* encoder_;
-  TraceFileWriter* writer_;
+  schema::TraceFileWriter* writer_;
   StringTable* strings_;
 };
 

@@ -150,7 +150,7 @@ void LinkCollectives(const std::vector<FileIndex>& files, Linker* linker) {
   std::map<CollectiveKey, std::vector<Instance>> groups;
   for (size_t f = 0; f < files.size(); ++f) {
     const std::vector<CollectiveRef>& refs = files[f].collectives;
-    std::vector<agent::CollectiveEvent> events(refs.size());
+    std::vector<schema::CollectiveEvent> events(refs.size());
     for (size_t i = 0; i < refs.size(); ++i) {
       events[i].comm_id = refs[i].comm_id;
       events[i].seq_number = refs[i].seq_number;

@@ -80,7 +80,7 @@ ClockAlignment AlignClocks(const Job& job) {
   // The members of every operation (collective_key.h), by host.
   std::map<CollectiveKey, std::vector<Member>> collectives;
   for (size_t r = 0; r < n; ++r) {
-    const std::vector<agent::CollectiveEvent>& events = job.ranks[r].collectives;
+    const std::vector<schema::CollectiveEvent>& events = job.ranks[r].collectives;
     const std::vector<std::optional<CollectiveKey>> keys = CollectiveKeys(job.ranks[r]);
     for (size_t i = 0; i < events.size(); ++i) {
       if (!keys[i]) continue;

@@ -24,13 +24,13 @@ std::string CollectiveKey::Describe() const {
 }
 
 std::vector<std::optional<CollectiveKey>> CollectiveKeys(
-    const std::vector<agent::CollectiveEvent>& events,
+    const std::vector<schema::CollectiveEvent>& events,
     const std::vector<CommunicatorInfo>& communicators) {
   std::vector<std::optional<CollectiveKey>> keys(events.size());
   // Sends and receives with a peer, per (comm, direction), to be numbered per peer below.
   std::map<std::pair<uint64_t, CollectiveOp>, std::vector<uint32_t>> directed;
   for (uint32_t i = 0; i < events.size(); ++i) {
-    const agent::CollectiveEvent& e = events[i];
+    const schema::CollectiveEvent& e = events[i];
     CollectiveKey key;
     key.comm_id = e.comm_id;
     key.ordinal = e.seq_number;

@@ -58,7 +58,7 @@ bool IsPointToPoint(schema::CollectiveOp op);
 // comm_id and rank are read); nullopt where it has none (a send/recv whose communicator gives
 // no single comm rank for this rank).
 std::vector<std::optional<CollectiveKey>> CollectiveKeys(
-    const std::vector<agent::CollectiveEvent>& events,
+    const std::vector<schema::CollectiveEvent>& events,
     const std::vector<CommunicatorInfo>& communicators);
 inline std::vector<std::optional<CollectiveKey>> CollectiveKeys(const RankTrace& rank) {
   return CollectiveKeys(rank.collectives, rank.communicators);

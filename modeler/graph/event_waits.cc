@@ -76,7 +76,7 @@ uint32_t RankBuilder::RecordBefore(uint64_t event_id, int64_t time) const {
 
 // The recording stream of a record call.
 uint32_t RankBuilder::RecordStream(uint32_t record, uint64_t hint_stream) const {
-  if (const agent::ApiCallEvent* call = ApiEvent(record); call && call->stream_id != 0) {
+  if (const schema::ApiCallEvent* call = ApiEvent(record); call && call->stream_id != 0) {
     return StreamOfHandle(call->stream_id);
   }
   return hint_stream != 0 ? StreamProcessor(hint_stream) : kNoNode;
@@ -115,12 +115,12 @@ void RankBuilder::AddWaitEdge(uint32_t record_stream, int64_t record_time, uint3
 //     had ended when that op started (anything else contradicts the measurement), the one
 //     launched last. Inferred and counted; a wait with no such stream is unmatched.
 void RankBuilder::AddEventWaits() {
-  std::unordered_map<uint64_t, const agent::CudaEventRecordEvent*> records_by_sync_id;
+  std::unordered_map<uint64_t, const schema::CudaEventRecordEvent*> records_by_sync_id;
   for (const auto& r : trace_.cuda_events) {
     if (r.cuda_event_sync_id != 0) records_by_sync_id[r.cuda_event_sync_id] = &r;
   }
   std::unordered_map<uint32_t, bool> paired;  // Wait API node -> handled.
-  for (const agent::SyncEvent& s : trace_.syncs) {
+  for (const schema::SyncEvent& s : trace_.syncs) {
     if (s.sync_type != SyncType::kStreamWaitEvent) continue;
     uint32_t wait_api = FindApi(s.correlation_id);
     const int64_t wait_time = wait_api != kNoNode ? g_.nodes[wait_api].start_ns : s.start_ns;

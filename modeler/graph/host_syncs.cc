@@ -78,7 +78,7 @@ int64_t RankBuilder::MeasuredTargetEnd(const SyncSpec& spec, int64_t time) const
 // InferredSyncStream. With none the call is no sync, replayed as a plain call: it waited for
 // nothing (no GPU work launched yet), or no stream fits (counted: the trace contradicts it).
 void RankBuilder::AddSyncs() {
-  std::unordered_map<uint64_t, const agent::SyncEvent*> sync_by_correlation;
+  std::unordered_map<uint64_t, const schema::SyncEvent*> sync_by_correlation;
   for (const auto& s : trace_.syncs) {
     if (s.correlation_id != 0) sync_by_correlation[s.correlation_id] = &s;
   }
@@ -87,7 +87,7 @@ void RankBuilder::AddSyncs() {
     SyncSpec spec;
     spec.node = node;
     bool launched = false;  // An inferred target's: see InferredSyncStream.
-    const agent::SyncEvent* record = nullptr;
+    const schema::SyncEvent* record = nullptr;
     if (auto it = sync_by_correlation.find(call->correlation_id); it != sync_by_correlation.end()) {
       record = it->second;
     }

@@ -65,7 +65,7 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   auto keep_other = [&options](std::string_view name) { return options.keep_range(name, false); };
   auto ranges = [&options, &kept, &keep_other](const auto& e) {
     if (!options.keep_range) return true;
-    if constexpr (std::is_same_v<std::decay_t<decltype(e)>, agent::HostRangeEvent>) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(e)>, schema::HostRangeEvent>) {
       if (e.category == schema::HostRangeCategory::kStep) return options.keep_range(e.name, true);
     }
     return kept.Get(e.name, keep_other);

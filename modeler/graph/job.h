@@ -1,5 +1,5 @@
 // Design: a job is the set of trace files of one training run, one per rank, loaded into
-// memory as the writer's plain event structs (agent/writer/trace_events.h) so the graph builder
+// memory as the writer's plain event structs (schema/writer/trace_events.h) so the graph builder
 // can index them. Names (kernel, API, range) are copied once into a job-wide NamePool: the
 // reader's views die with each frame, the pool's live as long as the Job.
 // Grouping: files are grouped by the header's job id; LoadOptions::job_id picks one, else
@@ -29,8 +29,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "agent/writer/trace_events.h"
 #include "base/status.h"
+#include "schema/writer/trace_events.h"
 
 namespace lumos::modeler {
 
@@ -62,19 +62,19 @@ struct RankTrace {
   // communicator after the header was written); -1 / 0 when absent.
   int32_t trailer_rank = -1;
   int32_t trailer_world_size = 0;
-  std::vector<agent::KernelEvent> kernels;
-  std::vector<agent::ApiCallEvent> api_calls;
-  std::vector<agent::MemcpyEvent> memcpys;
-  std::vector<agent::MemsetEvent> memsets;
-  std::vector<agent::SyncEvent> syncs;
-  std::vector<agent::CudaEventRecordEvent> cuda_events;
-  std::vector<agent::HostRangeEvent> host_ranges;
-  std::vector<agent::NvtxEvent> nvtx;
-  std::vector<agent::CollectiveEvent> collectives;
+  std::vector<schema::KernelEvent> kernels;
+  std::vector<schema::ApiCallEvent> api_calls;
+  std::vector<schema::MemcpyEvent> memcpys;
+  std::vector<schema::MemsetEvent> memsets;
+  std::vector<schema::SyncEvent> syncs;
+  std::vector<schema::CudaEventRecordEvent> cuda_events;
+  std::vector<schema::HostRangeEvent> host_ranges;
+  std::vector<schema::NvtxEvent> nvtx;
+  std::vector<schema::CollectiveEvent> collectives;
   std::vector<CommunicatorInfo> communicators;
   // The file's LossRecords (events its writer lost), details in the Job's NamePool; kept with
   // keep_events = false too, so a tool writing the rank anew can carry them (synth).
-  std::vector<agent::LossEvent> losses;
+  std::vector<schema::LossEvent> losses;
 
   uint64_t events() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() +

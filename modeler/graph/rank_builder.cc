@@ -92,7 +92,7 @@ void RankBuilder::AddHostNodes() {
   last_launched_.assign(calls.size(), kNoNode);
   uint32_t thread_processor = kNoNode;  // Calls come thread by thread: one look-up each.
   for (uint32_t i : order) {
-    const agent::ApiCallEvent& call = calls[i];
+    const schema::ApiCallEvent& call = calls[i];
     const int64_t start = call.start_ns;
     const int64_t end = start + static_cast<int64_t>(call.duration_ns);
     if (previous != kNoNode && previous_thread == call.thread_id &&
@@ -141,7 +141,7 @@ void RankBuilder::AddHostNodes() {
 
 // Kernels, copies and memsets, per stream in start order; launch edges by correlation id.
 void RankBuilder::AddGpuNodes() {
-  for (const agent::CollectiveEvent& c : trace_.collectives) {
+  for (const schema::CollectiveEvent& c : trace_.collectives) {
     collective_correlations_.Add(c.correlation_id, 0);
   }
   struct Op {
@@ -173,7 +173,7 @@ void RankBuilder::AddGpuNodes() {
       node.processor = processor;
       node.rank_index = rank_index_;
       if (op.kind == NodeKind::kKernel) {
-        const agent::KernelEvent& k = trace_.kernels[op.source];
+        const schema::KernelEvent& k = trace_.kernels[op.source];
         node.start_ns = k.start_ns;
         node.duration_ns = static_cast<int64_t>(k.duration_ns);
         node.name = k.name;
@@ -182,14 +182,14 @@ void RankBuilder::AddGpuNodes() {
             collective_correlations_.Find(correlation) != IdMap::kMissing || IsNcclKernel(k.name);
         node.work = nccl ? WorkClass::kCommunication : WorkClass::kCompute;
       } else if (op.kind == NodeKind::kMemcpy) {
-        const agent::MemcpyEvent& m = trace_.memcpys[op.source];
+        const schema::MemcpyEvent& m = trace_.memcpys[op.source];
         node.start_ns = m.start_ns;
         node.duration_ns = static_cast<int64_t>(m.duration_ns);
         node.name = "memcpy";
         correlation = m.correlation_id;
         node.work = WorkClass::kMemory;
       } else {
-        const agent::MemsetEvent& m = trace_.memsets[op.source];
+        const schema::MemsetEvent& m = trace_.memsets[op.source];
         node.start_ns = m.start_ns;
         node.duration_ns = static_cast<int64_t>(m.duration_ns);
         node.name = "memset";
@@ -203,7 +203,7 @@ void RankBuilder::AddGpuNodes() {
       if (!p.nodes.empty()) AddEdge(p.nodes.back(), id, EdgeKind::kStreamOrder, 0);
       p.nodes.push_back(id);
       if (node.launch != kNoNode) {
-        if (const agent::ApiCallEvent* call = ApiEvent(node.launch); call && call->stream_id) {
+        if (const schema::ApiCallEvent* call = ApiEvent(node.launch); call && call->stream_id) {
           stream_of_handle_.emplace(call->stream_id, processor);
         }
         AddEdge(node.launch, id, EdgeKind::kLaunch, 0);
@@ -228,7 +228,7 @@ void RankBuilder::AddGpuNodes() {
 void RankBuilder::AddCollectiveMembers() {
   const std::vector<std::optional<CollectiveKey>> keys = CollectiveKeys(trace_);
   for (size_t i = 0; i < trace_.collectives.size(); ++i) {
-    const agent::CollectiveEvent& c = trace_.collectives[i];
+    const schema::CollectiveEvent& c = trace_.collectives[i];
     uint32_t node = gpu_by_correlation_.Find(c.correlation_id);
     if (node == kNoNode) {
       // No correlation: the NCCL kernel on the collective's stream that overlaps it most.

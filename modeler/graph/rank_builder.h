@@ -43,7 +43,7 @@ class RankBuilder {
   struct Member {
     CollectiveKey key;
     uint32_t node;
-    const agent::CollectiveEvent* event;
+    const schema::CollectiveEvent* event;
   };
   std::vector<Member> members;
 
@@ -61,7 +61,7 @@ class RankBuilder {
     return api_by_correlation_.Find(correlation);
   }
 
-  const agent::ApiCallEvent* ApiEvent(uint32_t node) const {
+  const schema::ApiCallEvent* ApiEvent(uint32_t node) const {
     const size_t local = node - base_node_;
     return local < api_of_.size() ? api_of_[local] : nullptr;
   }
@@ -113,9 +113,9 @@ class RankBuilder {
   IdMap api_by_correlation_;
   IdMap gpu_by_correlation_;
   // API nodes of this rank in node order, and node -> index into it.
-  std::vector<std::pair<uint32_t, const agent::ApiCallEvent*>> api_event_;
+  std::vector<std::pair<uint32_t, const schema::ApiCallEvent*>> api_event_;
   // Per node of this rank (index: node - base_node_), grown on demand.
-  std::vector<const agent::ApiCallEvent*> api_of_;
+  std::vector<const schema::ApiCallEvent*> api_of_;
   std::vector<uint32_t> thread_position_;                 // API node -> index on its thread.
   std::vector<uint32_t> first_launched_, last_launched_;  // API node -> GPU ops it launched.
   size_t base_node_ = 0;

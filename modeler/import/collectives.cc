@@ -67,7 +67,7 @@ void AddCollectives(KinetoTrace* trace) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return kernels[a].start_ns < kernels[b].start_ns; });
-  const agent::HeaderInfo& header = trace->header;
+  const schema::HeaderInfo& header = trace->header;
   std::vector<Communicator> comms;  // In order of first use: deterministic output.
   std::map<std::string, size_t> comm_index;
   for (size_t i : order) {
@@ -86,7 +86,7 @@ void AddCollectives(KinetoTrace* trace) {
     Communicator& comm = comms[it->second];
 
     NcclKernelInfo parsed = ParseNcclKernelName(k.name);
-    agent::CollectiveEvent e;
+    schema::CollectiveEvent e;
     e.start_ns = k.start_ns;  // No host call is known: the packet time is the GPU start.
     e.comm_id = comm.comm_id;
     e.seq_number = comm.next_seq++;
@@ -116,7 +116,7 @@ void AddCollectives(KinetoTrace* trace) {
   }
 
   for (Communicator& c : comms) {
-    agent::CommunicatorEvent e;
+    schema::CommunicatorEvent e;
     // Creation time is unknown; the communicator existed by the start of the capture.
     e.start_ns = trace->start_ns;
     e.comm_id = c.comm_id;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "agent/writer/trace_file_writer.h"
 #include "modeler/import/kineto_trace.h"
+#include "schema/writer/trace_file_writer.h"
 
 #ifndef LUMOS_VERSION
 #define LUMOS_VERSION "unknown"
@@ -20,9 +20,9 @@ int64_t StartOf(const ImportedEvent& event) {
 
 // At equal times, what describes the capture comes before the events it describes.
 int OrderOf(const ImportedEvent& event) {
-  return std::holds_alternative<agent::CaptureWindowEvent>(event) ||
-                 std::holds_alternative<agent::CommunicatorEvent>(event) ||
-                 std::holds_alternative<agent::LossEvent>(event)
+  return std::holds_alternative<schema::CaptureWindowEvent>(event) ||
+                 std::holds_alternative<schema::CommunicatorEvent>(event) ||
+                 std::holds_alternative<schema::LossEvent>(event)
              ? 0
              : 1;
 }
@@ -32,20 +32,20 @@ void Count(const ImportedEvent& event, ConvertStats* stats) {
   std::visit(
       [stats](const auto& e) {
         using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, agent::KernelEvent>) ++stats->kernels;
-        if constexpr (std::is_same_v<T, agent::ApiCallEvent>) ++stats->api_calls;
-        if constexpr (std::is_same_v<T, agent::MemcpyEvent>) ++stats->memcpys;
-        if constexpr (std::is_same_v<T, agent::MemsetEvent>) ++stats->memsets;
-        if constexpr (std::is_same_v<T, agent::SyncEvent>) ++stats->syncs;
-        if constexpr (std::is_same_v<T, agent::HostRangeEvent>) ++stats->host_ranges;
-        if constexpr (std::is_same_v<T, agent::CollectiveEvent>) ++stats->collectives;
-        if constexpr (std::is_same_v<T, agent::CommunicatorEvent>) ++stats->communicators;
+        if constexpr (std::is_same_v<T, schema::KernelEvent>) ++stats->kernels;
+        if constexpr (std::is_same_v<T, schema::ApiCallEvent>) ++stats->api_calls;
+        if constexpr (std::is_same_v<T, schema::MemcpyEvent>) ++stats->memcpys;
+        if constexpr (std::is_same_v<T, schema::MemsetEvent>) ++stats->memsets;
+        if constexpr (std::is_same_v<T, schema::SyncEvent>) ++stats->syncs;
+        if constexpr (std::is_same_v<T, schema::HostRangeEvent>) ++stats->host_ranges;
+        if constexpr (std::is_same_v<T, schema::CollectiveEvent>) ++stats->collectives;
+        if constexpr (std::is_same_v<T, schema::CommunicatorEvent>) ++stats->communicators;
       },
       event);
 }
 
 void CompleteHeader(const ConvertOptions& options, KinetoTrace* trace) {
-  agent::HeaderInfo& h = trace->header;
+  schema::HeaderInfo& h = trace->header;
   h.agent_version = LUMOS_VERSION;
   h.producer = schema::Producer::kKinetoImport;
   h.job_id = options.job_id;
@@ -80,13 +80,13 @@ Status ConvertKinetoText(const PaddedText& text, const std::string& name,
   AddCollectives(&trace);
 
   const int64_t span = trace.end_ns - trace.start_ns;
-  agent::CaptureWindowEvent window;
+  schema::CaptureWindowEvent window;
   window.start_ns = trace.start_ns;
   window.duration_ns = static_cast<uint64_t>(span);
   window.trigger = schema::WindowTrigger::kImported;
   trace.events.emplace_back(window);
   if (trace.skipped != 0) {
-    agent::LossEvent loss;
+    schema::LossEvent loss;
     loss.start_ns = trace.start_ns;
     loss.duration_ns = static_cast<uint64_t>(span);
     loss.source = schema::LossSource::kImportSkipped;
@@ -103,14 +103,14 @@ Status ConvertKinetoText(const PaddedText& text, const std::string& name,
                    });
   CompleteHeader(options, &trace);
 
-  agent::WriterOptions writer_options;
+  schema::WriterOptions writer_options;
   writer_options.zstd_level = options.zstd_level;
   writer_options.header_in_own_frame = false;  // Written in one go: nothing to protect.
   writer_options.log_failures = false;         // Reported once, by CloseComplete().
-  LUMOS_ASSIGN_OR_RETURN(auto writer,
-                         agent::TraceFileWriter::Create(output_path, trace.header, writer_options));
+  LUMOS_ASSIGN_OR_RETURN(
+      auto writer, schema::TraceFileWriter::Create(output_path, trace.header, writer_options));
   for (const auto& [key, thread_name] : trace.threads) {
-    writer->AddThread(agent::ThreadEvent{key.tid, thread_name, key.pid});
+    writer->AddThread(schema::ThreadEvent{key.tid, thread_name, key.pid});
     ++stats->threads;
   }
   for (const ImportedEvent& event : trace.events) {

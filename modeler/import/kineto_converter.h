@@ -3,7 +3,7 @@
 // padding), mapped to the writer's event structs (kineto_events.cc), completed with NCCL
 // collectives and communicators (collectives.cc), a capture window spanning the trace and one
 // loss record counting the events that could not be converted, sorted by start time (stable)
-// and written with agent::TraceFileWriter. Memory: the DOM plus one struct per event, about
+// and written with schema::TraceFileWriter. Memory: the DOM plus one struct per event, about
 // 3x the JSON size at peak.
 // Failure behaviour: bad input returns a Status naming the input; malformed single events are
 // counted, not fatal, but a document of which no event can be converted is an error (nothing

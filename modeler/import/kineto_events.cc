@@ -170,7 +170,7 @@ void EventMapper::MapTimed(const EventFields& f, const EventArgs& a, Category ca
     case Category::kKernel:
       return MapKernel(f, a, start, duration);
     case Category::kMemcpy: {
-      agent::MemcpyEvent m;
+      schema::MemcpyEvent m;
       m.start_ns = start;
       m.duration_ns = duration;
       m.correlation_id = IdOrZero(a.correlation);
@@ -190,7 +190,7 @@ void EventMapper::MapTimed(const EventFields& f, const EventArgs& a, Category ca
       return;
     }
     case Category::kMemset: {
-      agent::MemsetEvent m;
+      schema::MemsetEvent m;
       m.start_ns = start;
       m.duration_ns = duration;
       m.correlation_id = IdOrZero(a.correlation);
@@ -205,7 +205,7 @@ void EventMapper::MapTimed(const EventFields& f, const EventArgs& a, Category ca
     }
     case Category::kRuntime:
     case Category::kDriver: {
-      agent::ApiCallEvent c;
+      schema::ApiCallEvent c;
       c.start_ns = start;
       c.duration_ns = duration;
       c.thread_id = Id32OrZero(f.tid);
@@ -221,7 +221,7 @@ void EventMapper::MapTimed(const EventFields& f, const EventArgs& a, Category ca
       return;
     }
     case Category::kSync: {
-      agent::SyncEvent s;
+      schema::SyncEvent s;
       s.start_ns = start;
       s.duration_ns = duration;
       s.sync_type = SyncTypeFromKineto(!a.sync_kind.empty() ? a.sync_kind : f.name);
@@ -245,7 +245,7 @@ void EventMapper::MapTimed(const EventFields& f, const EventArgs& a, Category ca
 
 void EventMapper::MapKernel(const EventFields& f, const EventArgs& a, int64_t start,
                             uint64_t duration) {
-  agent::KernelEvent k;
+  schema::KernelEvent k;
   k.start_ns = start;
   k.duration_ns = duration;
   k.correlation_id = IdOrZero(a.correlation);
@@ -285,7 +285,7 @@ void EventMapper::MapKernel(const EventFields& f, const EventArgs& a, int64_t st
 
 void EventMapper::MapHostRange(const EventFields& f, const EventArgs& a, Category category,
                                int64_t start, uint64_t duration) {
-  agent::HostRangeEvent h;
+  schema::HostRangeEvent h;
   h.start_ns = start;
   h.duration_ns = duration;
   h.name = f.name;

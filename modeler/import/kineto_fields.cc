@@ -111,8 +111,8 @@ EventArgs ReadEventArgs(const EventFields& f) {
   return a;
 }
 
-agent::Dim3 ReadDim3(dom::element value) {
-  agent::Dim3 d;
+schema::Dim3 ReadDim3(dom::element value) {
+  schema::Dim3 d;
   dom::array array;
   if (value.get_array().get(array) != simdjson::SUCCESS) return d;
   uint32_t* slots[3] = {&d.x, &d.y, &d.z};

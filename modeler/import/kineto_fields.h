@@ -6,12 +6,12 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>  // agent/writer/trace_events.h uses std::string without including it.
+#include <string>  // schema/writer/trace_events.h uses std::string without including it.
 #include <string_view>
 #include <vector>
 
-#include "agent/writer/trace_events.h"
 #include "modeler/import/kineto_json.h"
+#include "schema/writer/trace_events.h"
 
 namespace lumos::modeler::kineto {
 
@@ -34,7 +34,7 @@ EventFields ReadEventFields(dom::object event);
 EventArgs ReadEventArgs(const EventFields& fields);
 
 // [x, y, z] → Dim3 (missing entries stay 0).
-agent::Dim3 ReadDim3(dom::element value);
+schema::Dim3 ReadDim3(dom::element value);
 // "[0, 1, 2]" (a string, as Kineto writes it) or a JSON array of integers.
 bool ReadRanks(dom::element value, std::vector<int32_t>* ranks);
 // "ProfilerStep#12" → true with 12; false for other names. A step without a number is still a

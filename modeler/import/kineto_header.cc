@@ -3,7 +3,7 @@
 namespace lumos::modeler::kineto {
 namespace {
 
-void ReadDistributedInfo(dom::object info, agent::HeaderInfo* header) {
+void ReadDistributedInfo(dom::object info, schema::HeaderInfo* header) {
   for (auto [key, value] : info) {
     if (key == "rank") {
       auto rank = AsInt(value);
@@ -23,8 +23,8 @@ void ReadDistributedInfo(dom::object info, agent::HeaderInfo* header) {
   }
 }
 
-void ReadDevice(dom::object device, agent::HeaderInfo* header) {
-  agent::DeviceInfo info;
+void ReadDevice(dom::object device, schema::HeaderInfo* header) {
+  schema::DeviceInfo info;
   for (auto [key, value] : device) {
     if (key == "id") {
       info.device_id = Id32OrZero(AsInt(value));
@@ -47,7 +47,7 @@ void ReadDevice(dom::object device, agent::HeaderInfo* header) {
 
 Status ReadTraceMetadata(dom::object root, const std::string& name, KinetoTrace* trace,
                          int64_t* base_time_ns) {
-  agent::HeaderInfo& header = trace->header;
+  schema::HeaderInfo& header = trace->header;
   *base_time_ns = 0;
   for (auto [key, value] : root) {
     if (key == "distributedInfo") {

@@ -16,9 +16,9 @@
 #include <variant>
 #include <vector>
 
-#include "agent/writer/trace_events.h"
 #include "base/status.h"
 #include "modeler/import/byte_source.h"
+#include "schema/writer/trace_events.h"
 
 namespace simdjson::dom {
 class parser;
@@ -26,10 +26,10 @@ class parser;
 
 namespace lumos::modeler::kineto {
 
-using ImportedEvent =
-    std::variant<agent::KernelEvent, agent::ApiCallEvent, agent::MemcpyEvent, agent::MemsetEvent,
-                 agent::SyncEvent, agent::HostRangeEvent, agent::CollectiveEvent,
-                 agent::CommunicatorEvent, agent::CaptureWindowEvent, agent::LossEvent>;
+using ImportedEvent = std::variant<schema::KernelEvent, schema::ApiCallEvent, schema::MemcpyEvent,
+                                   schema::MemsetEvent, schema::SyncEvent, schema::HostRangeEvent,
+                                   schema::CollectiveEvent, schema::CommunicatorEvent,
+                                   schema::CaptureWindowEvent, schema::LossEvent>;
 
 // What collectives.cc needs from one NCCL kernel and the c10d arguments attached to it.
 struct NcclKernel {
@@ -58,7 +58,7 @@ struct ThreadKey {
 };
 
 struct KinetoTrace {
-  agent::HeaderInfo header;
+  schema::HeaderInfo header;
   std::vector<ImportedEvent> events;
   std::vector<NcclKernel> nccl_kernels;
   std::map<ThreadKey, std::string_view> threads;           // Host threads only; ordered for output.

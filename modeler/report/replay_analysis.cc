@@ -27,12 +27,12 @@ std::vector<Range> IterationRanges(const RankTrace& rank, int64_t offset,
     out.push_back({std::string(name), start + offset,
                    start + offset + static_cast<int64_t>(duration), thread});
   };
-  for (const agent::HostRangeEvent& h : rank.host_ranges) {
+  for (const schema::HostRangeEvent& h : rank.host_ranges) {
     if (MayMarkIteration(h.name, h.category == schema::HostRangeCategory::kStep, options)) {
       add(h.name, h.start_ns, h.duration_ns, h.thread_id);
     }
   }
-  for (const agent::NvtxEvent& n : rank.nvtx) {
+  for (const schema::NvtxEvent& n : rank.nvtx) {
     if (MayMarkIteration(n.name, false, options) && n.duration_ns > 0) {
       add(n.name, n.start_ns, n.duration_ns, n.thread_id);
     }

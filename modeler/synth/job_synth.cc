@@ -5,8 +5,8 @@
 #include <memory>
 #include <string_view>
 
-#include "agent/writer/trace_file_writer.h"
 #include "modeler/io/output_file.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::modeler {
 namespace {
@@ -59,7 +59,7 @@ class RankSynth {
     ++max_seq_;
   }
 
-  uint64_t Write(agent::TraceFileWriter* w) {
+  uint64_t Write(schema::TraceFileWriter* w) {
     uint64_t events = 0;
     const int64_t skew = (rank_ / std::max(1, o_.ranks_per_host)) * o_.host_skew_ns;
     for (int32_t k = 0; k < o_.iterations; ++k) {
@@ -73,45 +73,45 @@ class RankSynth {
         return static_cast<uint64_t>(static_cast<double>(duration) * (1.0 - o_.jitter * u));
       };
       auto id = [&](uint64_t v) { return v == 0 ? 0 : v + ids; };
-      for (agent::ApiCallEvent e : base_.api_calls) {
+      for (schema::ApiCallEvent e : base_.api_calls) {
         e.start_ns += shift;
         e.correlation_id = id(e.correlation_id);
         e.external_id = id(e.external_id);
         w->Add(e);
       }
-      for (agent::KernelEvent e : base_.kernels) {
+      for (schema::KernelEvent e : base_.kernels) {
         e.start_ns += shift;
         e.duration_ns = jitter(e.duration_ns);
         e.correlation_id = id(e.correlation_id);
         e.external_id = id(e.external_id);
         w->Add(e);
       }
-      for (agent::MemcpyEvent e : base_.memcpys) {
+      for (schema::MemcpyEvent e : base_.memcpys) {
         e.start_ns += shift;
         e.duration_ns = jitter(e.duration_ns);
         e.correlation_id = id(e.correlation_id);
         w->Add(e);
       }
-      for (agent::MemsetEvent e : base_.memsets) {
+      for (schema::MemsetEvent e : base_.memsets) {
         e.start_ns += shift;
         e.duration_ns = jitter(e.duration_ns);
         e.correlation_id = id(e.correlation_id);
         w->Add(e);
       }
-      for (agent::SyncEvent e : base_.syncs) {
+      for (schema::SyncEvent e : base_.syncs) {
         e.start_ns += shift;
         e.correlation_id = id(e.correlation_id);
         e.event_record_correlation_id = id(e.event_record_correlation_id);
         e.cuda_event_sync_id = id(e.cuda_event_sync_id);
         w->Add(e);
       }
-      for (agent::CudaEventRecordEvent e : base_.cuda_events) {
+      for (schema::CudaEventRecordEvent e : base_.cuda_events) {
         e.start_ns += shift;
         e.correlation_id = id(e.correlation_id);
         e.cuda_event_sync_id = id(e.cuda_event_sync_id);
         w->Add(e);
       }
-      for (agent::HostRangeEvent e : base_.host_ranges) {
+      for (schema::HostRangeEvent e : base_.host_ranges) {
         e.start_ns += shift;
         e.external_id = id(e.external_id);
         // Steps continue: ProfilerStep#10 of repetition k becomes #(10 + k * steps).
@@ -125,11 +125,11 @@ class RankSynth {
         }
         w->Add(e);
       }
-      for (agent::NvtxEvent e : base_.nvtx) {
+      for (schema::NvtxEvent e : base_.nvtx) {
         e.start_ns += shift;
         w->Add(e);
       }
-      for (agent::CollectiveEvent e : base_.collectives) {
+      for (schema::CollectiveEvent e : base_.collectives) {
         e.start_ns += shift;
         e.comm_id = Comm(e.comm_id);
         e.seq_number += static_cast<uint64_t>(k) * max_seq_;
@@ -137,12 +137,12 @@ class RankSynth {
         w->Add(e);
       }
       // Each copy misses what the input missed: its LossRecords, and its damaged tail.
-      for (agent::LossEvent e : base_.losses) {
+      for (schema::LossEvent e : base_.losses) {
         e.start_ns += shift;
         w->Add(e);
       }
       if (base_.cut_short) {
-        agent::LossEvent damaged;
+        schema::LossEvent damaged;
         damaged.start_ns = last_start_ + shift;
         damaged.source = schema::LossSource::kImportSkipped;
         damaged.count = 0;  // Unknown: the events of a damaged tail cannot be counted.
@@ -152,7 +152,7 @@ class RankSynth {
       events += base_.events();
     }
     for (const CommunicatorInfo& c : base_.communicators) {
-      agent::CommunicatorEvent e;
+      schema::CommunicatorEvent e;
       e.start_ns = skew;
       e.comm_id = Comm(c.comm_id);
       e.rank = c.rank;
@@ -219,7 +219,7 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
     // different groups, so communicators span hosts like data-parallel groups do.
     const size_t groups = static_cast<size_t>(o.ranks) / base.ranks.size();
     const RankTrace& t = base.ranks[static_cast<size_t>(r) / groups];
-    agent::HeaderInfo header;
+    schema::HeaderInfo header;
     header.agent_version = "synth";
     header.producer = schema::Producer::kSynthetic;
     header.host_name = "synth-host-" + std::to_string(r / std::max(1, o.ranks_per_host));
@@ -240,14 +240,14 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
       }
     }
     LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs.Add(path));
-    agent::WriterOptions options;
+    schema::WriterOptions options;
     options.zstd_level = o.zstd_level;
     options.header_in_own_frame = false;
     options.frame_bytes = o.frame_bytes;
     options.log_failures = false;  // Reported once, by CloseComplete().
-    auto created = agent::TraceFileWriter::Create(file->write_path(), header, options);
+    auto created = schema::TraceFileWriter::Create(file->write_path(), header, options);
     if (!created.ok()) return file->Reword(created.status());
-    std::unique_ptr<agent::TraceFileWriter> writer = std::move(created).value();
+    std::unique_ptr<schema::TraceFileWriter> writer = std::move(created).value();
     RankSynth synth(t, o, r, static_cast<uint64_t>(r) % groups, period);
     result.events += synth.Write(writer.get());
     LUMOS_RETURN_IF_ERROR(file->Reword(writer->CloseComplete(

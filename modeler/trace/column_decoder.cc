@@ -263,14 +263,14 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
   switch (packet_field) {
     case pf::kKernelColumns:
       Delta({2, 19});
-      return DecodeKind(&out->kernels, [&](agent::KernelEvent* events, size_t n) {
+      return DecodeKind(&out->kernels, [&](schema::KernelEvent* events, size_t n) {
         const uint64_t *dur = c(1), *corr = c(2), *stream = c(3), *nm = c(4), *dev = c(5);
         const uint64_t *gx = c(6), *gy = c(7), *gz = c(8), *bx = c(9), *by = c(10), *bz = c(11);
         const uint64_t *regs = c(12), *ssm = c(13), *dsm = c(14), *ctx = c(15), *graph = c(16);
         const uint64_t *node = c(17), *launch = c(18), *ext = c(19);
         const uint64_t *cx = c(20), *cy = c(21), *cz = c(22);
         for (size_t i = 0; i < n; ++i) {
-          agent::KernelEvent& e = events[i];
+          schema::KernelEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.correlation_id = corr[i];
@@ -292,12 +292,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kApiCallColumns:
       Delta({3, 10});
-      return DecodeKind(&out->api_calls, [&](agent::ApiCallEvent* events, size_t n) {
+      return DecodeKind(&out->api_calls, [&](schema::ApiCallEvent* events, size_t n) {
         const uint64_t *dur = c(1), *thread = c(2), *corr = c(3), *kind = c(4), *cbid = c(5);
         const uint64_t *nm = c(6), *stream = c(7), *event = c(8), *domain = c(9), *ext = c(10);
         const uint64_t *graph = c(11), *rc = c(12);
         for (size_t i = 0; i < n; ++i) {
-          agent::ApiCallEvent& e = events[i];
+          schema::ApiCallEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.thread_id = As<uint32_t>(thread[i]);
@@ -315,12 +315,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kMemcpyColumns:
       Delta({2, 13});
-      return DecodeKind(&out->memcpys, [&](agent::MemcpyEvent* events, size_t n) {
+      return DecodeKind(&out->memcpys, [&](schema::MemcpyEvent* events, size_t n) {
         const uint64_t *dur = c(1), *corr = c(2), *stream = c(3), *bytes = c(4), *kind = c(5);
         const uint64_t *dev = c(6), *src = c(7), *dst = c(8), *src_dev = c(9), *dst_dev = c(10);
         const uint64_t *ctx = c(11), *node = c(12), *ext = c(13);
         for (size_t i = 0; i < n; ++i) {
-          agent::MemcpyEvent& e = events[i];
+          schema::MemcpyEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.correlation_id = corr[i];
@@ -339,11 +339,11 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kMemsetColumns:
       Delta({2, 10});
-      return DecodeKind(&out->memsets, [&](agent::MemsetEvent* events, size_t n) {
+      return DecodeKind(&out->memsets, [&](schema::MemsetEvent* events, size_t n) {
         const uint64_t *dur = c(1), *corr = c(2), *stream = c(3), *bytes = c(4), *value = c(5);
         const uint64_t *dev = c(6), *kind = c(7), *ctx = c(8), *node = c(9), *ext = c(10);
         for (size_t i = 0; i < n; ++i) {
-          agent::MemsetEvent& e = events[i];
+          schema::MemsetEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.correlation_id = corr[i];
@@ -359,12 +359,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kSyncColumns:
       Delta({3, 6, 8, 12});
-      return DecodeKind(&out->syncs, [&](agent::SyncEvent* events, size_t n) {
+      return DecodeKind(&out->syncs, [&](schema::SyncEvent* events, size_t n) {
         const uint64_t *dur = c(1), *type = c(2), *corr = c(3), *stream = c(4), *event = c(5);
         const uint64_t *sync_id = c(6), *wait_on = c(7), *record_corr = c(8), *dev = c(9);
         const uint64_t *ctx = c(10), *thread = c(11), *ext = c(12);
         for (size_t i = 0; i < n; ++i) {
-          agent::SyncEvent& e = events[i];
+          schema::SyncEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.sync_type = As<SyncType>(type[i]);
@@ -382,11 +382,11 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kCudaEventColumns:
       Delta({1, 4});
-      return DecodeKind(&out->cuda_events, [&](agent::CudaEventRecordEvent* events, size_t n) {
+      return DecodeKind(&out->cuda_events, [&](schema::CudaEventRecordEvent* events, size_t n) {
         const uint64_t *corr = c(1), *event = c(2), *stream = c(3), *sync_id = c(4);
         const uint64_t *dev = c(5), *ctx = c(6), *device_time = c(7);
         for (size_t i = 0; i < n; ++i) {
-          agent::CudaEventRecordEvent& e = events[i];
+          schema::CudaEventRecordEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.correlation_id = corr[i];
           e.event_id = event[i];
@@ -398,12 +398,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
         }
       });
     case pf::kNvtxColumns:
-      return DecodeKind(&out->nvtx, [&](agent::NvtxEvent* events, size_t n) {
+      return DecodeKind(&out->nvtx, [&](schema::NvtxEvent* events, size_t n) {
         const uint64_t *dur = c(1), *thread = c(2), *nm = c(3), *domain = c(4), *kind = c(5);
         const uint64_t *depth = c(6), *color = c(7), *category = c(8), *range = c(9);
         const uint64_t* end_thread = c(10);
         for (size_t i = 0; i < n; ++i) {
-          agent::NvtxEvent& e = events[i];
+          schema::NvtxEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.thread_id = As<uint32_t>(thread[i]);
@@ -419,12 +419,12 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kHostRangeColumns:
       Delta({5, 6});
-      return DecodeKind(&out->host_ranges, [&](agent::HostRangeEvent* events, size_t n) {
+      return DecodeKind(&out->host_ranges, [&](schema::HostRangeEvent* events, size_t n) {
         const uint64_t *dur = c(1), *thread = c(2), *nm = c(3), *category = c(4), *ext = c(5);
         const uint64_t *seq = c(6), *fwd = c(7), *stream = c(8), *dev = c(9), *step = c(10);
         const uint64_t* has_step = c(11);
         for (size_t i = 0; i < n; ++i) {
-          agent::HostRangeEvent& e = events[i];
+          schema::HostRangeEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.thread_id = As<uint32_t>(thread[i]);
@@ -441,7 +441,7 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
       });
     case pf::kCollectiveColumns:
       Delta({3, 18});
-      return DecodeKind(&out->collectives, [&](agent::CollectiveEvent* events, size_t n) {
+      return DecodeKind(&out->collectives, [&](schema::CollectiveEvent* events, size_t n) {
         const uint64_t *dur = c(1), *comm = c(2), *seq = c(3), *op = c(4), *count = c(5);
         const uint64_t *dtype = c(6), *bytes = c(7), *root = c(8), *peer = c(9), *stream = c(10);
         const uint64_t *gpu_offset = c(11), *gpu_dur = c(12), *algo = c(13), *proto = c(14);
@@ -454,7 +454,7 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
           return static_cast<int32_t>(static_cast<uint32_t>(plus_1) - 1u);
         };
         for (size_t i = 0; i < n; ++i) {
-          agent::CollectiveEvent& e = events[i];
+          schema::CollectiveEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
           e.duration_ns = dur[i];
           e.comm_id = comm[i];

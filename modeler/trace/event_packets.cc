@@ -5,9 +5,9 @@ namespace {
 
 // Row -> struct, one function per kind. Enums share their numbers with the proto enums.
 
-agent::KernelEvent KernelFromRow(const pb::KernelEvent& r, int64_t start_ns,
-                                 const InternTable& strings) {
-  agent::KernelEvent e;
+schema::KernelEvent KernelFromRow(const pb::KernelEvent& r, int64_t start_ns,
+                                  const InternTable& strings) {
+  schema::KernelEvent e;
   e.start_ns = start_ns;
   e.duration_ns = r.duration_ns();
   e.correlation_id = r.correlation_id();
@@ -23,41 +23,41 @@ agent::KernelEvent KernelFromRow(const pb::KernelEvent& r, int64_t start_ns,
   e.context_id = r.context_id();
   e.graph_id = r.graph_id();
   e.graph_node_id = r.graph_node_id();
-  e.launch_type = static_cast<agent::LaunchType>(r.launch_type());
+  e.launch_type = static_cast<schema::LaunchType>(r.launch_type());
   e.external_id = r.external_id();
   return e;
 }
 
-agent::ApiCallEvent ApiCallFromRow(const pb::ApiCall& r, int64_t start_ns,
-                                   const InternTable& strings) {
-  agent::ApiCallEvent e;
+schema::ApiCallEvent ApiCallFromRow(const pb::ApiCall& r, int64_t start_ns,
+                                    const InternTable& strings) {
+  schema::ApiCallEvent e;
   e.start_ns = start_ns;
   e.duration_ns = r.duration_ns();
   e.thread_id = r.thread_id();
   e.correlation_id = r.correlation_id();
-  e.kind = static_cast<agent::ApiKind>(r.kind());
+  e.kind = static_cast<schema::ApiKind>(r.kind());
   e.cbid = r.cbid();
   e.name = strings.Get(r.name_iid());
   e.stream_id = r.stream_id();
   e.event_id = r.event_id();
-  e.domain = static_cast<agent::ApiDomain>(r.domain());
+  e.domain = static_cast<schema::ApiDomain>(r.domain());
   e.external_id = r.external_id();
   e.graph_id = r.graph_id();
   e.return_code = r.return_code();
   return e;
 }
 
-agent::MemcpyEvent MemcpyFromRow(const pb::MemcpyEvent& r, int64_t start_ns) {
-  agent::MemcpyEvent e;
+schema::MemcpyEvent MemcpyFromRow(const pb::MemcpyEvent& r, int64_t start_ns) {
+  schema::MemcpyEvent e;
   e.start_ns = start_ns;
   e.duration_ns = r.duration_ns();
   e.correlation_id = r.correlation_id();
   e.stream_id = r.stream_id();
   e.bytes = r.bytes();
-  e.copy_kind = static_cast<agent::CopyKind>(r.copy_kind());
+  e.copy_kind = static_cast<schema::CopyKind>(r.copy_kind());
   e.device_id = r.device_id();
-  e.src_kind = static_cast<agent::MemoryKind>(r.src_kind());
-  e.dst_kind = static_cast<agent::MemoryKind>(r.dst_kind());
+  e.src_kind = static_cast<schema::MemoryKind>(r.src_kind());
+  e.dst_kind = static_cast<schema::MemoryKind>(r.dst_kind());
   e.src_device_id = r.src_device_id();
   e.dst_device_id = r.dst_device_id();
   e.context_id = r.context_id();
@@ -66,8 +66,8 @@ agent::MemcpyEvent MemcpyFromRow(const pb::MemcpyEvent& r, int64_t start_ns) {
   return e;
 }
 
-agent::MemsetEvent MemsetFromRow(const pb::MemsetEvent& r, int64_t start_ns) {
-  agent::MemsetEvent e;
+schema::MemsetEvent MemsetFromRow(const pb::MemsetEvent& r, int64_t start_ns) {
+  schema::MemsetEvent e;
   e.start_ns = start_ns;
   e.duration_ns = r.duration_ns();
   e.correlation_id = r.correlation_id();
@@ -75,18 +75,18 @@ agent::MemsetEvent MemsetFromRow(const pb::MemsetEvent& r, int64_t start_ns) {
   e.bytes = r.bytes();
   e.value = r.value();
   e.device_id = r.device_id();
-  e.memory_kind = static_cast<agent::MemoryKind>(r.memory_kind());
+  e.memory_kind = static_cast<schema::MemoryKind>(r.memory_kind());
   e.context_id = r.context_id();
   e.graph_node_id = r.graph_node_id();
   e.external_id = r.external_id();
   return e;
 }
 
-agent::SyncEvent SyncFromRow(const pb::SyncEvent& r, int64_t start_ns) {
-  agent::SyncEvent e;
+schema::SyncEvent SyncFromRow(const pb::SyncEvent& r, int64_t start_ns) {
+  schema::SyncEvent e;
   e.start_ns = start_ns;
   e.duration_ns = r.duration_ns();
-  e.sync_type = static_cast<agent::SyncType>(r.sync_type());
+  e.sync_type = static_cast<schema::SyncType>(r.sync_type());
   e.correlation_id = r.correlation_id();
   e.stream_id = r.stream_id();
   e.event_id = r.event_id();
@@ -100,8 +100,8 @@ agent::SyncEvent SyncFromRow(const pb::SyncEvent& r, int64_t start_ns) {
   return e;
 }
 
-agent::CudaEventRecordEvent CudaEventFromRow(const pb::CudaEventRecord& r, int64_t start_ns) {
-  agent::CudaEventRecordEvent e;
+schema::CudaEventRecordEvent CudaEventFromRow(const pb::CudaEventRecord& r, int64_t start_ns) {
+  schema::CudaEventRecordEvent e;
   e.start_ns = start_ns;
   e.correlation_id = r.correlation_id();
   e.event_id = r.event_id();
@@ -113,14 +113,15 @@ agent::CudaEventRecordEvent CudaEventFromRow(const pb::CudaEventRecord& r, int64
   return e;
 }
 
-agent::NvtxEvent NvtxFromRow(const pb::NvtxRange& r, int64_t start_ns, const InternTable& strings) {
-  agent::NvtxEvent e;
+schema::NvtxEvent NvtxFromRow(const pb::NvtxRange& r, int64_t start_ns,
+                              const InternTable& strings) {
+  schema::NvtxEvent e;
   e.start_ns = start_ns;
   e.duration_ns = r.duration_ns();
   e.thread_id = r.thread_id();
   e.name = strings.Get(r.name_iid());
   e.domain = strings.Get(r.domain_iid());
-  e.kind = static_cast<agent::NvtxKind>(r.kind());
+  e.kind = static_cast<schema::NvtxKind>(r.kind());
   e.depth = r.depth();
   e.color_argb = r.color_argb();
   e.category = r.category();
@@ -129,14 +130,14 @@ agent::NvtxEvent NvtxFromRow(const pb::NvtxRange& r, int64_t start_ns, const Int
   return e;
 }
 
-agent::HostRangeEvent HostRangeFromRow(const pb::HostRange& r, int64_t start_ns,
-                                       const InternTable& strings) {
-  agent::HostRangeEvent e;
+schema::HostRangeEvent HostRangeFromRow(const pb::HostRange& r, int64_t start_ns,
+                                        const InternTable& strings) {
+  schema::HostRangeEvent e;
   e.start_ns = start_ns;
   e.duration_ns = r.duration_ns();
   e.thread_id = r.thread_id();
   e.name = strings.Get(r.name_iid());
-  e.category = static_cast<agent::HostRangeCategory>(r.category());
+  e.category = static_cast<schema::HostRangeCategory>(r.category());
   e.external_id = r.external_id();
   e.sequence_number = r.sequence_number();
   e.forward_thread_id = r.forward_thread_id();
@@ -147,26 +148,26 @@ agent::HostRangeEvent HostRangeFromRow(const pb::HostRange& r, int64_t start_ns,
   return e;
 }
 
-agent::CollectiveEvent CollectiveFromRow(const pb::NcclCollective& r, int64_t start_ns) {
-  agent::CollectiveEvent e;
+schema::CollectiveEvent CollectiveFromRow(const pb::NcclCollective& r, int64_t start_ns) {
+  schema::CollectiveEvent e;
   e.start_ns = start_ns;
   e.duration_ns = r.duration_ns();
   e.comm_id = r.comm_id();
   e.seq_number = r.seq_number();
-  e.op = static_cast<agent::CollectiveOp>(r.op());
+  e.op = static_cast<schema::CollectiveOp>(r.op());
   e.count = r.count();
-  e.data_type = static_cast<agent::DataType>(r.data_type());
+  e.data_type = static_cast<schema::DataType>(r.data_type());
   e.bytes = r.bytes();
   e.root_rank = r.has_root_rank() ? r.root_rank() : -1;
   e.peer_rank = r.has_peer_rank() ? r.peer_rank() : -1;
   e.stream_id = r.stream_id();
   e.gpu_start_offset_ns = r.gpu_start_offset_ns();
   e.gpu_duration_ns = r.gpu_duration_ns();
-  e.algorithm = static_cast<agent::NcclAlgorithm>(r.algorithm());
-  e.protocol = static_cast<agent::NcclProtocol>(r.protocol());
+  e.algorithm = static_cast<schema::NcclAlgorithm>(r.algorithm());
+  e.protocol = static_cast<schema::NcclProtocol>(r.protocol());
   e.channels = r.channels();
   e.device_id = r.device_id();
-  e.reduce_op = static_cast<agent::ReduceOp>(r.reduce_op());
+  e.reduce_op = static_cast<schema::ReduceOp>(r.reduce_op());
   e.correlation_id = r.correlation_id();
   e.thread_id = r.thread_id();
   e.comm_size = r.comm_size();
@@ -213,7 +214,7 @@ bool AppendEventFromPacket(const pb::TracePacket& packet, int64_t start_ns,
 
 // Struct -> row, one overload per kind.
 
-void EventToPacket(const agent::KernelEvent& e, const InternTable& strings, int64_t start_delta_ns,
+void EventToPacket(const schema::KernelEvent& e, const InternTable& strings, int64_t start_delta_ns,
                    pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);
@@ -242,8 +243,8 @@ void EventToPacket(const agent::KernelEvent& e, const InternTable& strings, int6
   r->set_cluster_z(e.cluster.z);
 }
 
-void EventToPacket(const agent::ApiCallEvent& e, const InternTable& strings, int64_t start_delta_ns,
-                   pb::TracePacket* packet) {
+void EventToPacket(const schema::ApiCallEvent& e, const InternTable& strings,
+                   int64_t start_delta_ns, pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);
   pb::ApiCall* r = packet->mutable_api_call();
@@ -261,7 +262,7 @@ void EventToPacket(const agent::ApiCallEvent& e, const InternTable& strings, int
   r->set_return_code(e.return_code);
 }
 
-void EventToPacket(const agent::MemcpyEvent& e, const InternTable& /*strings*/,
+void EventToPacket(const schema::MemcpyEvent& e, const InternTable& /*strings*/,
                    int64_t start_delta_ns, pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);
@@ -281,7 +282,7 @@ void EventToPacket(const agent::MemcpyEvent& e, const InternTable& /*strings*/,
   r->set_external_id(e.external_id);
 }
 
-void EventToPacket(const agent::MemsetEvent& e, const InternTable& /*strings*/,
+void EventToPacket(const schema::MemsetEvent& e, const InternTable& /*strings*/,
                    int64_t start_delta_ns, pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);
@@ -298,7 +299,7 @@ void EventToPacket(const agent::MemsetEvent& e, const InternTable& /*strings*/,
   r->set_external_id(e.external_id);
 }
 
-void EventToPacket(const agent::SyncEvent& e, const InternTable& /*strings*/,
+void EventToPacket(const schema::SyncEvent& e, const InternTable& /*strings*/,
                    int64_t start_delta_ns, pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);
@@ -317,7 +318,7 @@ void EventToPacket(const agent::SyncEvent& e, const InternTable& /*strings*/,
   r->set_external_id(e.external_id);
 }
 
-void EventToPacket(const agent::CudaEventRecordEvent& e, const InternTable& /*strings*/,
+void EventToPacket(const schema::CudaEventRecordEvent& e, const InternTable& /*strings*/,
                    int64_t start_delta_ns, pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);
@@ -331,7 +332,7 @@ void EventToPacket(const agent::CudaEventRecordEvent& e, const InternTable& /*st
   r->set_has_device_timestamp(e.has_device_timestamp);
 }
 
-void EventToPacket(const agent::NvtxEvent& e, const InternTable& strings, int64_t start_delta_ns,
+void EventToPacket(const schema::NvtxEvent& e, const InternTable& strings, int64_t start_delta_ns,
                    pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);
@@ -348,7 +349,7 @@ void EventToPacket(const agent::NvtxEvent& e, const InternTable& strings, int64_
   r->set_end_thread_id(e.end_thread_id);
 }
 
-void EventToPacket(const agent::HostRangeEvent& e, const InternTable& strings,
+void EventToPacket(const schema::HostRangeEvent& e, const InternTable& strings,
                    int64_t start_delta_ns, pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);
@@ -365,7 +366,7 @@ void EventToPacket(const agent::HostRangeEvent& e, const InternTable& strings,
   if (e.has_step_number) r->set_step_number(e.step_number);
 }
 
-void EventToPacket(const agent::CollectiveEvent& e, const InternTable& /*strings*/,
+void EventToPacket(const schema::CollectiveEvent& e, const InternTable& /*strings*/,
                    int64_t start_delta_ns, pb::TracePacket* packet) {
   packet->Clear();
   packet->set_start_delta_ns(start_delta_ns);

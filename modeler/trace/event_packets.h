@@ -1,4 +1,4 @@
-// Design: converts between the plain event structs (agent/writer/trace_events.h, used in
+// Design: converts between the plain event structs (schema/writer/trace_events.h, used in
 // FrameEvents) and the row packets of trace.proto, for the nine frequent kinds:
 //   * AppendEventFromPacket: schema-1 row packet (ids already absolute) -> struct appended to
 //     the FrameEvents vector of its kind; names resolved through the frame's InternTable.
@@ -21,23 +21,23 @@ bool AppendEventFromPacket(const pb::TracePacket& packet, int64_t start_ns,
 
 // Fills `packet` (cleared first) with the row form of the event. start_delta_ns is set to
 // `start_delta_ns`; ids are absolute; names become strings.IidOf(name).
-void EventToPacket(const agent::KernelEvent& e, const InternTable& strings, int64_t start_delta_ns,
+void EventToPacket(const schema::KernelEvent& e, const InternTable& strings, int64_t start_delta_ns,
                    pb::TracePacket* packet);
-void EventToPacket(const agent::ApiCallEvent& e, const InternTable& strings, int64_t start_delta_ns,
-                   pb::TracePacket* packet);
-void EventToPacket(const agent::MemcpyEvent& e, const InternTable& strings, int64_t start_delta_ns,
-                   pb::TracePacket* packet);
-void EventToPacket(const agent::MemsetEvent& e, const InternTable& strings, int64_t start_delta_ns,
-                   pb::TracePacket* packet);
-void EventToPacket(const agent::SyncEvent& e, const InternTable& strings, int64_t start_delta_ns,
-                   pb::TracePacket* packet);
-void EventToPacket(const agent::CudaEventRecordEvent& e, const InternTable& strings,
+void EventToPacket(const schema::ApiCallEvent& e, const InternTable& strings,
                    int64_t start_delta_ns, pb::TracePacket* packet);
-void EventToPacket(const agent::NvtxEvent& e, const InternTable& strings, int64_t start_delta_ns,
+void EventToPacket(const schema::MemcpyEvent& e, const InternTable& strings, int64_t start_delta_ns,
                    pb::TracePacket* packet);
-void EventToPacket(const agent::HostRangeEvent& e, const InternTable& strings,
+void EventToPacket(const schema::MemsetEvent& e, const InternTable& strings, int64_t start_delta_ns,
+                   pb::TracePacket* packet);
+void EventToPacket(const schema::SyncEvent& e, const InternTable& strings, int64_t start_delta_ns,
+                   pb::TracePacket* packet);
+void EventToPacket(const schema::CudaEventRecordEvent& e, const InternTable& strings,
                    int64_t start_delta_ns, pb::TracePacket* packet);
-void EventToPacket(const agent::CollectiveEvent& e, const InternTable& strings,
+void EventToPacket(const schema::NvtxEvent& e, const InternTable& strings, int64_t start_delta_ns,
+                   pb::TracePacket* packet);
+void EventToPacket(const schema::HostRangeEvent& e, const InternTable& strings,
+                   int64_t start_delta_ns, pb::TracePacket* packet);
+void EventToPacket(const schema::CollectiveEvent& e, const InternTable& strings,
                    int64_t start_delta_ns, pb::TracePacket* packet);
 
 }  // namespace lumos::modeler

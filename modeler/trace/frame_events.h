@@ -1,5 +1,5 @@
 // Design: the events of one frame as plain structs, the form the modeler works on (and the
-// form the writer takes: agent/writer/trace_events.h, so a trace read back compares equal to
+// form the writer takes: schema/writer/trace_events.h, so a trace read back compares equal to
 // what was written). The frequent kinds are decoded by hand from schema-2 column packets, or
 // converted from schema-1 row packets; everything else (header, clock snapshots,
 // communicators, capture windows, loss, threads, trailer) stays a parsed TracePacket row.
@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "agent/writer/trace_events.h"
 #include "schema/lumos/trace.pb.h"
+#include "schema/writer/trace_events.h"
 
 namespace lumos::modeler {
 
@@ -49,15 +49,15 @@ struct FrameEvents {
   uint64_t frame_index = 0;   // 0-based in file order.
   uint64_t frame_offset = 0;  // Byte offset of the frame in the file.
   // Within a kind, events keep the order they were written in.
-  EventList<agent::KernelEvent> kernels;
-  EventList<agent::ApiCallEvent> api_calls;
-  EventList<agent::MemcpyEvent> memcpys;
-  EventList<agent::MemsetEvent> memsets;
-  EventList<agent::SyncEvent> syncs;
-  EventList<agent::CudaEventRecordEvent> cuda_events;
-  EventList<agent::NvtxEvent> nvtx;
-  EventList<agent::HostRangeEvent> host_ranges;
-  EventList<agent::CollectiveEvent> collectives;
+  EventList<schema::KernelEvent> kernels;
+  EventList<schema::ApiCallEvent> api_calls;
+  EventList<schema::MemcpyEvent> memcpys;
+  EventList<schema::MemsetEvent> memsets;
+  EventList<schema::SyncEvent> syncs;
+  EventList<schema::CudaEventRecordEvent> cuda_events;
+  EventList<schema::NvtxEvent> nvtx;
+  EventList<schema::HostRangeEvent> host_ranges;
+  EventList<schema::CollectiveEvent> collectives;
   std::vector<RowPacket> rows;  // In file order.
 
   // Events of the frequent kinds.

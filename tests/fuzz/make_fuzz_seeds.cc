@@ -27,19 +27,19 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/writer/packet_encoder.h"
-#include "agent/writer/trace_file_writer.h"
-#include "agent/writer/wire_buffer.h"
 #include "schema/format.h"
 #include "schema/varint.h"
+#include "schema/writer/packet_encoder.h"
+#include "schema/writer/trace_file_writer.h"
+#include "schema/writer/wire_buffer.h"
 
 namespace lumos::fuzz {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-agent::HeaderInfo Header() {
-  agent::HeaderInfo h;
+schema::HeaderInfo Header() {
+  schema::HeaderInfo h;
   h.agent_version = "0.1.0";
   h.producer = schema::Producer::kSynthetic;
   h.host_name = "seed";
@@ -48,7 +48,7 @@ agent::HeaderInfo Header() {
   h.has_rank = h.has_world_size = true;
   h.rank = 1;
   h.world_size = 2;
-  agent::DeviceInfo d;
+  schema::DeviceInfo d;
   d.name = "NVIDIA H200";
   d.sm_count = 132;
   h.devices.push_back(d);
@@ -66,13 +66,13 @@ void AddEvents(Sink* sink, int steps) {
                            "void at::native::vectorized_elementwise_kernel<4>",
                            "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"};
   for (int step = 0; step < steps; ++step) {
-    agent::NvtxEvent range;
+    schema::NvtxEvent range;
     range.start_ns = t;
     range.thread_id = 7001;
     range.name = "train_step";
     range.kind = schema::NvtxKind::kPushPop;
     for (int i = 0; i < 3; ++i) {
-      agent::ApiCallEvent launch;
+      schema::ApiCallEvent launch;
       launch.start_ns = t += 5'321 + 17 * i;
       launch.duration_ns = 3'113 + 7 * i;
       launch.thread_id = 7001;
@@ -83,7 +83,7 @@ void AddEvents(Sink* sink, int steps) {
       launch.stream_id = 7;
       launch.domain = schema::ApiDomain::kRuntime;
       sink->Add(launch);
-      agent::KernelEvent k;
+      schema::KernelEvent k;
       k.start_ns = t + 4'001;
       k.duration_ns = 20'011 + 977 * i;
       k.correlation_id = correlation;
@@ -97,7 +97,7 @@ void AddEvents(Sink* sink, int steps) {
       k.launch_type = schema::LaunchType::kRegular;
       sink->Add(k);
     }
-    agent::CudaEventRecordEvent record;
+    schema::CudaEventRecordEvent record;
     record.start_ns = t += 2'501;
     record.correlation_id = ++correlation;
     record.event_id = 3;
@@ -105,7 +105,7 @@ void AddEvents(Sink* sink, int steps) {
     record.cuda_event_sync_id = 900 + static_cast<uint64_t>(step);
     record.has_device_timestamp = true;
     sink->Add(record);
-    agent::SyncEvent wait;
+    schema::SyncEvent wait;
     wait.start_ns = t += 1'203;
     wait.duration_ns = 1'499;
     wait.sync_type = schema::SyncType::kStreamWaitEvent;
@@ -114,7 +114,7 @@ void AddEvents(Sink* sink, int steps) {
     wait.event_id = 3;
     wait.cuda_event_sync_id = record.cuda_event_sync_id;
     sink->Add(wait);
-    agent::CollectiveEvent c;
+    schema::CollectiveEvent c;
     c.start_ns = t += 3'333;
     c.duration_ns = 12'345;
     c.comm_id = 0x5eed5eed5eed5eedull;
@@ -129,7 +129,7 @@ void AddEvents(Sink* sink, int steps) {
     c.comm_size = 2;
     c.has_host_time = true;
     sink->Add(c);
-    agent::MemcpyEvent m;
+    schema::MemcpyEvent m;
     m.start_ns = t += 9'001;
     m.duration_ns = 2'222;
     m.correlation_id = ++correlation;
@@ -158,10 +158,10 @@ Bytes ReadFile(const std::string& path) {
 // Writes a trace with the writer; `killed` leaves out the final (trailer) frame, as a process
 // killed before Close() would. Returns the file's bytes.
 Bytes MakeTrace(const std::string& path, int steps, uint64_t frame_bytes, bool killed) {
-  agent::WriterOptions options;
+  schema::WriterOptions options;
   options.frame_bytes = frame_bytes;
   options.zstd_level = 3;
-  auto writer = agent::TraceFileWriter::Create(path, Header(), options);
+  auto writer = schema::TraceFileWriter::Create(path, Header(), options);
   if (!writer.ok()) {
     std::fprintf(stderr, "%s\n", writer.status().message().c_str());
     std::exit(1);
@@ -175,7 +175,7 @@ Bytes MakeTrace(const std::string& path, int steps, uint64_t frame_bytes, bool k
 
 // Collects what PacketEncoder produces, frame by frame (decompressed frame contents).
 struct FrameSink {
-  agent::PacketEncoder encoder;
+  schema::PacketEncoder encoder;
   std::vector<Bytes> frames;
   size_t frame_bytes = 0;
   template <typename E>
@@ -185,7 +185,7 @@ struct FrameSink {
   }
   void Take() {
     if (encoder.empty()) return;
-    agent::WireBuffer frame;
+    schema::WireBuffer frame;
     encoder.TakeFrame(&frame);
     frames.emplace_back(frame.data(), frame.data() + frame.size());
   }
@@ -203,7 +203,7 @@ Bytes Compress(const Bytes& content) {
 
 // One packet: Trace.packet = { start_delta_ns?, <field> = body }.
 Bytes Packet(bool timed, int64_t delta, uint32_t field, const Bytes& body) {
-  agent::WireBuffer b;
+  schema::WireBuffer b;
   b.EnsureRoom(body.size() + 64);
   size_t packet = b.BeginNested(1);
   if (timed) b.PutSintAlways(schema::packet_field::kStartDeltaNs, delta);
@@ -215,7 +215,7 @@ Bytes Packet(bool timed, int64_t delta, uint32_t field, const Bytes& body) {
 }
 
 Bytes Interned(uint64_t iid, const std::string& value) {
-  agent::WireBuffer b;
+  schema::WireBuffer b;
   b.EnsureRoom(value.size() + 32);
   b.PutUint(1, iid);
   b.PutString(2, value);
@@ -231,7 +231,7 @@ Bytes Cat(std::initializer_list<Bytes> parts) {
 // Column packets (schema 2), byte by byte.
 
 Bytes Varints(std::initializer_list<uint64_t> values) {
-  agent::WireBuffer b;
+  schema::WireBuffer b;
   b.EnsureRoom(values.size() * 10);
   for (uint64_t v : values) b.PutVarint(v);
   return Bytes(b.data(), b.data() + b.size());
@@ -239,17 +239,17 @@ Bytes Varints(std::initializer_list<uint64_t> values) {
 
 // A length-delimited field: a packed column.
 Bytes Field(uint32_t number, const Bytes& body) {
-  agent::WireBuffer b;
-  b.EnsureRoom(body.size() + 2 * agent::kMaxScalarFieldBytes);
-  b.PutTag(number, agent::WireType::kLength);
+  schema::WireBuffer b;
+  b.EnsureRoom(body.size() + 2 * schema::kMaxScalarFieldBytes);
+  b.PutTag(number, schema::WireType::kLength);
   b.PutVarint(body.size());
   b.PutRaw(body.data(), body.size());
   return Bytes(b.data(), b.data() + b.size());
 }
 
 Bytes Count(uint64_t n) {
-  agent::WireBuffer b;
-  b.EnsureRoom(agent::kMaxScalarFieldBytes);
+  schema::WireBuffer b;
+  b.EnsureRoom(schema::kMaxScalarFieldBytes);
   b.PutUintAlways(schema::column_field::kCount, n);
   return Bytes(b.data(), b.data() + b.size());
 }
@@ -350,9 +350,9 @@ int Run(const std::string& out_dir) {
   // A string that is not UTF-8 (Latin-1 "café"), as user NVTX text can be.
   Bytes latin1;
   {
-    auto writer = agent::TraceFileWriter::Create(scratch, Header(), {});
+    auto writer = schema::TraceFileWriter::Create(scratch, Header(), {});
     if (!writer.ok()) return 1;
-    agent::NvtxEvent range;
+    schema::NvtxEvent range;
     range.start_ns = 1'760'000'000'000'000'000;
     range.duration_ns = 1'234;
     range.thread_id = 7001;

@@ -13,9 +13,9 @@
 #include <cstring>
 #include <vector>
 
-#include "agent/writer/packet_encoder.h"
-#include "agent/writer/wire_buffer.h"
 #include "schema/format.h"
+#include "schema/writer/packet_encoder.h"
+#include "schema/writer/wire_buffer.h"
 #include "tests/fuzz/fuzz_file.h"
 
 namespace {
@@ -42,12 +42,12 @@ const std::vector<uint8_t>& Prefix(ZSTD_CCtx* cctx) {
     std::memcpy(p + 8, lumos::schema::kFileMagic, sizeof(lumos::schema::kFileMagic));
     PutLe32(p + 16, lumos::schema::kSchemaMajor);
     PutLe32(p + 20, lumos::schema::kSchemaMinor);
-    lumos::agent::HeaderInfo header;
+    lumos::schema::HeaderInfo header;
     header.agent_version = "fuzz";
     header.producer = lumos::schema::Producer::kSynthetic;
-    lumos::agent::PacketEncoder encoder;
+    lumos::schema::PacketEncoder encoder;
     encoder.AddHeader(header);
-    lumos::agent::WireBuffer frame;
+    lumos::schema::WireBuffer frame;
     encoder.TakeFrame(&frame);
     AppendFrame(bytes, cctx, frame.data(), frame.size());
     return bytes;

@@ -6,7 +6,7 @@
 namespace lumos::testing {
 
 void WriteEveryPacketKind(const std::string& path) {
-  using namespace ::lumos::agent;  // NOLINT: test data reads better unqualified.
+  using namespace ::lumos::schema;  // NOLINT: test data reads better unqualified.
   HeaderInfo header = SampleHeader(1, 2);
   header.job_id = "golden";
   header.nccl_version = "2.28.3";

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "agent/writer/trace_file_writer.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::testing {
 

@@ -23,8 +23,8 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-agent::HeaderInfo SampleHeader(int32_t rank, int32_t world_size) {
-  agent::HeaderInfo h;
+schema::HeaderInfo SampleHeader(int32_t rank, int32_t world_size) {
+  schema::HeaderInfo h;
   h.agent_version = "test";
   h.producer = schema::Producer::kSynthetic;
   h.host_name = "testhost";
@@ -42,14 +42,14 @@ agent::HeaderInfo SampleHeader(int32_t rank, int32_t world_size) {
 
 namespace {
 
-agent::WriterStats WriteSample(const std::string& path, uint64_t events, uint64_t frame_bytes,
-                               bool close) {
-  agent::WriterOptions options;
+schema::WriterStats WriteSample(const std::string& path, uint64_t events, uint64_t frame_bytes,
+                                bool close) {
+  schema::WriterOptions options;
   options.frame_bytes = frame_bytes;
-  auto writer = agent::TraceFileWriter::Create(path, SampleHeader(), options);
+  auto writer = schema::TraceFileWriter::Create(path, SampleHeader(), options);
   LUMOS_CHECK(writer.ok());
   for (uint64_t i = 0; i < events; ++i) {
-    agent::ApiCallEvent launch;
+    schema::ApiCallEvent launch;
     launch.start_ns = static_cast<int64_t>(900 + 1000 * i);
     launch.duration_ns = 50;
     launch.thread_id = 7;
@@ -57,7 +57,7 @@ agent::WriterStats WriteSample(const std::string& path, uint64_t events, uint64_
     launch.kind = schema::ApiKind::kLaunchKernel;
     launch.name = "cudaLaunchKernel";
     (*writer)->Add(launch);
-    agent::KernelEvent kernel;
+    schema::KernelEvent kernel;
     kernel.start_ns = static_cast<int64_t>(1000 + 1000 * i);
     kernel.duration_ns = 500;
     kernel.correlation_id = i;
@@ -69,7 +69,7 @@ agent::WriterStats WriteSample(const std::string& path, uint64_t events, uint64_
     // The file as it is before the trailer: what a killed writer leaves behind.
     LUMOS_CHECK((*writer)->Flush().ok());
     std::string written = ReadFileBytes(path);
-    agent::WriterStats stats = (*writer)->stats();
+    schema::WriterStats stats = (*writer)->stats();
     writer->reset();
     WriteFileBytes(path, written);
     return stats;
@@ -80,13 +80,13 @@ agent::WriterStats WriteSample(const std::string& path, uint64_t events, uint64_
 
 }  // namespace
 
-agent::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
-                                    uint64_t frame_bytes) {
+schema::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
+                                     uint64_t frame_bytes) {
   return WriteSample(path, events, frame_bytes, /*close=*/true);
 }
 
-agent::WriterStats WriteUnclosedSampleTrace(const std::string& path, uint64_t events,
-                                            uint64_t frame_bytes) {
+schema::WriterStats WriteUnclosedSampleTrace(const std::string& path, uint64_t events,
+                                             uint64_t frame_bytes) {
   return WriteSample(path, events, frame_bytes, /*close=*/false);
 }
 

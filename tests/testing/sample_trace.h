@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/writer/trace_file_writer.h"
+#include "schema/writer/trace_file_writer.h"
 
 namespace lumos::testing {
 
@@ -22,17 +22,17 @@ class TempDir {
   std::string path_;
 };
 
-agent::HeaderInfo SampleHeader(int32_t rank = 0, int32_t world_size = 1);
+schema::HeaderInfo SampleHeader(int32_t rank = 0, int32_t world_size = 1);
 
 // Writes `events` kernels (kernel i: correlation id i, start 1000 + 1000*i ns, duration 500)
 // each launched by an api call (correlation i, start 900 + 1000*i, thread 7), with frames
 // of about `frame_bytes`, and closes the file. Returns the writer's stats.
-agent::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
-                                    uint64_t frame_bytes = 4096);
+schema::WriterStats WriteSampleTrace(const std::string& path, uint64_t events,
+                                     uint64_t frame_bytes = 4096);
 // The same events as a killed writer leaves them: in whole frames, without the trailer (so
 // frames appended to it are read, not "data after the trailer").
-agent::WriterStats WriteUnclosedSampleTrace(const std::string& path, uint64_t events,
-                                            uint64_t frame_bytes = 4096);
+schema::WriterStats WriteUnclosedSampleTrace(const std::string& path, uint64_t events,
+                                             uint64_t frame_bytes = 4096);
 
 std::string ReadFileBytes(const std::string& path);
 // The names in a directory, without "." and ".."; empty when it cannot be read.

@@ -315,7 +315,7 @@ TEST(AgentConfigTest, MapsToTheHeaderAndTheWriter) {
                               {"LUMOS_MAX_FILE_BYTES", "2M"},
                               {"LUMOS_ZSTD_LEVEL", "7"}})
                            .config;
-  CaptureConfigInfo info = ToCaptureConfigInfo(config);
+  schema::CaptureConfigInfo info = ToCaptureConfigInfo(config);
   EXPECT_EQ(info.channels, (std::vector<schema::Channel>{schema::Channel::kCuptiActivity,
                                                          schema::Channel::kNvtx}));
   EXPECT_TRUE(info.channels_failed.empty());
@@ -326,7 +326,7 @@ TEST(AgentConfigTest, MapsToTheHeaderAndTheWriter) {
   EXPECT_EQ(info.frame_bytes, AgentConfig::kFrameBytes);
   EXPECT_EQ(info.max_file_bytes, 2u << 20);
   EXPECT_EQ(info.zstd_level, 7);
-  WriterOptions options = ToWriterOptions(config);
+  schema::WriterOptions options = ToWriterOptions(config);
   EXPECT_EQ(options.flush_interval_ns, 20'000'000u);
   EXPECT_EQ(options.max_file_bytes, 2u << 20);
   EXPECT_EQ(options.zstd_level, 7);

@@ -101,7 +101,7 @@ TEST(RankDetectionTest, ValidatesWorldSizeAndLocalRank) {
 }
 
 TEST(RankDetectionTest, FillsTheHeader) {
-  HeaderInfo header;
+  schema::HeaderInfo header;
   FillHeaderRank(Detect(kAllSources), &header);
   EXPECT_TRUE(header.has_rank && header.has_local_rank && header.has_world_size);
   EXPECT_EQ(header.rank, 5);

@@ -13,8 +13,8 @@
 
 #include "agent/core/string_table.h"
 #include "agent/core/thread_rings.h"
-#include "agent/writer/trace_file_writer.h"
 #include "modeler/trace/trace_reader.h"
+#include "schema/writer/trace_file_writer.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::agent {
@@ -112,7 +112,7 @@ class RecordEncodingTest : public ::testing::Test {
   // Drains the rings into a file and reads it back.
   std::vector<ReadEvent> WriteAndRead() {
     std::string path = dir_.File("t.pb.zst");
-    auto writer = TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(), {});
+    auto writer = schema::TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(), {});
     EXPECT_TRUE(writer.ok());
     RecordEncoder encoder(&strings_, writer->get());
     rings_->DrainAll(
@@ -140,8 +140,8 @@ TEST_F(RecordEncodingTest, HostRecordsRoundTrip) {
        .name_id = strings_.Intern("cudaLaunchKernel"),
        .return_code = 700,
        .cbid = 211,
-       .api_kind = static_cast<uint8_t>(ApiKind::kLaunchKernel),
-       .domain = static_cast<uint8_t>(ApiDomain::kRuntime)};
+       .api_kind = static_cast<uint8_t>(schema::ApiKind::kLaunchKernel),
+       .domain = static_cast<uint8_t>(schema::ApiDomain::kRuntime)};
   Record api_ext{};
   api_ext.payload.api_call_ext.external_id = 16;
   ASSERT_TRUE(rings_->Push(api, api_ext));
@@ -153,7 +153,7 @@ TEST_F(RecordEncodingTest, HostRecordsRoundTrip) {
                        .correlation_id = 63,
                        .context_id = 1,
                        .event_record_correlation_id = 64,
-                       .sync_type = static_cast<uint8_t>(SyncType::kStreamWaitEvent)};
+                       .sync_type = static_cast<uint8_t>(schema::SyncType::kStreamWaitEvent)};
   Record sync_ext{};
   sync_ext.payload.sync_ext = {.wait_on_stream_id = 21, .external_id = 65};
   ASSERT_TRUE(rings_->Push(sync, sync_ext));
@@ -164,7 +164,7 @@ TEST_F(RecordEncodingTest, HostRecordsRoundTrip) {
   nvtx.payload.nvtx.color_argb = 0xff00ff00;
   nvtx.payload.nvtx.category = 7;
   nvtx.payload.nvtx.depth = 2;
-  nvtx.payload.nvtx.nvtx_kind = static_cast<uint8_t>(NvtxKind::kPushPop);
+  nvtx.payload.nvtx.nvtx_kind = static_cast<uint8_t>(schema::NvtxKind::kPushPop);
   Record nvtx_ext{};
   nvtx_ext.payload.nvtx_ext = {.range_id = 71, .end_thread_id = 12};
   ASSERT_TRUE(rings_->Push(nvtx, nvtx_ext));
@@ -175,11 +175,11 @@ TEST_F(RecordEncodingTest, HostRecordsRoundTrip) {
                                    .seq_number = 81,
                                    .count = 1000,
                                    .stream_id = 24,
-                                   .op = static_cast<uint8_t>(CollectiveOp::kAllReduce),
-                                   .data_type = static_cast<uint8_t>(DataType::kBfloat16),
-                                   .reduce_op = static_cast<uint8_t>(ReduceOp::kSum),
-                                   .algorithm = static_cast<uint8_t>(NcclAlgorithm::kRing),
-                                   .protocol = static_cast<uint8_t>(NcclProtocol::kSimple),
+                                   .op = static_cast<uint8_t>(schema::CollectiveOp::kAllReduce),
+                                   .data_type = static_cast<uint8_t>(schema::DataType::kBfloat16),
+                                   .reduce_op = static_cast<uint8_t>(schema::ReduceOp::kSum),
+                                   .algorithm = static_cast<uint8_t>(schema::NcclAlgorithm::kRing),
+                                   .protocol = static_cast<uint8_t>(schema::NcclProtocol::kSimple),
                                    .channels = 32};
   Record collective_ext{};
   collective_ext.payload.collective_ext = {.bytes = 2000,
@@ -237,14 +237,15 @@ TEST_F(RecordEncodingTest, GpuRecordsRoundTrip) {
                            .static_shared_memory_bytes = 1024,
                            .dynamic_shared_memory_bytes = 232448};
   Record kernel_ext{};
-  kernel_ext.payload.kernel_ext = {.graph_id = 31,
-                                   .graph_node_id = 32,
-                                   .external_id = 16,
-                                   .context_id = 1,
-                                   .cluster_x = 2,
-                                   .cluster_y = 1,
-                                   .cluster_z = 1,
-                                   .launch_type = static_cast<uint8_t>(LaunchType::kCluster)};
+  kernel_ext.payload.kernel_ext = {
+      .graph_id = 31,
+      .graph_node_id = 32,
+      .external_id = 16,
+      .context_id = 1,
+      .cluster_x = 2,
+      .cluster_y = 1,
+      .cluster_z = 1,
+      .launch_type = static_cast<uint8_t>(schema::LaunchType::kCluster)};
   ASSERT_TRUE(rings_->Push(kernel, kernel_ext));
 
   Record copy = Head(RecordKind::kMemcpy, 3000, 3300);
@@ -255,9 +256,9 @@ TEST_F(RecordEncodingTest, GpuRecordsRoundTrip) {
                          .context_id = 1,
                          .src_device_id = 3,
                          .dst_device_id = 4,
-                         .copy_kind = static_cast<uint8_t>(CopyKind::kPtop),
-                         .src_kind = static_cast<uint8_t>(MemoryKind::kDevice),
-                         .dst_kind = static_cast<uint8_t>(MemoryKind::kDevice)};
+                         .copy_kind = static_cast<uint8_t>(schema::CopyKind::kPtop),
+                         .src_kind = static_cast<uint8_t>(schema::MemoryKind::kDevice),
+                         .dst_kind = static_cast<uint8_t>(schema::MemoryKind::kDevice)};
   Record external{};
   external.payload.external_ext.external_id = 43;
   ASSERT_TRUE(rings_->Push(copy, external));
@@ -269,7 +270,7 @@ TEST_F(RecordEncodingTest, GpuRecordsRoundTrip) {
                          .correlation_id = 52,
                          .context_id = 1,
                          .value = 255,
-                         .memory_kind = static_cast<uint8_t>(MemoryKind::kDevice)};
+                         .memory_kind = static_cast<uint8_t>(schema::MemoryKind::kDevice)};
   external.payload.external_ext.external_id = 53;
   ASSERT_TRUE(rings_->Push(fill, external));
 
@@ -313,7 +314,7 @@ TEST_F(RecordEncodingTest, GpuRecordsRoundTrip) {
 TEST_F(RecordEncodingTest, MissingExtensionsReadAsUnknown) {
   Record collective = Head(RecordKind::kCollective, 100, 200);
   collective.payload.collective.count = 1000;
-  collective.payload.collective.data_type = static_cast<uint8_t>(DataType::kFloat32);
+  collective.payload.collective.data_type = static_cast<uint8_t>(schema::DataType::kFloat32);
   ASSERT_TRUE(rings_->Push(collective));
   Record kernel = Head(RecordKind::kKernel, 300, 250);  // End before start: duration 0.
   kernel.payload.kernel.correlation_id = 5;
@@ -376,7 +377,7 @@ TEST_F(RecordEncodingTest, NvtxNamesInlineTruncatedAndInterned) {
 TEST_F(RecordEncodingTest, RingDropsBecomeLossRecords) {
   for (int i = 0; i < 70; ++i) rings_->Push(Head(RecordKind::kApiCall, 1000 + i, 1001 + i));
   std::string path = dir_.File("loss.pb.zst");
-  auto writer = TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(), {});
+  auto writer = schema::TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(), {});
   ASSERT_TRUE(writer.ok());
   RecordEncoder encoder(&strings_, writer->get());
   encoder.AddDrops(rings_->CollectDrops());
@@ -394,7 +395,7 @@ TEST_F(RecordEncodingTest, RingDropsBecomeLossRecords) {
 
 TEST_F(RecordEncodingTest, CountsMalformedRecords) {
   std::string path = dir_.File("bad.pb.zst");
-  auto writer = TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(), {});
+  auto writer = schema::TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(), {});
   ASSERT_TRUE(writer.ok());
   RecordEncoder encoder(&strings_, writer->get());
   Record invalid{};
@@ -415,10 +416,10 @@ TEST_F(RecordEncodingTest, CountsMalformedRecords) {
 TEST(RecordEncodingFunctionsTest, KindNamesAndElementSizes) {
   EXPECT_STREQ(RecordKindName(RecordKind::kCudaEventRecord), "cuda_event_record");
   EXPECT_STREQ(RecordKindName(static_cast<RecordKind>(77)), "invalid");
-  EXPECT_EQ(schema::DataTypeBytes(DataType::kBfloat16), 2u);
-  EXPECT_EQ(schema::DataTypeBytes(DataType::kFloat8E4m3), 1u);
-  EXPECT_EQ(schema::DataTypeBytes(DataType::kUint64), 8u);
-  EXPECT_EQ(schema::DataTypeBytes(DataType::kUnspecified), 0u);
+  EXPECT_EQ(schema::DataTypeBytes(schema::DataType::kBfloat16), 2u);
+  EXPECT_EQ(schema::DataTypeBytes(schema::DataType::kFloat8E4m3), 1u);
+  EXPECT_EQ(schema::DataTypeBytes(schema::DataType::kUint64), 8u);
+  EXPECT_EQ(schema::DataTypeBytes(schema::DataType::kUnspecified), 0u);
 }
 
 }  // namespace

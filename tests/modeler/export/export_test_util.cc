@@ -5,14 +5,14 @@
 #include <set>
 #include <tuple>
 
-#include "agent/writer/trace_file_writer.h"
 #include "base/logging.h"
+#include "schema/writer/trace_file_writer.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler::export_test {
 namespace {
 
-namespace a = ::lumos::agent;
+namespace a = ::lumos::schema;
 using schema::ApiKind;
 
 constexpr int64_t kUs = 1000;

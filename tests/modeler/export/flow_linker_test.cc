@@ -9,16 +9,16 @@
 #include <tuple>
 #include <vector>
 
-#include "agent/writer/trace_file_writer.h"
 #include "base/logging.h"
 #include "modeler/export/chrome_trace_export.h"
+#include "schema/writer/trace_file_writer.h"
 #include "tests/modeler/export/export_test_util.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
 namespace {
 
-namespace a = ::lumos::agent;
+namespace a = ::lumos::schema;
 using export_test::Event;
 using export_test::ParsedTrace;
 using schema::ApiKind;

@@ -54,7 +54,7 @@ TEST_P(RealTraceDetectionTest, DetectedIterationsMatchTheProfilerSteps) {
   const ExecutionGraph graph = BuildGraph(*job, AlignClocks(*job).rank_offset_ns);
 
   std::vector<Step> steps;
-  for (const agent::HostRangeEvent& h : job->ranks[0].host_ranges) {
+  for (const schema::HostRangeEvent& h : job->ranks[0].host_ranges) {
     if (h.category != schema::HostRangeCategory::kStep) continue;
     const int64_t start = h.start_ns + graph.rank_offset_ns[0];
     steps.push_back({start, start + static_cast<int64_t>(h.duration_ns)});

@@ -244,7 +244,7 @@ TEST(IterationDetectionTest, FewerThanTwoRepetitionsFindNothing) {
 // Step ranges, where present, win over detection.
 TEST(IterationDetectionTest, RangesWinOverDetection) {
   Job job = JobOf(Repeat(kAbcd, 5, 100));
-  agent::HostRangeEvent step;
+  schema::HostRangeEvent step;
   step.start_ns = 5 * kUs;
   step.duration_ns = 500 * kUs;
   step.thread_id = 1;

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "agent/writer/trace_file_writer.h"
 #include "modeler/graph/job.h"
 #include "modeler/report/replay_cli.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/trace/trace_set.h"
+#include "schema/writer/trace_file_writer.h"
 #include "tests/modeler/replay/replay_test_util.h"
 #include "tests/testing/sample_trace.h"
 #include "tests/testing/trace_frames.h"
@@ -209,11 +209,11 @@ TEST(ReplayBadInputTest, ClockJumpIsReportedWithItsTime) {
 // A one-launch trace with the given header rank (none when rank < 0) and trailer rank (none
 // when trailer_rank < 0), as the agent writes them (schema 2.1).
 void WriteRankTrace(const std::string& path, int32_t rank, int32_t trailer_rank) {
-  agent::HeaderInfo header = lumos::testing::SampleHeader(rank < 0 ? 0 : rank, 2);
+  schema::HeaderInfo header = lumos::testing::SampleHeader(rank < 0 ? 0 : rank, 2);
   header.has_rank = rank >= 0;
-  auto writer = agent::TraceFileWriter::Create(path, header, agent::WriterOptions{});
+  auto writer = schema::TraceFileWriter::Create(path, header, schema::WriterOptions{});
   ASSERT_TRUE(writer.ok()) << writer.status().message();
-  agent::ApiCallEvent launch;
+  schema::ApiCallEvent launch;
   launch.start_ns = 1000;
   launch.duration_ns = 50;
   launch.thread_id = 7;
@@ -221,14 +221,14 @@ void WriteRankTrace(const std::string& path, int32_t rank, int32_t trailer_rank)
   launch.kind = ApiKind::kLaunchKernel;
   launch.name = "cudaLaunchKernel";
   (*writer)->Add(launch);
-  agent::KernelEvent kernel;
+  schema::KernelEvent kernel;
   kernel.start_ns = 2000;
   kernel.duration_ns = 500;
   kernel.correlation_id = 1;
   kernel.stream_id = 7;
   kernel.name = "gemm_kernel";
   (*writer)->Add(kernel);
-  agent::TrailerInfo trailer;
+  schema::TrailerInfo trailer;
   if (trailer_rank >= 0) {
     trailer = {.has_rank = true, .has_world_size = true, .rank = trailer_rank, .world_size = 2};
   }

@@ -20,7 +20,7 @@ RankTrace& RankBuilder::trace() { return job_->ranks[index_]; }
 RankBuilder& RankBuilder::Api(schema::ApiKind kind, std::string_view name, int64_t start_us,
                               int64_t duration_us, uint64_t correlation, uint64_t stream,
                               uint64_t event, uint32_t thread) {
-  agent::ApiCallEvent e;
+  schema::ApiCallEvent e;
   e.start_ns = start_us * kUs;
   e.duration_ns = static_cast<uint64_t>(duration_us * kUs);
   e.thread_id = thread;
@@ -35,7 +35,7 @@ RankBuilder& RankBuilder::Api(schema::ApiKind kind, std::string_view name, int64
 
 RankBuilder& RankBuilder::Kernel(std::string_view name, uint64_t stream, int64_t start_us,
                                  int64_t duration_us, uint64_t correlation) {
-  agent::KernelEvent k;
+  schema::KernelEvent k;
   k.start_ns = start_us * kUs;
   k.duration_ns = static_cast<uint64_t>(duration_us * kUs);
   k.correlation_id = correlation;
@@ -47,7 +47,7 @@ RankBuilder& RankBuilder::Kernel(std::string_view name, uint64_t stream, int64_t
 
 RankBuilder& RankBuilder::Memcpy(uint64_t stream, int64_t start_us, int64_t duration_us,
                                  uint64_t correlation) {
-  agent::MemcpyEvent m;
+  schema::MemcpyEvent m;
   m.start_ns = start_us * kUs;
   m.duration_ns = static_cast<uint64_t>(duration_us * kUs);
   m.correlation_id = correlation;
@@ -63,7 +63,7 @@ RankBuilder& RankBuilder::Memcpy(uint64_t stream, int64_t start_us, int64_t dura
 RankBuilder& RankBuilder::Collective(uint64_t comm, uint64_t seq, uint64_t correlation,
                                      uint64_t stream, int64_t start_us, int64_t duration_us,
                                      uint32_t comm_size) {
-  agent::CollectiveEvent c;
+  schema::CollectiveEvent c;
   c.start_ns = start_us * kUs;
   c.duration_ns = static_cast<uint64_t>(duration_us * kUs);
   c.comm_id = comm;
@@ -77,7 +77,7 @@ RankBuilder& RankBuilder::Collective(uint64_t comm, uint64_t seq, uint64_t corre
 }
 
 RankBuilder& RankBuilder::Op(schema::CollectiveOp op, int32_t peer) {
-  agent::CollectiveEvent& c = trace().collectives.back();
+  schema::CollectiveEvent& c = trace().collectives.back();
   c.op = op;
   c.peer_rank = peer;
   return *this;
@@ -90,7 +90,7 @@ RankBuilder& RankBuilder::Communicator(uint64_t comm, int32_t rank, uint32_t com
 
 RankBuilder& RankBuilder::Step(std::string_view name, int64_t start_us, int64_t duration_us,
                                uint32_t thread) {
-  agent::HostRangeEvent h;
+  schema::HostRangeEvent h;
   h.start_ns = start_us * kUs;
   h.duration_ns = static_cast<uint64_t>(duration_us * kUs);
   h.thread_id = thread;

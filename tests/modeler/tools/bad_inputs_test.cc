@@ -75,8 +75,8 @@ TEST(BadInputsTest, UnreadableSubdirectoryIsNamedAndTheWalkGoesOn) {
     // Rank 1 in a directory nobody may read; readdir(3) order puts the others before or after.
     const std::string sub = job + (rank == 1 ? "/locked" : "/r" + std::to_string(rank));
     std::filesystem::create_directories(sub);
-    auto writer = agent::TraceFileWriter::Create(
-        sub + "/t.pb.zst", ::lumos::testing::SampleHeader(rank, 4), agent::WriterOptions());
+    auto writer = schema::TraceFileWriter::Create(
+        sub + "/t.pb.zst", ::lumos::testing::SampleHeader(rank, 4), schema::WriterOptions());
     ASSERT_TRUE(writer.ok());
     ASSERT_TRUE((*writer)->Close(0).ok());
     ASSERT_EQ(chmod((sub + "/t.pb.zst").c_str(), 0644), 0);
@@ -101,8 +101,8 @@ TEST(BadInputsTest, ADirectoryReachedTwiceIsWalkedOnce) {
   TempDir dir;
   const std::string job = dir.File("job");
   std::filesystem::create_directories(job + "/sub/again");
-  auto writer = agent::TraceFileWriter::Create(job + "/sub/t.pb.zst",
-                                               ::lumos::testing::SampleHeader(0, 1), {});
+  auto writer = schema::TraceFileWriter::Create(job + "/sub/t.pb.zst",
+                                                ::lumos::testing::SampleHeader(0, 1), {});
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->Close(0).ok());
   CommandResult r = RunCommand("unshare -m sh -c 'mount --bind " + job + " " + job +
@@ -160,30 +160,30 @@ TEST(BadInputsTest, ImportSaysWhatIsWrongWithItsInput) {
 
 // One rank of a 2-rank job: 300 launches and kernels in many frames, and a LossRecord.
 void WriteRank(const std::string& path, int32_t rank) {
-  agent::WriterOptions options;
+  schema::WriterOptions options;
   options.frame_bytes = 2048;
   auto writer =
-      agent::TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(rank, 2), options);
+      schema::TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(rank, 2), options);
   ASSERT_TRUE(writer.ok());
   for (uint64_t i = 1; i <= 300; ++i) {
     const int64_t t = static_cast<int64_t>(1000 * i);
-    (*writer)->Add(agent::ApiCallEvent{.start_ns = t,
-                                       .duration_ns = 50,
-                                       .thread_id = 7,
+    (*writer)->Add(schema::ApiCallEvent{.start_ns = t,
+                                        .duration_ns = 50,
+                                        .thread_id = 7,
+                                        .correlation_id = i,
+                                        .kind = schema::ApiKind::kLaunchKernel,
+                                        .name = "cudaLaunchKernel"});
+    (*writer)->Add(schema::KernelEvent{.start_ns = t + 100,
+                                       .duration_ns = 500,
                                        .correlation_id = i,
-                                       .kind = schema::ApiKind::kLaunchKernel,
-                                       .name = "cudaLaunchKernel"});
-    (*writer)->Add(agent::KernelEvent{.start_ns = t + 100,
-                                      .duration_ns = 500,
-                                      .correlation_id = i,
-                                      .stream_id = 7,
-                                      .name = "gemm"});
+                                       .stream_id = 7,
+                                       .name = "gemm"});
   }
-  (*writer)->Add(agent::LossEvent{.start_ns = 5000,
-                                  .source = schema::LossSource::kRingFull,
-                                  .count = 5,
-                                  .thread_id = 7,
-                                  .detail = "ring full"});
+  (*writer)->Add(schema::LossEvent{.start_ns = 5000,
+                                   .source = schema::LossSource::kRingFull,
+                                   .count = 5,
+                                   .thread_id = 7,
+                                   .detail = "ring full"});
   ASSERT_TRUE((*writer)->Close(400'000).ok());
 }
 

@@ -37,14 +37,14 @@ TEST(InspectCommandTest, ShowsCountsSpanAndCleanClose) {
 // the trace's clock snapshot, and says so.
 TEST(InspectCommandTest, MonotonicTimesAreMappedToRealtime) {
   TempDir dir;
-  agent::HeaderInfo header = ::lumos::testing::SampleHeader();
+  schema::HeaderInfo header = ::lumos::testing::SampleHeader();
   header.default_clock_id = schema::ClockId::kMonotonic;
-  auto writer = agent::TraceFileWriter::Create(dir.File("t.pb.zst"), header, {});
+  auto writer = schema::TraceFileWriter::Create(dir.File("t.pb.zst"), header, {});
   ASSERT_TRUE(writer.ok());
-  const agent::ClockReading clocks[] = {{schema::ClockId::kMonotonic, 4'000'000'000},
-                                        {schema::ClockId::kRealtime, 1'700'000'000'000'000'000}};
+  const schema::ClockReading clocks[] = {{schema::ClockId::kMonotonic, 4'000'000'000},
+                                         {schema::ClockId::kRealtime, 1'700'000'000'000'000'000}};
   (*writer)->AddClockSnapshot(clocks, 2);
-  (*writer)->Add(agent::KernelEvent{.start_ns = 5'000'000'000, .duration_ns = 2'000'000});
+  (*writer)->Add(schema::KernelEvent{.start_ns = 5'000'000'000, .duration_ns = 2'000'000});
   ASSERT_TRUE((*writer)->Close(0).ok());
   auto r = RunCommand(Inspect(dir.File("t.pb.zst")));
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -60,8 +60,8 @@ TEST(InspectCommandTest, MonotonicTimesAreMappedToRealtime) {
 // header's; without it (older files, no communicator) nothing changes (the tests above).
 TEST(InspectCommandTest, ShowsTheTrailersNcclRank) {
   TempDir dir;
-  auto writer = agent::TraceFileWriter::Create(dir.File("t.pb.zst"),
-                                               ::lumos::testing::SampleHeader(5, 8), {});
+  auto writer = schema::TraceFileWriter::Create(dir.File("t.pb.zst"),
+                                                ::lumos::testing::SampleHeader(5, 8), {});
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)
                   ->Close(0, {.has_rank = true, .has_world_size = true, .rank = 2, .world_size = 4})
@@ -124,9 +124,9 @@ TEST(InspectCommandTest, NotATraceFailsWithOneLine) {
 TEST(InspectCommandTest, ReportsMissingRanksOfAJob) {
   TempDir dir;
   for (int rank : {0, 2}) {
-    agent::WriterOptions options;
-    auto writer = agent::TraceFileWriter::Create(dir.File("r" + std::to_string(rank) + ".pb.zst"),
-                                                 ::lumos::testing::SampleHeader(rank, 4), options);
+    schema::WriterOptions options;
+    auto writer = schema::TraceFileWriter::Create(dir.File("r" + std::to_string(rank) + ".pb.zst"),
+                                                  ::lumos::testing::SampleHeader(rank, 4), options);
     ASSERT_TRUE(writer.ok());
     ASSERT_TRUE((*writer)->Close(0).ok());
   }
@@ -158,11 +158,11 @@ TEST(InspectCommandTest, JsonStaysValidForNonUtf8FileNames) {
 // the second as a negative number: "1969-12-31 23:59:59.-500000".
 TEST(InspectCommandTest, TimesBefore1970AreDates) {
   TempDir dir;
-  agent::HeaderInfo header = ::lumos::testing::SampleHeader();
+  schema::HeaderInfo header = ::lumos::testing::SampleHeader();
   header.default_clock_id = schema::ClockId::kRealtime;
-  auto writer = agent::TraceFileWriter::Create(dir.File("t.pb.zst"), header, {});
+  auto writer = schema::TraceFileWriter::Create(dir.File("t.pb.zst"), header, {});
   ASSERT_TRUE(writer.ok());
-  (*writer)->Add(agent::KernelEvent{.start_ns = -1'500'000'000, .duration_ns = 2'000'000});
+  (*writer)->Add(schema::KernelEvent{.start_ns = -1'500'000'000, .duration_ns = 2'000'000});
   ASSERT_TRUE((*writer)->Close(0).ok());
   auto r = RunCommand(Inspect(dir.File("t.pb.zst")));
   EXPECT_EQ(r.exit_code, 0) << r.err;

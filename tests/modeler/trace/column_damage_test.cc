@@ -9,19 +9,19 @@
 #include <string>
 #include <vector>
 
-#include "agent/writer/wire_buffer.h"
 #include "modeler/trace/trace_reader.h"
 #include "schema/format.h"
+#include "schema/writer/wire_buffer.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
 namespace {
 
-using agent::WireBuffer;
-using agent::WireType;
 using ::lumos::testing::ReadFileBytes;
 using ::lumos::testing::TempDir;
 using ::lumos::testing::WriteFileBytes;
+using schema::WireBuffer;
+using schema::WireType;
 
 std::string Bytes(const WireBuffer& b) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
@@ -30,7 +30,7 @@ std::string Bytes(const WireBuffer& b) {
 // A length-delimited field holding `body`.
 std::string Field(uint32_t number, const std::string& body) {
   WireBuffer b;
-  b.EnsureRoom(body.size() + 2 * agent::kMaxScalarFieldBytes);
+  b.EnsureRoom(body.size() + 2 * schema::kMaxScalarFieldBytes);
   b.PutTag(number, WireType::kLength);
   b.PutVarint(body.size());
   b.PutRaw(body.data(), body.size());
@@ -46,7 +46,7 @@ std::string Varints(std::initializer_list<uint64_t> values) {
 
 std::string Count(uint64_t n) {
   WireBuffer b;
-  b.EnsureRoom(agent::kMaxScalarFieldBytes);
+  b.EnsureRoom(schema::kMaxScalarFieldBytes);
   b.PutUintAlways(schema::column_field::kCount, n);
   return Bytes(b);
 }
@@ -178,7 +178,7 @@ TEST(ColumnDamageTest, RankColumnsDecodeEveryValue) {
 
   auto reader = TraceReader::Open(path);
   ASSERT_TRUE(reader.ok()) << reader.status().message();
-  std::vector<agent::CollectiveEvent> collectives;
+  std::vector<schema::CollectiveEvent> collectives;
   ReadResult result;
   ASSERT_TRUE((*reader)
                   ->ReadFrames(

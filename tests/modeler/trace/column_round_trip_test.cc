@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/writer/column_encoder.h"
-#include "agent/writer/trace_file_writer.h"
 #include "modeler/trace/trace_reader.h"
 #include "schema/format.h"
+#include "schema/writer/column_encoder.h"
+#include "schema/writer/trace_file_writer.h"
 #include "tests/testing/column_oracle.h"
 #include "tests/testing/sample_trace.h"
 
@@ -26,7 +26,7 @@ namespace lumos::modeler {
 namespace {
 
 using ::lumos::testing::TempDir;
-using namespace ::lumos::agent;  // NOLINT(google-build-using-namespace): the event structs.
+using namespace ::lumos::schema;  // NOLINT(google-build-using-namespace): the event structs.
 
 // Everything written, per kind, in order. Names point into Generator::Names().
 struct Written {

@@ -13,7 +13,7 @@ constexpr int64_t kDeltaNs = -4321;  // Negative on purpose: start_delta_ns is a
 // Compares one field of `a` and `b` (string_views compare by content).
 #define EXPECT_FIELD_EQ(field) EXPECT_EQ(a.field, b.field) << #field
 
-void ExpectEqual(const agent::KernelEvent& a, const agent::KernelEvent& b) {
+void ExpectEqual(const schema::KernelEvent& a, const schema::KernelEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(duration_ns);
   EXPECT_FIELD_EQ(correlation_id);
@@ -39,7 +39,7 @@ void ExpectEqual(const agent::KernelEvent& a, const agent::KernelEvent& b) {
   EXPECT_FIELD_EQ(external_id);
 }
 
-void ExpectEqual(const agent::ApiCallEvent& a, const agent::ApiCallEvent& b) {
+void ExpectEqual(const schema::ApiCallEvent& a, const schema::ApiCallEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(duration_ns);
   EXPECT_FIELD_EQ(thread_id);
@@ -55,7 +55,7 @@ void ExpectEqual(const agent::ApiCallEvent& a, const agent::ApiCallEvent& b) {
   EXPECT_FIELD_EQ(return_code);
 }
 
-void ExpectEqual(const agent::MemcpyEvent& a, const agent::MemcpyEvent& b) {
+void ExpectEqual(const schema::MemcpyEvent& a, const schema::MemcpyEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(duration_ns);
   EXPECT_FIELD_EQ(correlation_id);
@@ -72,7 +72,7 @@ void ExpectEqual(const agent::MemcpyEvent& a, const agent::MemcpyEvent& b) {
   EXPECT_FIELD_EQ(external_id);
 }
 
-void ExpectEqual(const agent::MemsetEvent& a, const agent::MemsetEvent& b) {
+void ExpectEqual(const schema::MemsetEvent& a, const schema::MemsetEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(duration_ns);
   EXPECT_FIELD_EQ(correlation_id);
@@ -86,7 +86,7 @@ void ExpectEqual(const agent::MemsetEvent& a, const agent::MemsetEvent& b) {
   EXPECT_FIELD_EQ(external_id);
 }
 
-void ExpectEqual(const agent::SyncEvent& a, const agent::SyncEvent& b) {
+void ExpectEqual(const schema::SyncEvent& a, const schema::SyncEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(duration_ns);
   EXPECT_FIELD_EQ(sync_type);
@@ -102,7 +102,7 @@ void ExpectEqual(const agent::SyncEvent& a, const agent::SyncEvent& b) {
   EXPECT_FIELD_EQ(external_id);
 }
 
-void ExpectEqual(const agent::CudaEventRecordEvent& a, const agent::CudaEventRecordEvent& b) {
+void ExpectEqual(const schema::CudaEventRecordEvent& a, const schema::CudaEventRecordEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(correlation_id);
   EXPECT_FIELD_EQ(event_id);
@@ -113,7 +113,7 @@ void ExpectEqual(const agent::CudaEventRecordEvent& a, const agent::CudaEventRec
   EXPECT_FIELD_EQ(has_device_timestamp);
 }
 
-void ExpectEqual(const agent::NvtxEvent& a, const agent::NvtxEvent& b) {
+void ExpectEqual(const schema::NvtxEvent& a, const schema::NvtxEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(duration_ns);
   EXPECT_FIELD_EQ(thread_id);
@@ -127,7 +127,7 @@ void ExpectEqual(const agent::NvtxEvent& a, const agent::NvtxEvent& b) {
   EXPECT_FIELD_EQ(end_thread_id);
 }
 
-void ExpectEqual(const agent::HostRangeEvent& a, const agent::HostRangeEvent& b) {
+void ExpectEqual(const schema::HostRangeEvent& a, const schema::HostRangeEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(duration_ns);
   EXPECT_FIELD_EQ(thread_id);
@@ -142,7 +142,7 @@ void ExpectEqual(const agent::HostRangeEvent& a, const agent::HostRangeEvent& b)
   EXPECT_FIELD_EQ(step_number);
 }
 
-void ExpectEqual(const agent::CollectiveEvent& a, const agent::CollectiveEvent& b) {
+void ExpectEqual(const schema::CollectiveEvent& a, const schema::CollectiveEvent& b) {
   EXPECT_FIELD_EQ(start_ns);
   EXPECT_FIELD_EQ(duration_ns);
   EXPECT_FIELD_EQ(comm_id);
@@ -198,7 +198,7 @@ class EventPacketsTest : public ::testing::Test {
 };
 
 TEST_F(EventPacketsTest, KernelRoundTrips) {
-  agent::KernelEvent e;
+  schema::KernelEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 101;
   e.correlation_id = 102;
@@ -214,10 +214,10 @@ TEST_F(EventPacketsTest, KernelRoundTrips) {
   e.context_id = 117;
   e.graph_id = 118;
   e.graph_node_id = 119;
-  e.launch_type = agent::LaunchType::kCluster;
+  e.launch_type = schema::LaunchType::kCluster;
   e.external_id = 120;
 
-  const agent::KernelEvent& back = RoundTrip(e, &FrameEvents::kernels);
+  const schema::KernelEvent& back = RoundTrip(e, &FrameEvents::kernels);
   ASSERT_TRUE(packet_.has_kernel());
   EXPECT_EQ(packet_.kernel().name_iid(), 3u);
   EXPECT_EQ(packet_.kernel().grid_y(), 106u);
@@ -229,22 +229,22 @@ TEST_F(EventPacketsTest, KernelRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, ApiCallRoundTrips) {
-  agent::ApiCallEvent e;
+  schema::ApiCallEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 201;
   e.thread_id = 202;
   e.correlation_id = 203;
-  e.kind = agent::ApiKind::kLaunchKernel;
+  e.kind = schema::ApiKind::kLaunchKernel;
   e.cbid = 204;
   e.name = table_.Get(5);
   e.stream_id = 205;
   e.event_id = 206;
-  e.domain = agent::ApiDomain::kDriver;
+  e.domain = schema::ApiDomain::kDriver;
   e.external_id = 207;
   e.graph_id = 208;
   e.return_code = -209;
 
-  const agent::ApiCallEvent& back = RoundTrip(e, &FrameEvents::api_calls);
+  const schema::ApiCallEvent& back = RoundTrip(e, &FrameEvents::api_calls);
   ASSERT_TRUE(packet_.has_api_call());
   EXPECT_EQ(packet_.api_call().name_iid(), 5u);
   EXPECT_EQ(packet_.api_call().kind(), pb::API_KIND_LAUNCH_KERNEL);
@@ -254,23 +254,23 @@ TEST_F(EventPacketsTest, ApiCallRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, MemcpyRoundTrips) {
-  agent::MemcpyEvent e;
+  schema::MemcpyEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 301;
   e.correlation_id = 302;
   e.stream_id = 303;
   e.bytes = 304;
-  e.copy_kind = agent::CopyKind::kPtop;
+  e.copy_kind = schema::CopyKind::kPtop;
   e.device_id = 305;
-  e.src_kind = agent::MemoryKind::kPinned;
-  e.dst_kind = agent::MemoryKind::kDevice;
+  e.src_kind = schema::MemoryKind::kPinned;
+  e.dst_kind = schema::MemoryKind::kDevice;
   e.src_device_id = 306;
   e.dst_device_id = 307;
   e.context_id = 308;
   e.graph_node_id = 309;
   e.external_id = 310;
 
-  const agent::MemcpyEvent& back = RoundTrip(e, &FrameEvents::memcpys);
+  const schema::MemcpyEvent& back = RoundTrip(e, &FrameEvents::memcpys);
   ASSERT_TRUE(packet_.has_memcpy());
   EXPECT_EQ(packet_.memcpy().bytes(), 304u);
   EXPECT_EQ(packet_.memcpy().copy_kind(), pb::COPY_KIND_PTOP);
@@ -279,7 +279,7 @@ TEST_F(EventPacketsTest, MemcpyRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, MemsetRoundTrips) {
-  agent::MemsetEvent e;
+  schema::MemsetEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 401;
   e.correlation_id = 402;
@@ -287,12 +287,12 @@ TEST_F(EventPacketsTest, MemsetRoundTrips) {
   e.bytes = 404;
   e.value = 405;
   e.device_id = 406;
-  e.memory_kind = agent::MemoryKind::kManaged;
+  e.memory_kind = schema::MemoryKind::kManaged;
   e.context_id = 407;
   e.graph_node_id = 408;
   e.external_id = 409;
 
-  const agent::MemsetEvent& back = RoundTrip(e, &FrameEvents::memsets);
+  const schema::MemsetEvent& back = RoundTrip(e, &FrameEvents::memsets);
   ASSERT_TRUE(packet_.has_memset());
   EXPECT_EQ(packet_.memset().value(), 405u);
   EXPECT_EQ(packet_.memset().memory_kind(), pb::MEMORY_KIND_MANAGED);
@@ -300,10 +300,10 @@ TEST_F(EventPacketsTest, MemsetRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, SyncRoundTrips) {
-  agent::SyncEvent e;
+  schema::SyncEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 501;
-  e.sync_type = agent::SyncType::kStreamWaitEvent;
+  e.sync_type = schema::SyncType::kStreamWaitEvent;
   e.correlation_id = 502;
   e.stream_id = 503;
   e.event_id = 504;
@@ -315,7 +315,7 @@ TEST_F(EventPacketsTest, SyncRoundTrips) {
   e.thread_id = 510;
   e.external_id = 511;
 
-  const agent::SyncEvent& back = RoundTrip(e, &FrameEvents::syncs);
+  const schema::SyncEvent& back = RoundTrip(e, &FrameEvents::syncs);
   ASSERT_TRUE(packet_.has_sync());
   EXPECT_EQ(packet_.sync().sync_type(), pb::SYNC_TYPE_STREAM_WAIT_EVENT);
   EXPECT_EQ(packet_.sync().event_record_correlation_id(), 507u);
@@ -323,7 +323,7 @@ TEST_F(EventPacketsTest, SyncRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, CudaEventRecordRoundTrips) {
-  agent::CudaEventRecordEvent e;
+  schema::CudaEventRecordEvent e;
   e.start_ns = kStartNs;
   e.correlation_id = 601;
   e.event_id = 602;
@@ -333,7 +333,7 @@ TEST_F(EventPacketsTest, CudaEventRecordRoundTrips) {
   e.context_id = 606;
   e.has_device_timestamp = true;
 
-  const agent::CudaEventRecordEvent& back = RoundTrip(e, &FrameEvents::cuda_events);
+  const schema::CudaEventRecordEvent& back = RoundTrip(e, &FrameEvents::cuda_events);
   ASSERT_TRUE(packet_.has_cuda_event());
   EXPECT_EQ(packet_.cuda_event().cuda_event_sync_id(), 604u);
   EXPECT_TRUE(packet_.cuda_event().has_device_timestamp());
@@ -341,20 +341,20 @@ TEST_F(EventPacketsTest, CudaEventRecordRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, NvtxRoundTrips) {
-  agent::NvtxEvent e;
+  schema::NvtxEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 701;
   e.thread_id = 702;
   e.name = table_.Get(7);
   e.domain = table_.Get(8);
-  e.kind = agent::NvtxKind::kStartEnd;
+  e.kind = schema::NvtxKind::kStartEnd;
   e.depth = 703;
   e.color_argb = 0xFF00FF00u;
   e.category = 704;
   e.range_id = 705;
   e.end_thread_id = 706;
 
-  const agent::NvtxEvent& back = RoundTrip(e, &FrameEvents::nvtx);
+  const schema::NvtxEvent& back = RoundTrip(e, &FrameEvents::nvtx);
   ASSERT_TRUE(packet_.has_nvtx());
   EXPECT_EQ(packet_.nvtx().name_iid(), 7u);
   EXPECT_EQ(packet_.nvtx().domain_iid(), 8u);
@@ -364,12 +364,12 @@ TEST_F(EventPacketsTest, NvtxRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, HostRangeRoundTrips) {
-  agent::HostRangeEvent e;
+  schema::HostRangeEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 801;
   e.thread_id = 802;
   e.name = table_.Get(11);
-  e.category = agent::HostRangeCategory::kStep;
+  e.category = schema::HostRangeCategory::kStep;
   e.external_id = 803;
   e.sequence_number = 804;
   e.forward_thread_id = 805;
@@ -378,7 +378,7 @@ TEST_F(EventPacketsTest, HostRangeRoundTrips) {
   e.has_step_number = true;
   e.step_number = 808;
 
-  const agent::HostRangeEvent& back = RoundTrip(e, &FrameEvents::host_ranges);
+  const schema::HostRangeEvent& back = RoundTrip(e, &FrameEvents::host_ranges);
   ASSERT_TRUE(packet_.has_host_range());
   EXPECT_EQ(packet_.host_range().name_iid(), 11u);
   EXPECT_EQ(packet_.host_range().category(), pb::HOST_RANGE_CATEGORY_STEP);
@@ -388,13 +388,13 @@ TEST_F(EventPacketsTest, HostRangeRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, HostRangeWithoutStepNumberLeavesItAbsent) {
-  agent::HostRangeEvent e;
+  schema::HostRangeEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 5;
   e.name = table_.Get(11);
-  e.category = agent::HostRangeCategory::kCpuOp;
+  e.category = schema::HostRangeCategory::kCpuOp;
 
-  const agent::HostRangeEvent& back = RoundTrip(e, &FrameEvents::host_ranges);
+  const schema::HostRangeEvent& back = RoundTrip(e, &FrameEvents::host_ranges);
   ASSERT_TRUE(packet_.has_host_range());
   EXPECT_FALSE(packet_.host_range().has_step_number());
   EXPECT_FALSE(back.has_step_number);
@@ -402,31 +402,31 @@ TEST_F(EventPacketsTest, HostRangeWithoutStepNumberLeavesItAbsent) {
 }
 
 TEST_F(EventPacketsTest, CollectiveRoundTrips) {
-  agent::CollectiveEvent e;
+  schema::CollectiveEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 901;
   e.comm_id = 902;
   e.seq_number = 903;
-  e.op = agent::CollectiveOp::kReduce;
+  e.op = schema::CollectiveOp::kReduce;
   e.count = 904;
-  e.data_type = agent::DataType::kBfloat16;
+  e.data_type = schema::DataType::kBfloat16;
   e.bytes = 905;
   e.root_rank = 3;
   e.peer_rank = 4;
   e.stream_id = 906;
   e.gpu_start_offset_ns = -907;
   e.gpu_duration_ns = 908;
-  e.algorithm = agent::NcclAlgorithm::kRing;
-  e.protocol = agent::NcclProtocol::kLl128;
+  e.algorithm = schema::NcclAlgorithm::kRing;
+  e.protocol = schema::NcclProtocol::kLl128;
   e.channels = 909;
   e.device_id = 910;
-  e.reduce_op = agent::ReduceOp::kMax;
+  e.reduce_op = schema::ReduceOp::kMax;
   e.correlation_id = 911;
   e.thread_id = 912;
   e.comm_size = 913;
   e.has_host_time = true;
 
-  const agent::CollectiveEvent& back = RoundTrip(e, &FrameEvents::collectives);
+  const schema::CollectiveEvent& back = RoundTrip(e, &FrameEvents::collectives);
   ASSERT_TRUE(packet_.has_collective());
   const pb::NcclCollective& r = packet_.collective();
   EXPECT_EQ(r.op(), pb::COLLECTIVE_OP_REDUCE);
@@ -442,15 +442,15 @@ TEST_F(EventPacketsTest, CollectiveRoundTrips) {
 }
 
 TEST_F(EventPacketsTest, CollectiveWithoutRanksLeavesThemAbsent) {
-  agent::CollectiveEvent e;
+  schema::CollectiveEvent e;
   e.start_ns = kStartNs;
   e.duration_ns = 10;
   e.comm_id = 20;
-  e.op = agent::CollectiveOp::kAllReduce;
+  e.op = schema::CollectiveOp::kAllReduce;
   e.root_rank = -1;
   e.peer_rank = -1;
 
-  const agent::CollectiveEvent& back = RoundTrip(e, &FrameEvents::collectives);
+  const schema::CollectiveEvent& back = RoundTrip(e, &FrameEvents::collectives);
   ASSERT_TRUE(packet_.has_collective());
   EXPECT_FALSE(packet_.collective().has_root_rank());
   EXPECT_FALSE(packet_.collective().has_peer_rank());
@@ -460,11 +460,11 @@ TEST_F(EventPacketsTest, CollectiveWithoutRanksLeavesThemAbsent) {
 }
 
 TEST_F(EventPacketsTest, RootRankZeroIsPresent) {
-  agent::CollectiveEvent e;
-  e.op = agent::CollectiveOp::kBroadcast;
+  schema::CollectiveEvent e;
+  e.op = schema::CollectiveOp::kBroadcast;
   e.root_rank = 0;
 
-  const agent::CollectiveEvent& back = RoundTrip(e, &FrameEvents::collectives);
+  const schema::CollectiveEvent& back = RoundTrip(e, &FrameEvents::collectives);
   EXPECT_TRUE(packet_.collective().has_root_rank());
   EXPECT_FALSE(packet_.collective().has_peer_rank());
   EXPECT_EQ(back.root_rank, 0);
@@ -486,7 +486,7 @@ TEST_F(EventPacketsTest, OtherPacketKindsAreNotAppended) {
 
 TEST_F(EventPacketsTest, NameNotFromTableGivesIidZero) {
   std::string copy(table_.Get(3));  // Same text, different storage.
-  agent::KernelEvent e;
+  schema::KernelEvent e;
   e.name = copy;
   EventToPacket(e, table_, 0, &packet_);
   ASSERT_TRUE(packet_.has_kernel());
@@ -494,7 +494,7 @@ TEST_F(EventPacketsTest, NameNotFromTableGivesIidZero) {
   EXPECT_TRUE(packet_.has_start_delta_ns());  // Set even when 0.
   EXPECT_EQ(packet_.start_delta_ns(), 0);
 
-  agent::NvtxEvent n;
+  schema::NvtxEvent n;
   n.name = "literal";
   EventToPacket(n, table_, 0, &packet_);
   ASSERT_TRUE(packet_.has_nvtx());
@@ -508,11 +508,11 @@ TEST_F(EventPacketsTest, NameNotFromTableGivesIidZero) {
 }
 
 TEST_F(EventPacketsTest, EventToPacketClearsThePacket) {
-  agent::MemsetEvent memset;
+  schema::MemsetEvent memset;
   memset.bytes = 64;
   EventToPacket(memset, table_, 1, &packet_);
-  agent::SyncEvent sync;
-  sync.sync_type = agent::SyncType::kContextSynchronize;
+  schema::SyncEvent sync;
+  sync.sync_type = schema::SyncType::kContextSynchronize;
   EventToPacket(sync, table_, 2, &packet_);
   EXPECT_FALSE(packet_.has_memset());
   ASSERT_TRUE(packet_.has_sync());
@@ -520,9 +520,9 @@ TEST_F(EventPacketsTest, EventToPacketClearsThePacket) {
 }
 
 TEST_F(EventPacketsTest, AppendKeepsOrderWithinAKind) {
-  agent::KernelEvent first;
+  schema::KernelEvent first;
   first.correlation_id = 1;
-  agent::KernelEvent second;
+  schema::KernelEvent second;
   second.correlation_id = 2;
   EventToPacket(first, table_, 0, &packet_);
   ASSERT_TRUE(AppendEventFromPacket(packet_, 10, table_, &frame_));

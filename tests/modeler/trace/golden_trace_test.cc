@@ -90,7 +90,7 @@ TEST_P(GoldenTraceTest, EveryEventKindReadsAsFrames) {
                         for (const auto& k : f.kernels) {
                           EXPECT_EQ(k.name, "sm90_gemm");
                           EXPECT_EQ(k.start_ns, t + 6'000);
-                          EXPECT_EQ(k.grid, (agent::Dim3{132, 1, 1}));
+                          EXPECT_EQ(k.grid, (schema::Dim3{132, 1, 1}));
                           ++kernels;
                         }
                         for (const auto& a : f.api_calls) {

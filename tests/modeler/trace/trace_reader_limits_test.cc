@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <string>
 
-#include "agent/writer/wire_buffer.h"
 #include "modeler/trace/trace_reader.h"
 #include "schema/format.h"
+#include "schema/writer/wire_buffer.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
@@ -49,9 +49,9 @@ std::string Compress(const std::string& content, bool declare) {
 std::string SkippedField(uint64_t bytes) {
   for (size_t n = 1; n <= 5; ++n) {  // Bytes of the length varint.
     const uint64_t payload = bytes - 1 - n;
-    agent::WireBuffer b;
-    b.EnsureRoom(2 * agent::kMaxScalarFieldBytes);
-    b.PutTag(2, agent::WireType::kLength);
+    schema::WireBuffer b;
+    b.EnsureRoom(2 * schema::kMaxScalarFieldBytes);
+    b.PutTag(2, schema::WireType::kLength);
     b.PutVarint(payload);
     if (b.size() != 1 + n) continue;
     std::string out(reinterpret_cast<const char*>(b.data()), b.size());
@@ -254,13 +254,13 @@ TEST(TraceReaderLimitsTest, DataAfterTheTrailerIsDamage) {
   }
   // A packet after the trailer in the trailer's own frame (the writer writes it last).
   auto packet = [](uint32_t field) {  // Trace.packet { field {} }
-    agent::WireBuffer body;
+    schema::WireBuffer body;
     body.EnsureRoom(16);
-    body.PutTag(field, agent::WireType::kLength);
+    body.PutTag(field, schema::WireType::kLength);
     body.PutVarint(0);
-    agent::WireBuffer b;
+    schema::WireBuffer b;
     b.EnsureRoom(32);
-    b.PutTag(1, agent::WireType::kLength);
+    b.PutTag(1, schema::WireType::kLength);
     b.PutVarint(body.size());
     b.PutRaw(body.data(), body.size());
     return std::string(reinterpret_cast<const char*>(b.data()), b.size());
@@ -287,11 +287,11 @@ TEST(TraceReaderLimitsTest, DataAfterTheTrailerIsDamage) {
 // 3 KB file took 400 MB. It now grows with the strings defined; the string still resolves.
 TEST(TraceReaderLimitsTest, AHugeInternedIdCostsNoMemory) {
   TempDir dir;
-  auto field = [](uint32_t number, agent::WireType type, const std::string& body, uint64_t v) {
-    agent::WireBuffer b;
+  auto field = [](uint32_t number, schema::WireType type, const std::string& body, uint64_t v) {
+    schema::WireBuffer b;
     b.EnsureRoom(body.size() + 32);
     b.PutTag(number, type);
-    if (type == agent::WireType::kLength) {
+    if (type == schema::WireType::kLength) {
       b.PutVarint(body.size());
       b.PutRaw(body.data(), body.size());
     } else {
@@ -300,16 +300,18 @@ TEST(TraceReaderLimitsTest, AHugeInternedIdCostsNoMemory) {
     return std::string(reinterpret_cast<const char*>(b.data()), b.size());
   };
   auto packet = [&](uint32_t number, const std::string& body) {
-    return field(1, agent::WireType::kLength, field(number, agent::WireType::kLength, body, 0), 0);
+    return field(1, schema::WireType::kLength, field(number, schema::WireType::kLength, body, 0),
+                 0);
   };
   constexpr uint64_t kIid = uint64_t{1} << 24;
-  const std::string interned = field(1, agent::WireType::kVarint, "", kIid) +
-                               field(2, agent::WireType::kLength, "far name", 0);
+  const std::string interned = field(1, schema::WireType::kVarint, "", kIid) +
+                               field(2, schema::WireType::kLength, "far name", 0);
   const std::string columns =
-      field(schema::column_field::kCount, agent::WireType::kVarint, "", 1) +
-      field(schema::column_field::kStartDeltaNs, agent::WireType::kLength, std::string(1, '\0'),
+      field(schema::column_field::kCount, schema::WireType::kVarint, "", 1) +
+      field(schema::column_field::kStartDeltaNs, schema::WireType::kLength, std::string(1, '\0'),
             0) +
-      field(4, agent::WireType::kLength, field(0, agent::WireType::kVarint, "", kIid).substr(1), 0);
+      field(4, schema::WireType::kLength, field(0, schema::WireType::kVarint, "", kIid).substr(1),
+            0);
   uint64_t offset = 0;
   AppendFrame(dir,
               Compress(packet(schema::packet_field::kFrame, "") +

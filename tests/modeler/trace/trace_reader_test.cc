@@ -46,7 +46,7 @@ Outcome ReadFile(const std::string& path) {
 
 TEST(TraceReaderTest, ReadsHeaderAndEveryPacket) {
   TempDir dir;
-  agent::WriterStats stats = WriteSampleTrace(dir.File("t.pb.zst"), 500);
+  schema::WriterStats stats = WriteSampleTrace(dir.File("t.pb.zst"), 500);
   auto reader = TraceReader::Open(dir.File("t.pb.zst"));
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   EXPECT_EQ((*reader)->header().job_id(), "sample-job");
@@ -226,11 +226,11 @@ TEST(TraceReaderTest, DecompressedFileDecodesWithProtoc) {
 TEST(TraceReaderTest, NonUtf8NamesReadBack) {
   TempDir dir;
   auto writer =
-      agent::TraceFileWriter::Create(dir.File("t.pb.zst"), ::lumos::testing::SampleHeader(), {});
+      schema::TraceFileWriter::Create(dir.File("t.pb.zst"), ::lumos::testing::SampleHeader(), {});
   ASSERT_TRUE(writer.ok());
   const std::string latin1 = "caf\xe9 \xff\xfe";
-  (*writer)->Add(agent::NvtxEvent{.start_ns = 10, .duration_ns = 5, .name = latin1});
-  (*writer)->Add(agent::KernelEvent{.start_ns = 20, .name = "after"});
+  (*writer)->Add(schema::NvtxEvent{.start_ns = 10, .duration_ns = 5, .name = latin1});
+  (*writer)->Add(schema::KernelEvent{.start_ns = 20, .name = "after"});
   ASSERT_TRUE((*writer)->Close(30).ok());
   auto packets = ReadAllPackets(dir.File("t.pb.zst"));
   ASSERT_TRUE(packets.ok());

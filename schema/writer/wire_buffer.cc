@@ -1,8 +1,8 @@
-#include "agent/writer/wire_buffer.h"
+#include "schema/writer/wire_buffer.h"
 
 #include "base/logging.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 
 void WireBuffer::Grow(size_t needed) {
   size_t capacity = capacity_ == 0 ? 4096 : capacity_;
@@ -13,4 +13,4 @@ void WireBuffer::Grow(size_t needed) {
   capacity_ = capacity;
 }
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema

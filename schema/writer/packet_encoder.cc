@@ -1,10 +1,10 @@
-#include "agent/writer/packet_encoder.h"
+#include "schema/writer/packet_encoder.h"
 
 #include <cstring>
 
 #include "schema/format.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 namespace {
 
 namespace pf = schema::packet_field;
@@ -313,4 +313,4 @@ uint64_t PacketEncoder::TakeFrame(WireBuffer* out) {
   return packets;
 }
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema

@@ -13,24 +13,7 @@
 
 #include "schema/enums.h"
 
-namespace lumos::agent {
-
-using schema::ApiDomain;
-using schema::ApiKind;
-using schema::ClockId;
-using schema::CollectiveOp;
-using schema::CopyKind;
-using schema::DataType;
-using schema::HostRangeCategory;
-using schema::LaunchType;
-using schema::LossSource;
-using schema::MemoryKind;
-using schema::NcclAlgorithm;
-using schema::NcclProtocol;
-using schema::NvtxKind;
-using schema::ReduceOp;
-using schema::SyncType;
-using schema::WindowTrigger;
+namespace lumos::schema {
 
 struct Dim3 {
   uint32_t x = 0, y = 0, z = 0;
@@ -300,4 +283,4 @@ struct TrailerInfo {
   int32_t rank = 0, world_size = 0;
 };
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema

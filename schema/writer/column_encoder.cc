@@ -1,4 +1,4 @@
-#include "agent/writer/column_encoder.h"
+#include "schema/writer/column_encoder.h"
 
 #include <algorithm>
 #include <memory>
@@ -6,7 +6,7 @@
 #include "schema/format.h"
 #include "schema/varint.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 namespace {
 
 namespace pf = schema::packet_field;
@@ -420,4 +420,4 @@ uint64_t ColumnEncoder::EncodeAndClear(int64_t base_time_ns, WireBuffer* out) {
   return packets;
 }
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema

@@ -12,11 +12,11 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "agent/writer/column_encoder.h"
-#include "agent/writer/trace_events.h"
-#include "agent/writer/wire_buffer.h"
+#include "schema/writer/column_encoder.h"
+#include "schema/writer/trace_events.h"
+#include "schema/writer/wire_buffer.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 
 class PacketEncoder {
  public:
@@ -92,4 +92,4 @@ class PacketEncoder {
   int64_t last_time_ns_ = 0;
 };
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema

@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "agent/writer/packet_encoder.h"
-#include "agent/writer/trace_events.h"
-#include "agent/writer/wire_buffer.h"
 #include "base/status.h"
 #include "schema/format.h"
+#include "schema/writer/packet_encoder.h"
+#include "schema/writer/trace_events.h"
+#include "schema/writer/wire_buffer.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 
 struct WriterOptions {
   uint64_t frame_bytes = 1 << 20;              // Flush when this many packet bytes wait.
@@ -162,4 +162,4 @@ class TraceFileWriter {
   WriterStats stats_;
 };
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema

@@ -1,7 +1,7 @@
 // The file writer against real files and real processes: frames by size and time, crash
 // safety under SIGKILL, the process's file size limit (RLIMIT_FSIZE), write failures (/dev/full:
 // one warning, loss records carried over) and the file size limit.
-#include "agent/writer/trace_file_writer.h"
+#include "schema/writer/trace_file_writer.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include "schema/format.h"
 #include "tests/testing/sample_trace.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 namespace {
 
 namespace pb = ::lumos::trace;
@@ -448,4 +448,4 @@ TEST(TraceFileWriterTest, MaxFileBytesStopsEventsButKeepsTrailerAndLoss) {
 }
 
 }  // namespace
-}  // namespace lumos::agent
+}  // namespace lumos::schema

@@ -2,7 +2,7 @@
 // expanded to rows by the reflection oracle (tests/testing/column_oracle.h) -> equal to the
 // expected message. Each expected message sets every field of its event type (checked by
 // reflection), so a field the encoder forgets or numbers wrongly fails here.
-#include "agent/writer/packet_encoder.h"
+#include "schema/writer/packet_encoder.h"
 
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/message_differencer.h>
@@ -13,7 +13,7 @@
 #include "schema/lumos/trace.pb.h"
 #include "tests/testing/column_oracle.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 namespace {
 
 namespace pb = ::lumos::trace;
@@ -402,4 +402,4 @@ TEST(PacketEncoderTest, EachFrameStartsFreshState) {
 }
 
 }  // namespace
-}  // namespace lumos::agent
+}  // namespace lumos::schema

@@ -1,4 +1,4 @@
-#include "agent/writer/trace_file_writer.h"
+#include "schema/writer/trace_file_writer.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,7 +15,7 @@
 #include "base/logging.h"
 #include "schema/format.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 namespace {
 
 void PutLe32(uint8_t* p, uint32_t v) {
@@ -325,4 +325,4 @@ Status TraceFileWriter::Close(uint64_t end_time_ns, const TrailerInfo& extra) {
   return status.ok() ? trailer : status;
 }
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema

@@ -12,7 +12,7 @@
 
 #include "schema/varint.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 
 enum class WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
 
@@ -136,4 +136,4 @@ class WireBuffer {
   size_t capacity_ = 0;
 };
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema

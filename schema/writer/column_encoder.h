@@ -14,10 +14,10 @@
 #include <memory>
 #include <vector>
 
-#include "agent/writer/trace_events.h"
-#include "agent/writer/wire_buffer.h"
+#include "schema/writer/trace_events.h"
+#include "schema/writer/wire_buffer.h"
 
-namespace lumos::agent {
+namespace lumos::schema {
 
 class ColumnSet;  // column_encoder.cc
 
@@ -139,4 +139,4 @@ class ColumnEncoder {
   WireBuffer body_;                          // One *Columns message being written.
 };
 
-}  // namespace lumos::agent
+}  // namespace lumos::schema
