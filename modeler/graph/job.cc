@@ -108,8 +108,13 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   if (!result.damage.ok()) {
     rank->cut_short = true;
     rank->damage = result.damage.message();
+    // Damage after a whole trailer leaves every event of the rank; before it, the rank ends
+    // early.
     warnings->push_back("rank " + std::to_string(rank->rank) +
-                        " is cut short: " + result.damage.message());
+                        (result.has_trailer ? " has damage after its trailer (all its events are "
+                                              "used): "
+                                            : " is cut short: ") +
+                        result.damage.message());
     problems->push_back(result.damage.message() + " (what precedes it is used)");
   } else if (!result.has_trailer) {
     warnings->push_back("rank " + std::to_string(rank->rank) + " has no trailer: " + rank->path +

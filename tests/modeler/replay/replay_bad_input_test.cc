@@ -78,6 +78,30 @@ TEST(ReplayBadInputTest, RankCutShortIsNamedAndReplayedAsFarAsItGoes) {
   EXPECT_NE(out.find("mean |error|"), std::string::npos);
 }
 
+TEST(ReplayBadInputTest, DataAfterTheTrailerIsDamageButTheRankIsWhole) {
+  TempDir dir;
+  fs::copy(Example(), dir.path(), fs::copy_options::recursive);
+  std::string victim;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().rfind("worker2_", 0) == 0) victim = entry.path();
+  }
+  {
+    std::FILE* f = std::fopen(victim.c_str(), "ab");
+    ASSERT_NE(f, nullptr);
+    std::fputs("junk after the trailer", f);
+    std::fclose(f);
+  }
+  std::string out, err;
+  ASSERT_EQ(RunCli({dir.path()}, &out, &err), 1) << err;
+  EXPECT_EQ(err.rfind("lumos-model replay: " + victim + ": byte offset ", 0), 0u) << err;
+  // Every event of the rank precedes its trailer: it is not called cut short.
+  EXPECT_NE(out.find("rank 2 has damage after its trailer (all its events are used)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("rank 2 is cut short"), std::string::npos) << out;
+  EXPECT_NE(out.find("job dlrm_kineto: 8 rank(s)"), std::string::npos) << out;
+}
+
 TEST(ReplayBadInputTest, UnreadableFileIsSkippedByName) {
   TempDir dir;
   fs::copy(Example(), dir.path(), fs::copy_options::recursive);
