@@ -226,6 +226,8 @@ Status TraceFileWriter::FlushFrame() {
     return status;
   }
   losses_in_frame_.clear();
+  loss_count_written_ += loss_count_in_frame_;
+  loss_count_in_frame_ = 0;
   unreported_write_loss_ = 0;
   stats_.bytes_written += n;
   stats_.uncompressed_bytes += frame_.size();
@@ -246,12 +248,14 @@ void TraceFileWriter::ReportWriteLossInPendingFrame() {
   for (KeptLoss& loss : carried_losses_) {
     encoder_.Add(LossEvent{loss.start_ns, 0, loss.source, loss.count, loss.thread_id, loss.detail});
     ++events_in_frame_;
+    loss_count_in_frame_ += loss.count;
     losses_in_frame_.push_back(std::move(loss));
   }
   carried_losses_.clear();
   if (unreported_write_loss_ == 0 || write_loss_in_pending_frame_) return;
   encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kWriteFailed, unreported_write_loss_, 0,
                          "frames that could not be written"});
+  loss_count_in_frame_ += unreported_write_loss_;
   write_loss_in_pending_frame_ = true;
 }
 
@@ -269,6 +273,7 @@ void TraceFileWriter::CarryLossesOfFailedFrame() {
     }
   }
   losses_in_frame_.clear();
+  loss_count_in_frame_ = 0;  // Counted again where the carried records are written.
 }
 
 Status TraceFileWriter::MaybeFlush(uint64_t now_ns) {
@@ -311,10 +316,12 @@ Status TraceFileWriter::Close(uint64_t end_time_ns, const TrailerInfo& extra) {
   if (lost_to_limit_ != 0) {
     encoder_.Add(LossEvent{last_event_ns_, 0, LossSource::kFileLimit, lost_to_limit_, 0,
                            "file size limit reached"});
+    loss_count_in_frame_ += lost_to_limit_;
   }
   ReportWriteLossInPendingFrame();
   uint64_t packets_before = stats_.packets_written + 1 /*FramePacket*/ + encoder_.pending_packets();
-  encoder_.AddTrailer(packets_before, stats_.frames_written, stats_.events_lost, end_time_ns,
+  encoder_.AddTrailer(packets_before, stats_.frames_written,
+                      loss_count_written_ + loss_count_in_frame_, end_time_ns,
                       stats_.events + events_in_frame_, extra);
   Status trailer = FlushFrame();
   closing_ = false;

@@ -75,6 +75,7 @@ class TraceFileWriter {
   void Add(const LossEvent& loss) {
     losses_in_frame_.push_back(
         {loss.start_ns, loss.source, loss.count, loss.thread_id, std::string(loss.detail)});
+    loss_count_in_frame_ += loss.count;
     AddEvent(loss);
   }
   void AddClockSnapshot(const ClockReading* readings, size_t count) {
@@ -153,6 +154,11 @@ class TraceFileWriter {
   };
   std::vector<KeptLoss> losses_in_frame_;  // LossRecords in the pending frame.
   std::vector<KeptLoss> carried_losses_;   // From frames that failed, merged by source/detail.
+  // Sums of LossRecord.count, for Trailer.events_dropped ("sum of all LossRecord.count"): of the
+  // records in frames that reached the file, and of those in the pending frame (a failed frame's
+  // are carried and counted again where they are written).
+  uint64_t loss_count_written_ = 0;
+  uint64_t loss_count_in_frame_ = 0;
   bool limit_reached_ = false;
   bool warned_ = false;
   Status first_failure_;         // Of any flush: what CloseComplete() reports.

@@ -378,7 +378,8 @@ TEST(TraceFileWriterTest, LossRecordsOfAFailedFrameAreCarriedOver) {
   // Only the first kernel: the loss records were carried and written, not lost (they used to
   // be counted as lost as well, 3 here and in the trailer).
   EXPECT_EQ(read.losses_by_detail["frames that could not be written"], 1u);
-  EXPECT_EQ(read.result.trailer.events_dropped(), 1u);
+  // The trailer sums every LossRecord written: the carried ring losses and the frame's.
+  EXPECT_EQ(read.result.trailer.events_dropped(), 520u + 1u);
   EXPECT_EQ((*writer)->stats().events_lost, 1u);
   EXPECT_EQ(read.result.trailer.events_written(), 2u);  // The second kernel, the merged record.
 }
@@ -409,8 +410,37 @@ TEST(TraceFileWriterTest, LossRecordsPastTheSizeLimitAreCarriedNotCountedAsLost)
   EXPECT_TRUE(read.result.has_trailer);
   EXPECT_EQ(read.losses_by_detail["ring"], 520u);
   EXPECT_EQ(read.losses_by_detail["file size limit reached"], kKernels + 1);
-  EXPECT_EQ(read.result.trailer.events_dropped(), kKernels + 1);
+  EXPECT_EQ(read.result.trailer.events_dropped(), 520u + kKernels + 1);
   EXPECT_EQ(read.result.trailer.events_written(), 1u);  // The merged loss record.
+}
+
+// Trailer.events_dropped is the sum of every LossRecord.count in the file (schema/lumos/
+// trace.proto), not only the writer's own losses: it used to be 0 here.
+TEST(TraceFileWriterTest, TrailerCountsEveryLossRecord) {
+  TempDir dir;
+  const std::string path = dir.File("losses.pb.zst");
+  WriterOptions options;
+  options.frame_bytes = 4096;
+  auto writer = TraceFileWriter::Create(path, SampleHeader(), options);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  uint64_t recorded = 0;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    (*writer)->Add(KernelEvent{.start_ns = static_cast<int64_t>(i * 1013 + (i * 7919) % 997),
+                               .duration_ns = (i * 31) % 4000,
+                               .correlation_id = i,
+                               .name = "k"});
+    if (i % 5000 == 0) {
+      (*writer)->Add(LossEvent{static_cast<int64_t>(i), 0, LossSource::kRingFull, i + 3, 9, "r"});
+      recorded += i + 3;
+    }
+  }
+  ASSERT_TRUE((*writer)->Close(0).ok());
+  ReadBack read = ReadKernels(path);
+  EXPECT_TRUE(read.result.damage.ok()) << read.result.damage.message();
+  EXPECT_GT(read.result.frames, 2u);  // The records spread over several frames.
+  EXPECT_EQ(read.losses, recorded);
+  EXPECT_EQ(read.result.trailer.events_dropped(), recorded);
+  EXPECT_EQ((*writer)->stats().events_lost, 0u);
 }
 
 TEST(TraceFileWriterTest, UnwritableDestinationIsAnError) {
