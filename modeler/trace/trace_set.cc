@@ -91,7 +91,7 @@ StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::strin
   Status first_problem = Status::Ok();
   const size_t problems_before = problems != nullptr ? problems->size() : 0;
   // An argument that names nothing: an error at once without `problems`, else noted there.
-  auto name_nothing = [&](Status status) -> bool {
+  auto name_nothing = [&](const Status& status) -> bool {
     if (problems == nullptr) return false;
     if (first_problem.ok()) first_problem = status;
     problems->push_back(status.message());
