@@ -16,5 +16,6 @@ int RunExport(const Args& args);
 int RunImport(const Args& args);
 int RunReplay(const Args& args);
 int RunSynth(const Args& args);
+int RunCosts(const Args& args);
 
 }  // namespace lumos::modeler

@@ -28,6 +28,8 @@ constexpr const char kUsage[] =
     "  export FILE... -o OUT.json    Chrome/Perfetto trace JSON (opens in ui.perfetto.dev)\n"
     "  import kineto IN... -o OUT    convert PyTorch profiler (Kineto) traces: .json,\n"
     "                                .json.gz, or .tar.gz with one JSON per rank\n"
+    "  costs fit|predict ...         kernel cost models: fit to measured tables, predict\n"
+    "                                durations (other shapes, dtypes, GPUs) with their source\n"
     "\n"
     "Run `lumos-model <command> --help` for the options of each command.\n"
     "\n"
@@ -35,7 +37,7 @@ constexpr const char kUsage[] =
     "be read is still used and reported) or an output that could not be written; 2 bad\n"
     "arguments. Problems go to stderr, one line each; results to stdout.\n";
 
-constexpr const char kCommands[] = "replay, synth, inspect, export, import";
+constexpr const char kCommands[] = "replay, synth, inspect, export, import, costs";
 
 int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "inspect") return lumos::modeler::RunInspect(args);
@@ -43,6 +45,7 @@ int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "import") return lumos::modeler::RunImport(args);
   if (command == "replay") return lumos::modeler::RunReplay(args);
   if (command == "synth") return lumos::modeler::RunSynth(args);
+  if (command == "costs") return lumos::modeler::RunCosts(args);
   const std::string what = !command.empty() && command[0] == '-' ? "option" : "command";
   std::fputs(lumos::cli::UsageErrorText("lumos-model", "unknown " + what + " '" + command +
                                                            "' (commands: " + kCommands +

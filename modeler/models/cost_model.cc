@@ -1,0 +1,138 @@
+#include "modeler/models/cost_model.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+namespace lumos::modeler::models {
+namespace {
+
+void AppendDouble(std::string* out, double value) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "%.17g", value);  // Exact round trip.
+  *out += text;
+}
+
+void AppendString(std::string* out, std::string_view text) {
+  *out += '"';
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      *out += '\\';
+      *out += c;
+    } else if (u < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", u);
+      *out += escaped;
+    } else {
+      *out += c;
+    }
+  }
+  *out += '"';
+}
+
+}  // namespace
+
+StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const SpecTable& specs) {
+  CostModel model;
+  struct Group {
+    const GpuSpec* gpu = nullptr;
+    DType dtype = DType::kBf16;
+    std::vector<GemmPoint> points;
+    std::string first;  // Where the group's first row is, for errors of the fit.
+  };
+  // Ordered by (name, dtype): the model file does not depend on the order of the inputs.
+  std::map<std::pair<std::string, int>, Group> groups;
+  for (const GemmTable& table : tables) {
+    model.inputs.push_back(table.table->path);
+    for (const GemmRow& row : table.rows) {
+      const GpuSpec* gpu = specs.FindGpu(row.gpu);
+      if (gpu == nullptr) {
+        return UnknownGpu(row.gpu, specs).WithContext(table.table->Where(row.row));
+      }
+      if (!(gpu->PeakFlops(row.dtype) > 0)) {
+        return ErrorStatus("%s: %s has no %s peak in the specs (not supported)",
+                           table.table->Where(row.row).c_str(), gpu->name.c_str(),
+                           std::string(DTypeName(row.dtype)).c_str());
+      }
+      if (row.shape.batch != 1) {
+        return ErrorStatus("%s: batch %lld: measured batched GEMMs are not fitted yet (batch 1)",
+                           table.table->Where(row.row).c_str(),
+                           static_cast<long long>(row.shape.batch));
+      }
+      Group& group = groups[{gpu->name, static_cast<int>(row.dtype)}];
+      if (group.gpu == nullptr) group.first = table.table->Where(row.row);
+      group.gpu = gpu;
+      group.dtype = row.dtype;
+      group.points.push_back(GemmPoint{row.shape, row.latency_ns});
+    }
+  }
+  for (auto& [key, group] : groups) {
+    const RooflineSpec spec{group.gpu->sms, group.gpu->PeakFlops(group.dtype),
+                            group.gpu->hbm_bytes_per_s};
+    StatusOr<GemmCalibration> calibration =
+        GemmCalibration::Fit(group.gpu->name, group.dtype, spec, std::move(group.points));
+    if (!calibration.ok()) {
+      return calibration.status().WithContext(group.first + ": " + group.gpu->name + " " +
+                                              std::string(DTypeName(group.dtype)));
+    }
+    model.gemm.Add(std::move(*calibration));
+  }
+  return model;
+}
+
+std::string CostModelJson(const CostModel& model) {
+  std::string out = "{\n  \"format\": ";
+  AppendString(&out, kCostModelFormat);
+  out += ",\n  \"version\": " + std::to_string(kCostModelVersion) + ",\n";
+  out += "  \"doc\": \"modeler/models/README.md (lumos-model costs)\",\n  \"inputs\": [";
+  for (size_t i = 0; i < model.inputs.size(); ++i) {
+    if (i > 0) out += ", ";
+    AppendString(&out, model.inputs[i]);
+  }
+  out += "],\n  \"gemm\": [";
+  const std::vector<GemmCalibration>& calibrations = model.gemm.calibrations();
+  for (size_t i = 0; i < calibrations.size(); ++i) {
+    const GemmCalibration& c = calibrations[i];
+    out += i > 0 ? ",\n    {" : "\n    {";
+    out += "\"gpu\": ";
+    AppendString(&out, c.gpu());
+    out += ", \"dtype\": ";
+    AppendString(&out, DTypeName(c.dtype()));
+    out += ",\n     \"sms\": " + std::to_string(c.spec().sms) + ", \"peak_flops_per_s\": ";
+    AppendDouble(&out, c.spec().peak_flops_per_s);
+    out += ", \"hbm_bytes_per_s\": ";
+    AppendDouble(&out, c.spec().hbm_bytes_per_s);
+    out += ",\n     \"floor_ns\": " + std::to_string(c.floor_ns());
+    out += ",\n     \"surface\": {\"coefficients\": [";
+    const EfficiencySurface& s = c.surface();
+    for (int t = 0; t < kSurfaceTerms; ++t) {
+      if (t > 0) out += ", ";
+      AppendDouble(&out, s.coefficients[t]);
+    }
+    out += "], \"u_range\": [";
+    AppendDouble(&out, s.u_min);
+    out += ", ";
+    AppendDouble(&out, s.u_max);
+    out += "], \"v_range\": [";
+    AppendDouble(&out, s.v_min);
+    out += ", ";
+    AppendDouble(&out, s.v_max);
+    out += "]},\n     \"points_columns\": [\"m\", \"n\", \"k\", \"latency_ns\"],";
+    out += "\n     \"points\": [";
+    char row[96];
+    for (size_t p = 0; p < c.points().size(); ++p) {
+      const GemmPoint& point = c.points()[p];
+      std::snprintf(row, sizeof(row), "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
+                    p == 0 ? "" : (p % 8 == 0 ? ",\n      " : ","), point.shape.m, point.shape.n,
+                    point.shape.k, point.latency_ns);
+      out += row;
+    }
+    out += "]}";
+  }
+  out += calibrations.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
+}  // namespace lumos::modeler::models

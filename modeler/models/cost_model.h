@@ -1,0 +1,46 @@
+// Design: a fitted cost model as `costs fit` writes it and `costs predict` (later `estimate`)
+// reads it back: the GEMM calibrations (one per GPU and dtype found in the inputs), and room
+// for the collective model beside them. The file is JSON, versioned (kCostModelVersion; a
+// reader refuses a newer version and reads every older one), documented in
+// modeler/models/README.md; the same inputs give byte-identical files.
+// Fitting takes measured tables (cost_table.h); each row's GPU is looked up in the specs
+// (hardware_specs.h), whose figures for that GPU and dtype are written into the model, so a
+// model file answers the same way whatever specs file predict is given later.
+// Threading: no shared state.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/models/cost_table.h"
+#include "modeler/models/gemm_model.h"
+#include "modeler/models/hardware_specs.h"
+
+namespace lumos::modeler::models {
+
+inline constexpr int kCostModelVersion = 1;
+inline constexpr const char kCostModelFormat[] = "lumos-cost-model";
+
+struct CostModel {
+  std::vector<std::string> inputs;  // What it was fitted from, as named on the command line.
+  GemmModel gemm;
+};
+
+// One measured GEMM table, its rows read (ReadGemmRows), for FitCostModel.
+struct GemmTable {
+  const CsvTable* table = nullptr;
+  std::vector<GemmRow> rows;
+};
+
+// Groups the rows by (GPU, dtype) and fits one calibration each. An unknown GPU or a dtype the
+// GPU has no peak for is an error naming the row.
+StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const SpecTable& specs);
+
+// The model file's text.
+std::string CostModelJson(const CostModel& model);
+// Reads a model file; errors name the file and the element.
+StatusOr<CostModel> ReadCostModel(const std::string& path);
+StatusOr<CostModel> ParseCostModel(std::string_view json, const std::string& path);
+
+}  // namespace lumos::modeler::models
