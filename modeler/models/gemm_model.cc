@@ -174,7 +174,9 @@ StatusOr<Prediction> GemmModel::Predict(const KernelQuery& query, const Options&
     const GemmCalibration::Efficiency e = c->EfficiencyOf(Folded(query.gemm), options.surface_only);
     switch (e.hit) {
       case GemmGrid::Hit::kMeasured:
-        prediction.source = own ? SourceKind::kMeasured : SourceKind::kScaledMeasured;
+        // A batch folded into m rests on the measurement of another shape: carried over.
+        prediction.source =
+            own && !prediction.batch_folded ? SourceKind::kMeasured : SourceKind::kScaledMeasured;
         break;
       case GemmGrid::Hit::kInterpolated:
         prediction.source = own ? SourceKind::kInterpolated : SourceKind::kScaledInterpolated;
@@ -183,7 +185,7 @@ StatusOr<Prediction> GemmModel::Predict(const KernelQuery& query, const Options&
         prediction.source = SourceKind::kSurface;
         break;
     }
-    if (prediction.source == SourceKind::kMeasured && !prediction.batch_folded) {
+    if (prediction.source == SourceKind::kMeasured) {
       prediction.duration_ns = e.latency_ns;
       return prediction;
     }

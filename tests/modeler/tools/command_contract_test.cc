@@ -95,6 +95,10 @@ std::string SharedKineto() {
          "/../shared/data/traces/hta-single-rank/event_sync_trace.json.gz";
 }
 
+std::string SharedCosts() {
+  return std::string(LUMOS_SOURCE_DIR) + "/../shared/data/costs/gemm_a100_bf16.csv";
+}
+
 std::string RandomBytes(size_t n) {
   std::mt19937 random(11);  // Fixed: the same bytes every run.
   std::string bytes(n, '\0');
@@ -127,6 +131,12 @@ class CommandContractTest : public ::testing::TestWithParam<Row> {
     // import kineto reads Kineto JSON instead: the same kinds of bad input, of that format.
     WriteFileBytes(dir_->File("empty.json"), "");
     WriteFileBytes(dir_->File("random.json"), RandomBytes(4096));
+    // costs fit reads CSV tables: the same kinds of bad input, of that format.
+    WriteFileBytes(dir_->File("empty.csv"), "");
+    WriteFileBytes(dir_->File("random.csv"), RandomBytes(4096));
+    if (access(SharedCosts().c_str(), R_OK) == 0) {
+      WriteFileBytes(dir_->File("good.csv"), ReadFileBytes(SharedCosts()));
+    }
     if (access(SharedKineto().c_str(), R_OK) == 0) {
       const std::string kineto = ReadFileBytes(SharedKineto());
       WriteFileBytes(dir_->File("good.json.gz"), kineto);
@@ -146,6 +156,20 @@ std::unique_ptr<TempDir> CommandContractTest::dir_;
 std::string InputArgs(const Row& row, const std::string& dir) {
   const bool import = row.command == "import";
   auto file = [&dir](const std::string& name) { return dir + "/" + name; };
+  if (row.command == "costs fit") {
+    switch (row.input) {
+      case Input::kMissingFile:
+        return file("missing.csv");
+      case Input::kMissingAmongGood:
+        return file("good.csv") + " " + file("missing.csv");
+      case Input::kEmptyFile:
+        return file("empty.csv");
+      case Input::kNotATrace:
+        return file("random.csv");
+      default:
+        return file("good.csv");
+    }
+  }
   switch (row.input) {
     case Input::kSoundWithOptEquals:
     case Input::kUnknownOption:
@@ -198,6 +222,11 @@ std::string CommandLine(const Row& row, const std::string& inputs, const std::st
            (opt_equals ? " --output=" + out + "/imported --zstd-level=3 --job-id=contract"
             : row.input == Input::kFlagAsValue ? " -o --job-id x"
                                                : " -o " + out + "/imported");
+  } else if (row.command == "costs fit") {
+    args = "costs fit " + in +
+           (opt_equals                         ? " --output=" + out + "/m.json"
+            : row.input == Input::kFlagAsValue ? " -o --specs x"
+                                               : " -o " + out + "/m.json");
   }
   if (row.input == Input::kUnknownOption) args += " --bogus";
   // Run from `out`: a value taken for a file name ("-o --quiet") would land there.
@@ -221,6 +250,9 @@ TEST_P(CommandContractTest, ExitStatusStderrAndStdout) {
   }
   if (row.command == "import" && access(SharedKineto().c_str(), R_OK) != 0) {
     GTEST_SKIP() << "no " << SharedKineto();
+  }
+  if (row.command == "costs fit" && access(SharedCosts().c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "no " << SharedCosts();
   }
   TempDir out;
   const std::string line = CommandLine(row, dir_->path(), out.path());
@@ -350,18 +382,51 @@ std::vector<Row> Rows() {
       {"import", Input::kUnknownOption, 2, kUnknown, {}},
       {"import", Input::kFlagAsValue, 2, value_of("-o", "--job-id"), {}},
       {"import", Input::kOutputToDevFull, 1, kDevFull, {}},
+
+      // costs fit is all or nothing too: a table it cannot read fails the fit, one line names
+      // it, and no model is written. Tables have no trailer and no header version: no
+      // Truncated, Unclosed or BadHeader rows.
+      {"costs fit",
+       Input::kSoundWithOptEquals,
+       0,
+       "",
+       {"/m.json: 1 GEMM calibration(s) from 1 table(s)", "GEMM A100-SXM4-80GB bf16: 9240 shapes"}},
+      {"costs fit",
+       Input::kMissingFile,
+       1,
+       OneLine("/missing\\.csv: no such file or directory"),
+       {}},
+      {"costs fit",
+       Input::kMissingAmongGood,
+       1,
+       OneLine("/missing\\.csv: no such file or directory"),
+       {}},
+      {"costs fit", Input::kEmptyFile, 1, OneLine("/empty\\.csv: empty \\(no header line\\)"), {}},
+      {"costs fit", Input::kNotATrace, 1, OneLine("/random\\.csv"), {}},
+      {"costs fit", Input::kUnknownOption, 2, kUnknown, {}},
+      {"costs fit", Input::kFlagAsValue, 2, value_of("-o", "--specs"), {}},
+      {"costs fit", Input::kOutputToDevFull, 1, kDevFull, {}},
   };
   return rows;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryCommand, CommandContractTest, ::testing::ValuesIn(Rows()),
                          [](const ::testing::TestParamInfo<Row>& info) {
-                           std::string name = info.param.command;
-                           name[0] = static_cast<char>(name[0] - 'a' + 'A');
+                           // "costs fit" -> "CostsFit".
+                           std::string name;
+                           bool upper = true;
+                           for (char c : info.param.command) {
+                             if (c == ' ') {
+                               upper = true;
+                               continue;
+                             }
+                             name += upper ? static_cast<char>(c - 'a' + 'A') : c;
+                             upper = false;
+                           }
                            return name + "_" + InputName(info.param.input);
                          });
 
-const char* const kCommands[] = {"inspect", "export", "replay", "synth", "import"};
+const char* const kCommands[] = {"inspect", "export", "replay", "synth", "import", "costs"};
 
 // --help: on stdout, exit 0, with the options and the exit statuses; every option it lists is
 // one the command knows (the help is generated from the same declarations).
@@ -406,7 +471,7 @@ TEST(CommandHelpTest, NoOrUnknownCommandIsAUsageError) {
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.out, "");
   EXPECT_EQ(none.err,
-            "lumos-model: no command given (replay, synth, inspect, export, import)\n"
+            "lumos-model: no command given (replay, synth, inspect, export, import, costs)\n"
             "(run `lumos-model --help` for usage)\n");
   const auto unknown = RunCommand(LumosModelBinary() + " frobnicate x");
   EXPECT_EQ(unknown.exit_code, 2);
