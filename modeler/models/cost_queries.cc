@@ -62,7 +62,9 @@ StatusOr<std::vector<std::string>> ExpandCostInputs(const std::vector<std::strin
   return paths;
 }
 
-StatusOr<CostModel> FitCostTables(const std::vector<std::string>& paths, const SpecTable& specs) {
+StatusOr<CostModel> FitCostTables(const std::vector<std::string>& paths, const SpecTable& specs,
+                                  std::vector<std::string>* skipped) {
+  std::string first_skipped;
   std::vector<CsvTable> tables;
   tables.reserve(paths.size());
   std::vector<GemmTable> gemm;
@@ -79,14 +81,20 @@ StatusOr<CostModel> FitCostTables(const std::vector<std::string>& paths, const S
         gemm.push_back(GemmTable{&table, std::move(rows)});
         break;
       }
-      case TableKind::kCollective:
-        return ErrorStatus(
-            "%s: a collective table: the collective model is not part of costs fit yet (GEMM "
-            "tables only)",
-            table.path.c_str());
+      case TableKind::kCollective: {
+        const std::string line = table.path +
+                                 ": a collective table: the collective model is not part of "
+                                 "costs fit yet (GEMM tables only); skipped";
+        if (first_skipped.empty()) first_skipped = line;
+        if (skipped != nullptr) skipped->push_back(line);
+        break;
+      }
     }
   }
-  if (gemm.empty()) return ErrorStatus("no table to fit");
+  if (gemm.empty()) {
+    if (!first_skipped.empty()) return ErrorStatus("%s: nothing to fit", first_skipped.c_str());
+    return ErrorStatus("no table to fit");
+  }
   return FitCostModel(gemm, specs);
 }
 

@@ -28,8 +28,8 @@ constexpr const char kDescription[] =
     "  fit      IN are CSV tables with the columns of ../shared/data/costs/ (gpu, dtype, m, n,\n"
     "           k, latency_us for GEMMs; batch optional), or directories of them (every *.csv\n"
     "           inside). What a table holds is read from its header. Only GEMM tables are\n"
-    "           fitted for now: Lumos traces carry no GEMM shapes yet, and collective tables\n"
-    "           are not part of this command yet (both are refused with a line saying so).\n"
+    "           fitted for now: Lumos traces carry no GEMM shapes yet (refused), and collective\n"
+    "           tables are not part of this command yet (skipped, with a line saying so).\n"
     "           Writes MODEL.json (versioned; modeler/models/README.md), reused by predict.\n"
     "  predict  QUERIES.csv has the columns of the tables without latency_us; rows without a\n"
     "           gpu (no column, or an empty cell) run on --gpu. Writes every query column plus\n"
@@ -48,7 +48,8 @@ constexpr const char kDescription[] =
 constexpr const char kExitStatus[] =
     "exit status: 0 done; 1 an input could not be read, a row is malformed, names an unknown\n"
     "GPU or an impossible shape (one line on stderr names the file and line; nothing is\n"
-    "written), or the output could not be written; 2 bad arguments.";
+    "written), a table was skipped (fit: the rest is fitted and written), or the output could\n"
+    "not be written; 2 bad arguments.";
 
 // --specs: the built-in table, plus the user's file.
 std::optional<models::SpecTable> LoadSpecs(const std::string& file, bool given,
@@ -104,11 +105,13 @@ int RunFit(const Args& args) {
   if (!specs) return outcome.exit_status();
   auto paths = models::ExpandCostInputs(inputs);
   if (!paths.ok()) return outcome.Fail(paths.status().message());
-  auto model = models::FitCostTables(*paths, *specs);
+  std::vector<std::string> skipped;  // Tables of a kind not fitted yet: named, exit 1.
+  auto model = models::FitCostTables(*paths, *specs, &skipped);
   if (!model.ok()) return outcome.Fail(model.status().message());
+  for (const std::string& line : skipped) outcome.InputProblem(line);
   if (!WriteOutput(output, models::CostModelJson(*model), &outcome)) return outcome.Finish();
   std::printf("%s: %zu GEMM calibration(s) from %zu table(s)\n%s", output.c_str(),
-              model->gemm.calibrations().size(), paths->size(),
+              model->gemm.calibrations().size(), model->inputs.size(),
               models::DescribeCostModel(*model).c_str());
   return outcome.Finish();
 }

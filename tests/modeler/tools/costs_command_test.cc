@@ -175,7 +175,7 @@ TEST_F(CostsCommandTest, ASpecsFileAddsAGpuAndAMalformedOneNamesItsLine) {
                          ":2: sms: 'many' is not a number > 0 (or 'unknown')\n");
 }
 
-TEST_F(CostsCommandTest, FitRefusesTracesAndCollectiveTablesForNow) {
+TEST_F(CostsCommandTest, FitRefusesTracesAndSkipsCollectiveTablesForNow) {
   const auto trace = RunCommand(LumosModelBinary() + " costs fit " + std::string(LUMOS_SOURCE_DIR) +
                                 "/examples/dlrm-8rank -o " + File("t.json"));
   EXPECT_EQ(trace.exit_code, 1);
@@ -184,9 +184,20 @@ TEST_F(CostsCommandTest, FitRefusesTracesAndCollectiveTablesForNow) {
   const auto nccl = RunCommand(LumosModelBinary() + " costs fit " + Costs("nccl_h100.csv") +
                                " -o " + File("n.json"));
   EXPECT_EQ(nccl.exit_code, 1);
-  EXPECT_NE(nccl.err.find("nccl_h100.csv: a collective table"), std::string::npos) << nccl.err;
+  EXPECT_EQ(nccl.err, "lumos-model costs fit: " + Costs("nccl_h100.csv") +
+                          ": a collective table: the collective model is not part of costs fit "
+                          "yet (GEMM tables only); skipped: nothing to fit\n");
   EXPECT_FALSE(fs::exists(File("t.json")));
   EXPECT_FALSE(fs::exists(File("n.json")));
+  // Beside a GEMM table (the shared directory holds both): skipped, named, the rest fitted.
+  const auto both = RunCommand(LumosModelBinary() + " costs fit " + Costs("nccl_a100.csv") + " " +
+                               Costs("gemm_a100_bf16.csv") + " -o " + File("b.json"));
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_EQ(both.err, "lumos-model costs fit: " + Costs("nccl_a100.csv") +
+                          ": a collective table: the collective model is not part of costs fit "
+                          "yet (GEMM tables only); skipped\n");
+  EXPECT_NE(both.out.find("1 GEMM calibration(s) from 1 table(s)"), std::string::npos);
+  EXPECT_TRUE(fs::exists(File("b.json")));
   const auto same = RunCommand(LumosModelBinary() + " costs fit " + Model() + " -o " + Model());
   EXPECT_EQ(same.exit_code, 2);
   EXPECT_NE(same.err.find("is also an input"), std::string::npos);
