@@ -72,7 +72,7 @@ StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const Spe
     const RooflineSpec spec{group.gpu->sms, group.gpu->PeakFlops(group.dtype),
                             group.gpu->hbm_bytes_per_s};
     StatusOr<GemmCalibration> calibration =
-        GemmCalibration::Fit(group.gpu->name, group.dtype, spec, std::move(group.points));
+        GemmCalibration::Fit(group.gpu->name, group.dtype, spec, group.points);
     if (!calibration.ok()) {
       return calibration.status().WithContext(group.first + ": " + group.gpu->name + " " +
                                               std::string(DTypeName(group.dtype)));

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>

@@ -1,8 +1,10 @@
 #include "modeler/models/cost_table.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <utility>
 

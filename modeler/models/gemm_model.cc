@@ -30,15 +30,15 @@ Status CheckGemmShape(const GemmShape& shape) {
       return ErrorStatus("%s = %lld: larger than 2^31", name, static_cast<long long>(value));
     }
   }
-  if (shape.m * shape.batch > kMaxDimension) {
-    return ErrorStatus("m × batch = %lld: larger than 2^31",
-                       static_cast<long long>(shape.m * shape.batch));
+  const int64_t rows = shape.m * shape.batch;  // Both ≤ 2^31: no overflow.
+  if (rows > kMaxDimension) {
+    return ErrorStatus("m × batch = %lld: larger than 2^31", static_cast<long long>(rows));
   }
   return Status::Ok();
 }
 
 StatusOr<GemmCalibration> GemmCalibration::Fit(std::string gpu, DType dtype, RooflineSpec spec,
-                                               std::vector<GemmPoint> points) {
+                                               const std::vector<GemmPoint>& points) {
   // Duplicates of a shape (two tables, or a trace's repeated kernels): their mean.
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<double, int>> merged;
   for (const GemmPoint& p : points) {

@@ -36,7 +36,7 @@ class GemmCalibration {
  public:
   // Fits the floor and the surface to `points` (duplicates of a shape are averaged).
   static StatusOr<GemmCalibration> Fit(std::string gpu, DType dtype, RooflineSpec spec,
-                                       std::vector<GemmPoint> points);
+                                       const std::vector<GemmPoint>& points);
   // As read back from a model file: the fitted parts as they were written.
   static StatusOr<GemmCalibration> FromParts(std::string gpu, DType dtype, RooflineSpec spec,
                                              std::vector<GemmPoint> points, int64_t floor_ns,
