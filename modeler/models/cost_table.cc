@@ -4,8 +4,8 @@
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "modeler/models/text_file.h"
