@@ -1,4 +1,4 @@
-// Design: the collective cost model (../../../shared/DESIGN.md, "Estimation"): how long an NCCL
+// Design: the collective cost model (docs/architecture.md, "Estimation"): how long an NCCL
 // collective takes, by operation, message size, ranks, nodes, data type, algorithm and
 // protocol, on a fabric described by plain numbers (CollectiveFabric).
 //
