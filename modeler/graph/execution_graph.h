@@ -108,8 +108,15 @@ struct SyncSpec {
 struct CollectiveGroup {
   uint64_t comm_id = 0;
   uint64_t seq_number = 0;  // Of its first operation (CollectiveKey::ordinal).
+  // What the first record of its first operation says (NcclCollective: bytes per rank, as
+  // recorded; 0 = not known), for the collective cost model's calibration (modeler/models).
   schema::CollectiveOp op = schema::CollectiveOp::kUnspecified;
   uint64_t bytes = 0;
+  schema::DataType data_type = schema::DataType::kUnspecified;
+  schema::NcclAlgorithm algorithm = schema::NcclAlgorithm::kUnspecified;
+  schema::NcclProtocol protocol = schema::NcclProtocol::kUnspecified;
+  uint32_t channels = 0;
+  uint32_t operations = 1;       // Operations joined into it (NCCL ran them in the same kernels).
   std::vector<uint32_t> nodes;   // One GPU op per rank that took part.
   std::vector<int64_t> tail_ns;  // Per member: its measured end minus the earliest end (>= 0).
   int64_t transfer_ns = 0;       // Earliest measured end minus latest measured start.
@@ -185,6 +192,9 @@ class GraphBuilder {
   struct Operation {
     std::vector<uint32_t> nodes;  // The GPU op of each record (repeats: records fused in one).
     uint32_t index = 0;           // In key order; set by Finish.
+    // Its first record's description (CollectiveGroup::op ...): the records themselves are
+    // dropped after each rank when the job streams (LoadOptions::keep_events = false).
+    schema::CollectiveEvent first;
   };
   std::map<CollectiveKey, Operation> members_;
   std::vector<std::pair<CollectiveKey, CollectiveKey>> fused_;  // Operations sharing a GPU op.

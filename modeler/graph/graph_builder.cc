@@ -68,7 +68,9 @@ void GraphBuilder::AddRank(const RankTrace& rank, uint32_t rank_index) {
     g_.edges.reserve(g_.edges.size() * ranks);
   }
   for (const auto& m : builder.members) {
-    members_[m.key].nodes.push_back(m.node);
+    Operation& operation = members_[m.key];
+    if (operation.nodes.empty()) operation.first = *m.event;
+    operation.nodes.push_back(m.node);
     if (m.event->comm_size != 0) {
       comm_sizes_[m.key.comm_id] = m.event->comm_size;
       known_sizes_.insert(m.key.comm_id);
@@ -156,6 +158,14 @@ ExecutionGraph GraphBuilder::Finish(const std::vector<int64_t>& rank_offset_ns) 
     CollectiveGroup group;
     group.comm_id = first.comm_id;
     group.seq_number = first.ordinal;
+    const schema::CollectiveEvent& record = operations[part.front()].second->first;
+    group.op = record.op;
+    group.bytes = record.bytes;
+    group.data_type = record.data_type;
+    group.algorithm = record.algorithm;
+    group.protocol = record.protocol;
+    group.channels = record.channels;
+    group.operations = static_cast<uint32_t>(part.size());
     std::vector<uint32_t>& members = group.nodes;
     for (uint32_t i : part) {
       const std::vector<uint32_t>& nodes = operations[i].second->nodes;
