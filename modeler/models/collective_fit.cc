@@ -295,19 +295,6 @@ void FitOperation(CollectiveClass c, std::vector<FitPoint> points, const Collect
   out->rms_error = used ? std::sqrt(sum_sq / used) : 0;
 }
 
-int ProtocolIndex(NcclProtocol p) {
-  switch (p) {
-    case NcclProtocol::kLl:
-      return 0;
-    case NcclProtocol::kLl128:
-      return 1;
-    case NcclProtocol::kSimple:
-      return 2;
-    default:
-      return -1;
-  }
-}
-
 }  // namespace
 
 void AppendCalibration(const CalibrationSet& from, CalibrationSet* to) {

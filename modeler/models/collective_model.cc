@@ -20,20 +20,6 @@ constexpr NcclProtocol kProtocolOf[kProtocols] = {NcclProtocol::kLl, NcclProtoco
                                                   NcclProtocol::kSimple};
 constexpr int kSimple = 2;
 
-int ProtocolIndex(NcclProtocol p) {
-  switch (p) {
-    case NcclProtocol::kLl:
-      return 0;
-    case NcclProtocol::kLl128:
-      return 1;
-    case NcclProtocol::kSimple:
-      return 2;
-    case NcclProtocol::kUnspecified:
-      break;
-  }
-  return -1;
-}
-
 uint32_t CeilLog2(uint32_t v) {
   uint32_t bits = 0;
   while ((1u << bits) < v) ++bits;
@@ -54,6 +40,20 @@ std::string RankList(const std::vector<uint32_t>& ranks) {
 }
 
 }  // namespace
+
+int ProtocolIndex(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::kLl:
+      return 0;
+    case NcclProtocol::kLl128:
+      return 1;
+    case NcclProtocol::kSimple:
+      return 2;
+    case NcclProtocol::kUnspecified:
+      break;
+  }
+  return -1;
+}
 
 std::optional<CollectiveClass> ClassOf(schema::CollectiveOp op) {
   using schema::CollectiveOp;

@@ -62,6 +62,9 @@ enum class CollectiveClass : uint8_t {
 inline constexpr int kCollectiveClasses = 6;
 inline constexpr int kProtocols = 3;  // LL, LL128, Simple (NcclProtocol minus 1).
 
+// The index of `p` in kProtocols order; -1 for kUnspecified.
+int ProtocolIndex(schema::NcclProtocol p);
+
 std::optional<CollectiveClass> ClassOf(schema::CollectiveOp op);
 const char* ClassName(CollectiveClass c);  // "all_reduce", "all_gather", ...
 std::optional<CollectiveClass> ClassFromName(std::string_view name);
