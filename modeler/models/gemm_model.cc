@@ -229,6 +229,10 @@ std::string GemmModel::SourceText(const Prediction& prediction) const {
     case SourceKind::kRoofline:
       text = "roofline only";
       break;
+    case SourceKind::kClassFit:  // The non-GEMM kernel model's (kernel_model.h); never a GEMM's.
+    case SourceKind::kScaledKernel:
+      text = "not a GEMM model source";
+      break;
   }
   if (prediction.batch_folded) text += " (batch folded into m)";
   return text;
