@@ -93,9 +93,9 @@ KernelClass ByName(const Words& w) {
              "welford"})) {
     return KernelClass::kReduction;
   }
-  if (w.Any({"elementwise", "copy", "fill", "nchwtonhwc", "nhwctonchw", "transpose", "permute",
-             "cat", "dropout", "gelu", "silu", "relu", "sigmoid", "tanh", "where", "clamp",
-             "masked", "rotary", "cast"})) {
+  if (w.Any({"elementwise", "copy",   "fill",    "nchwtonhwc", "nhwctonchw", "transpose", "permute",
+             "catarray",    "concat", "dropout", "gelu",       "silu",       "relu",      "sigmoid",
+             "tanh",        "where",  "clamp",   "masked",     "rotary",     "cast"})) {
     return KernelClass::kElementwise;
   }
   return KernelClass::kOther;

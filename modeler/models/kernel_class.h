@@ -23,7 +23,8 @@
 //                  indexfunc, gather, scatter, take_kernel, bounds_check_indices,
 //                  linearize_index, jagged, sparse_features, permute_2d, permute_indices;
 //   reduction      reduce, scan, cumsum, pool, argmax, argmin, topk, nll, cross_entropy;
-//   elementwise    elementwise, copy, fill, nchwtonhwc, nhwctonchw, transpose, permute, cat,
+//   elementwise    elementwise, copy, fill, nchwtonhwc, nhwctonchw, transpose, permute,
+//                  catarray, concat (not any "cat": broadcast, truncate, locate),
 //                  dropout, activations (gelu, silu, relu, sigmoid, tanh), where, clamp,
 //                  masked, rotary, cast;
 //   copies         memcpy, memset (a trace's copy records as Kineto names them).

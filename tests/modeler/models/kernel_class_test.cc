@@ -180,6 +180,7 @@ constexpr Case kCases[] = {
     {"triton__0d1d2d3d4d5d6d7d8d9d10d11d12d13d14", "CompiledFunction", KernelClass::kOther},
     {"void at::native::(anonymous namespace)::searchsorted_cuda_kernel<float, long>(long*, ...)",
      "aten::bucketize", KernelClass::kOther},
+    {"void truncate_locate_kernel(int)", "", KernelClass::kOther},  // No "cat" of a cat kernel.
     // The op names what the kernel's name does not.
     {"my_custom_kernel", "aten::_scaled_dot_product_flash_attention", KernelClass::kAttention},
     {"my_custom_kernel", "aten::matmul", KernelClass::kGemm},
