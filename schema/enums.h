@@ -17,7 +17,7 @@
 
 #define LUMOS_ENUM_CHANNEL(X)                                                          \
   X(Unspecified, 0) X(CuptiActivity, 1) X(CuptiCallback, 2) X(NcclPlugin, 3) X(NcclWrappers, 4) \
-  X(Nvtx, 5)
+  X(Nvtx, 5) X(Cublas, 6)
 
 #define LUMOS_ENUM_LAUNCH_TYPE(X) X(Unspecified, 0) X(Regular, 1) X(Cooperative, 2) X(Cluster, 3)
 
@@ -52,7 +52,8 @@
 #define LUMOS_ENUM_DATA_TYPE(X)                                                            \
   X(Unspecified, 0) X(Int8, 1) X(Uint8, 2) X(Int32, 3) X(Uint32, 4) X(Int64, 5) X(Uint64, 6) \
   X(Float16, 7) X(Float32, 8) X(Float64, 9) X(Bfloat16, 10) X(Float8E4m3, 11)             \
-  X(Float8E5m2, 12)
+  X(Float8E5m2, 12) X(ComplexFloat16, 13) X(ComplexBfloat16, 14) X(ComplexFloat32, 15)      \
+  X(ComplexFloat64, 16) X(Float6E2m3, 17) X(Float6E3m2, 18) X(Float4E2m1, 19)
 
 #define LUMOS_ENUM_REDUCE_OP(X) \
   X(Unspecified, 0) X(Sum, 1) X(Prod, 2) X(Max, 3) X(Min, 4) X(Avg, 5)
@@ -69,6 +70,23 @@
 #define LUMOS_ENUM_LOSS_SOURCE(X)                                                           \
   X(Unspecified, 0) X(RingFull, 1) X(CuptiDropped, 2) X(BufferPoolEmpty, 3) X(WriteFailed, 4) \
   X(FileLimit, 5) X(ImportSkipped, 6) X(ChannelFailed, 7) X(ChannelLimit, 8)
+
+#define LUMOS_ENUM_GEMM_API(X)                                                                \
+  X(Unspecified, 0) X(CublasGemm, 1) X(CublasGemmBatched, 2) X(CublasGemmStridedBatched, 3)    \
+  X(CublasGemmEx, 4) X(CublasGemmBatchedEx, 5) X(CublasGemmStridedBatchedEx, 6)              \
+  X(CublasltMatmul, 7) X(FrameworkMatmul, 8) X(FrameworkAttention, 9)
+
+#define LUMOS_ENUM_GEMM_TRANSPOSE(X) X(Unspecified, 0) X(N, 1) X(T, 2) X(C, 3) X(Conjg, 4)
+
+#define LUMOS_ENUM_GEMM_COMPUTE_TYPE(X)                                                       \
+  X(Unspecified, 0) X(Float16, 1) X(Float16Pedantic, 2) X(Float32, 3) X(Float32Pedantic, 4)   \
+  X(Float32FastFloat16, 5) X(Float32FastBfloat16, 6) X(Float32FastTf32, 7)                   \
+  X(Float32EmulatedBf16x9, 8) X(Float64, 9) X(Float64Pedantic, 10)                           \
+  X(Float64EmulatedFixedpoint, 11) X(Int32, 12) X(Int32Pedantic, 13)
+
+#define LUMOS_ENUM_GEMM_MATH_MODE(X)                                                      \
+  X(Unspecified, 0) X(Default, 1) X(TensorOp, 2) X(Pedantic, 3) X(Tf32TensorOp, 4)       \
+  X(Fp32EmulatedBf16x9, 5) X(Fp64EmulatedFixedpoint, 6)
 
 // (C++ enum, X-macro list, proto enum name, proto value prefix)
 #define LUMOS_ALL_ENUMS(Y)                                               \
@@ -90,7 +108,11 @@
   Y(NcclAlgorithm, LUMOS_ENUM_NCCL_ALGORITHM, "NcclAlgorithm", "NCCL_ALGORITHM_") \
   Y(NcclProtocol, LUMOS_ENUM_NCCL_PROTOCOL, "NcclProtocol", "NCCL_PROTOCOL_") \
   Y(WindowTrigger, LUMOS_ENUM_WINDOW_TRIGGER, "WindowTrigger", "WINDOW_TRIGGER_") \
-  Y(LossSource, LUMOS_ENUM_LOSS_SOURCE, "LossSource", "LOSS_SOURCE_")
+  Y(LossSource, LUMOS_ENUM_LOSS_SOURCE, "LossSource", "LOSS_SOURCE_")   \
+  Y(GemmApi, LUMOS_ENUM_GEMM_API, "GemmApi", "GEMM_API_")               \
+  Y(GemmTranspose, LUMOS_ENUM_GEMM_TRANSPOSE, "GemmTranspose", "GEMM_TRANSPOSE_") \
+  Y(GemmComputeType, LUMOS_ENUM_GEMM_COMPUTE_TYPE, "GemmComputeType", "GEMM_COMPUTE_TYPE_") \
+  Y(GemmMathMode, LUMOS_ENUM_GEMM_MATH_MODE, "GemmMathMode", "GEMM_MATH_MODE_")
 
 // clang-format on
 
@@ -103,29 +125,46 @@ LUMOS_ALL_ENUMS(LUMOS_INTERNAL_DECLARE_ENUM)
 #undef LUMOS_INTERNAL_DECLARE_ENUM
 #undef LUMOS_INTERNAL_ENUM_VALUE
 
-// Bytes per element of a collective's data type; 0 when unspecified.
-constexpr uint32_t DataTypeBytes(DataType type) {
+// Bits per element of a data type (a complex one: both parts); 0 when unspecified.
+constexpr uint32_t DataTypeBits(DataType type) {
   switch (type) {
+    case DataType::kFloat4E2m1:
+      return 4;
+    case DataType::kFloat6E2m3:
+    case DataType::kFloat6E3m2:
+      return 6;
     case DataType::kInt8:
     case DataType::kUint8:
     case DataType::kFloat8E4m3:
     case DataType::kFloat8E5m2:
-      return 1;
+      return 8;
     case DataType::kFloat16:
     case DataType::kBfloat16:
-      return 2;
+      return 16;
     case DataType::kInt32:
     case DataType::kUint32:
     case DataType::kFloat32:
-      return 4;
+    case DataType::kComplexFloat16:
+    case DataType::kComplexBfloat16:
+      return 32;
     case DataType::kInt64:
     case DataType::kUint64:
     case DataType::kFloat64:
-      return 8;
+    case DataType::kComplexFloat32:
+      return 64;
+    case DataType::kComplexFloat64:
+      return 128;
     case DataType::kUnspecified:
       break;
   }
   return 0;
+}
+
+// Bytes per element (a collective's count times this is its size); 0 when unspecified or
+// smaller than a byte (FP6, FP4: see DataTypeBits).
+constexpr uint32_t DataTypeBytes(DataType type) {
+  const uint32_t bits = DataTypeBits(type);
+  return bits % 8 == 0 ? bits / 8 : 0;
 }
 
 }  // namespace lumos::schema

@@ -10,7 +10,7 @@ namespace lumos::schema {
 
 // Bump kSchemaMajor only for changes old readers cannot read; bump kSchemaMinor for additions.
 inline constexpr uint32_t kSchemaMajor = 2;
-inline constexpr uint32_t kSchemaMinor = 1;
+inline constexpr uint32_t kSchemaMinor = 2;
 // Readers read every major from this one to kSchemaMajor (1.x: one row packet per event).
 inline constexpr uint32_t kOldestReadableMajor = 1;
 
@@ -72,6 +72,9 @@ inline constexpr uint32_t kNvtxColumns = 28;
 inline constexpr uint32_t kHostRangeColumns = 29;
 inline constexpr uint32_t kCollectiveColumns = 30;
 inline constexpr uint32_t kColumnsOffset = kKernelColumns - kKernel;
+// Schema 2.2: GEMM calls, columns (written) and their row form (the field definition).
+inline constexpr uint32_t kGemmCallColumns = 31;
+inline constexpr uint32_t kGemmCall = 32;
 }  // namespace packet_field
 
 // Fields every *Columns message shares (column N is field N of the row message).

@@ -20,7 +20,7 @@ using internal::TrimSpaces;
 
 constexpr schema::Channel kAllChannels[] = {
     schema::Channel::kCuptiActivity, schema::Channel::kCuptiCallback, schema::Channel::kNcclPlugin,
-    schema::Channel::kNcclWrappers,  schema::Channel::kNvtx,
+    schema::Channel::kNcclWrappers,  schema::Channel::kNvtx,          schema::Channel::kCublas,
 };
 
 // Every variable the agent reads, and the names Lumos's own tools read (scripts/), so a name
@@ -232,6 +232,8 @@ std::string_view ChannelName(schema::Channel channel) {
       return "nccl_wrappers";
     case schema::Channel::kNvtx:
       return "nvtx";
+    case schema::Channel::kCublas:
+      return "cublas";
     case schema::Channel::kUnspecified:
       break;
   }
@@ -272,7 +274,7 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env, const std::vector<std::
     if (!channels) {
       reader.Warn("LUMOS_CHANNELS", *text,
                   "not \"all\" or a comma list of cupti_activity, cupti_callback, nccl_plugin, "
-                  "nccl_wrappers, nvtx",
+                  "nccl_wrappers, nvtx, cublas",
                   "the default all");
     }
     config.channels = channels.value_or(ChannelSet::All());

@@ -9,7 +9,7 @@
 //   LUMOS_ENABLE              1            0/1, false/true, no/yes, off/on
 //   LUMOS_OUTPUT_DIR          "."          at most 4095 bytes, no control characters
 //   LUMOS_CHANNELS            all          comma list of cupti_activity, cupti_callback,
-//                                          nccl_plugin, nccl_wrappers, nvtx; or "all"
+//                                          nccl_plugin, nccl_wrappers, nvtx, cublas; or "all"
 //   LUMOS_RING_BYTES          1M           64K..1G, rounded down to a power of two
 //   LUMOS_ARENA_BYTES         max(64M, 4 rings)  1M..64G, and at least 2 rings
 //   LUMOS_CUPTI_BUFFER_BYTES  8M           64K..1G, rounded down to a multiple of 8

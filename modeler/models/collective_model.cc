@@ -169,6 +169,21 @@ const char* DataTypeName(schema::DataType t) {
       return "float8_e4m3";
     case DataType::kFloat8E5m2:
       return "float8_e5m2";
+    // Schema 2.2's GEMM operand types; no NCCL collective has them.
+    case DataType::kComplexFloat16:
+      return "complex_float16";
+    case DataType::kComplexBfloat16:
+      return "complex_bfloat16";
+    case DataType::kComplexFloat32:
+      return "complex_float32";
+    case DataType::kComplexFloat64:
+      return "complex_float64";
+    case DataType::kFloat6E2m3:
+      return "float6_e2m3";
+    case DataType::kFloat6E3m2:
+      return "float6_e3m2";
+    case DataType::kFloat4E2m1:
+      return "float4_e2m1";
     case DataType::kUnspecified:
       break;
   }

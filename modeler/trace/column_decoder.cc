@@ -76,6 +76,8 @@ const char* KindName(uint32_t packet_field) {
       return "HostRangeColumns";
     case pf::kCollectiveColumns:
       return "NcclCollectiveColumns";
+    case pf::kGemmCallColumns:
+      return "GemmCallColumns";
     default:
       return "?";
   }
@@ -89,7 +91,8 @@ T As(uint64_t v) {
 }  // namespace
 
 bool ColumnDecoder::IsColumnsField(uint32_t packet_field) {
-  return packet_field >= pf::kKernelColumns && packet_field <= pf::kCollectiveColumns;
+  return (packet_field >= pf::kKernelColumns && packet_field <= pf::kCollectiveColumns) ||
+         packet_field == pf::kGemmCallColumns;
 }
 
 // Finds the columns of the message; decodes nothing yet.
@@ -477,6 +480,38 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
           e.thread_id = As<uint32_t>(thread[i]);
           e.comm_size = As<uint32_t>(comm_size[i]);
           e.has_host_time = host_time[i] != 0;
+        }
+      });
+    case pf::kGemmCallColumns:
+      Delta({19, 20});
+      return DecodeKind(&out->gemm_calls, [&](schema::GemmCallEvent* events, size_t n) {
+        const uint64_t *dur = c(1), *thread = c(2), *api = c(3), *m = c(4), *n_ = c(5), *k = c(6);
+        const uint64_t *batch = c(7), *ta = c(8), *tb = c(9), *at = c(10), *bt = c(11);
+        const uint64_t *ct = c(12), *dt = c(13), *compute = c(14), *math = c(15), *stream = c(16);
+        const uint64_t *rc = c(17), *nm = c(18), *ext = c(19), *corr = c(20);
+        for (size_t i = 0; i < n; ++i) {
+          schema::GemmCallEvent& e = events[i];
+          e.start_ns = static_cast<int64_t>(start[i]);
+          e.duration_ns = dur[i];
+          e.thread_id = As<uint32_t>(thread[i]);
+          e.api = As<GemmApi>(api[i]);
+          e.m = m[i];
+          e.n = n_[i];
+          e.k = k[i];
+          e.batch_count = batch[i];
+          e.transa = As<GemmTranspose>(ta[i]);
+          e.transb = As<GemmTranspose>(tb[i]);
+          e.a_type = As<DataType>(at[i]);
+          e.b_type = As<DataType>(bt[i]);
+          e.c_type = As<DataType>(ct[i]);
+          e.d_type = As<DataType>(dt[i]);
+          e.compute_type = As<GemmComputeType>(compute[i]);
+          e.math_mode = As<GemmMathMode>(math[i]);
+          e.stream_id = stream[i];
+          e.return_code = static_cast<int32_t>(ZigZagDecode(rc[i]));
+          e.name = name(nm[i]);
+          e.external_id = ext[i];
+          e.correlation_id = corr[i];
         }
       });
     default:

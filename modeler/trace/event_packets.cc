@@ -175,6 +175,33 @@ schema::CollectiveEvent CollectiveFromRow(const pb::NcclCollective& r, int64_t s
   return e;
 }
 
+schema::GemmCallEvent GemmCallFromRow(const pb::GemmCall& r, int64_t start_ns,
+                                      const InternTable& strings) {
+  schema::GemmCallEvent e;
+  e.start_ns = start_ns;
+  e.duration_ns = r.duration_ns();
+  e.thread_id = r.thread_id();
+  e.api = static_cast<schema::GemmApi>(r.api());
+  e.m = r.m();
+  e.n = r.n();
+  e.k = r.k();
+  e.batch_count = r.batch_count();
+  e.transa = static_cast<schema::GemmTranspose>(r.transa());
+  e.transb = static_cast<schema::GemmTranspose>(r.transb());
+  e.a_type = static_cast<schema::DataType>(r.a_type());
+  e.b_type = static_cast<schema::DataType>(r.b_type());
+  e.c_type = static_cast<schema::DataType>(r.c_type());
+  e.d_type = static_cast<schema::DataType>(r.d_type());
+  e.compute_type = static_cast<schema::GemmComputeType>(r.compute_type());
+  e.math_mode = static_cast<schema::GemmMathMode>(r.math_mode());
+  e.stream_id = r.stream_id();
+  e.return_code = r.return_code();
+  e.name = strings.Get(r.name_iid());
+  e.external_id = r.external_id();
+  e.correlation_id = r.correlation_id();
+  return e;
+}
+
 }  // namespace
 
 bool AppendEventFromPacket(const pb::TracePacket& packet, int64_t start_ns,
@@ -206,6 +233,9 @@ bool AppendEventFromPacket(const pb::TracePacket& packet, int64_t start_ns,
       return true;
     case pb::TracePacket::kCollective:
       out->collectives.push_back(CollectiveFromRow(packet.collective(), start_ns));
+      return true;
+    case pb::TracePacket::kGemmCall:
+      out->gemm_calls.push_back(GemmCallFromRow(packet.gemm_call(), start_ns, strings));
       return true;
     default:
       return false;
@@ -393,6 +423,33 @@ void EventToPacket(const schema::CollectiveEvent& e, const InternTable& /*string
   r->set_thread_id(e.thread_id);
   r->set_comm_size(e.comm_size);
   r->set_has_host_time(e.has_host_time);
+}
+
+void EventToPacket(const schema::GemmCallEvent& e, const InternTable& strings,
+                   int64_t start_delta_ns, pb::TracePacket* packet) {
+  packet->Clear();
+  packet->set_start_delta_ns(start_delta_ns);
+  pb::GemmCall* r = packet->mutable_gemm_call();
+  r->set_duration_ns(e.duration_ns);
+  r->set_thread_id(e.thread_id);
+  r->set_api(static_cast<pb::GemmApi>(e.api));
+  r->set_m(e.m);
+  r->set_n(e.n);
+  r->set_k(e.k);
+  r->set_batch_count(e.batch_count);
+  r->set_transa(static_cast<pb::GemmTranspose>(e.transa));
+  r->set_transb(static_cast<pb::GemmTranspose>(e.transb));
+  r->set_a_type(static_cast<pb::DataType>(e.a_type));
+  r->set_b_type(static_cast<pb::DataType>(e.b_type));
+  r->set_c_type(static_cast<pb::DataType>(e.c_type));
+  r->set_d_type(static_cast<pb::DataType>(e.d_type));
+  r->set_compute_type(static_cast<pb::GemmComputeType>(e.compute_type));
+  r->set_math_mode(static_cast<pb::GemmMathMode>(e.math_mode));
+  r->set_stream_id(e.stream_id);
+  r->set_return_code(e.return_code);
+  r->set_name_iid(strings.IidOf(e.name));
+  r->set_external_id(e.external_id);
+  r->set_correlation_id(e.correlation_id);
 }
 
 }  // namespace lumos::modeler

@@ -15,7 +15,7 @@
 namespace lumos::modeler {
 
 // Appends the event held by `packet` (start time `start_ns`) to `out` and returns true; returns
-// false, appending nothing, when the packet is not one of the nine frequent kinds.
+// false, appending nothing, when the packet is not one of the frequent kinds.
 bool AppendEventFromPacket(const pb::TracePacket& packet, int64_t start_ns,
                            const InternTable& strings, FrameEvents* out);
 
@@ -38,6 +38,8 @@ void EventToPacket(const schema::NvtxEvent& e, const InternTable& strings, int64
 void EventToPacket(const schema::HostRangeEvent& e, const InternTable& strings,
                    int64_t start_delta_ns, pb::TracePacket* packet);
 void EventToPacket(const schema::CollectiveEvent& e, const InternTable& strings,
+                   int64_t start_delta_ns, pb::TracePacket* packet);
+void EventToPacket(const schema::GemmCallEvent& e, const InternTable& strings,
                    int64_t start_delta_ns, pb::TracePacket* packet);
 
 }  // namespace lumos::modeler

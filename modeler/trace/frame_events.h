@@ -58,12 +58,14 @@ struct FrameEvents {
   EventList<schema::NvtxEvent> nvtx;
   EventList<schema::HostRangeEvent> host_ranges;
   EventList<schema::CollectiveEvent> collectives;
-  std::vector<RowPacket> rows;  // In file order.
+  EventList<schema::GemmCallEvent> gemm_calls;  // Schema 2.2.
+  std::vector<RowPacket> rows;                  // In file order.
 
   // Events of the frequent kinds.
   uint64_t column_events() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() +
-           cuda_events.size() + nvtx.size() + host_ranges.size() + collectives.size();
+           cuda_events.size() + nvtx.size() + host_ranges.size() + collectives.size() +
+           gemm_calls.size();
   }
   void Clear() {
     kernels.clear();
@@ -75,6 +77,7 @@ struct FrameEvents {
     nvtx.clear();
     host_ranges.clear();
     collectives.clear();
+    gemm_calls.clear();
     rows.clear();
   }
 };

@@ -31,6 +31,8 @@ uint64_t EventDurationNs(const pb::TracePacket& packet) {
       int64_t gpu_end = c.gpu_start_offset_ns() + static_cast<int64_t>(c.gpu_duration_ns());
       return std::max<uint64_t>(c.duration_ns(), gpu_end > 0 ? static_cast<uint64_t>(gpu_end) : 0);
     }
+    case pb::TracePacket::kGemmCall:
+      return packet.gemm_call().duration_ns();
     case pb::TracePacket::kCaptureWindow:
       return packet.capture_window().duration_ns();
     case pb::TracePacket::kLoss:
@@ -73,6 +75,10 @@ template std::string_view EnumShortName(pb::DataType);
 template std::string_view EnumShortName(pb::CopyKind);
 template std::string_view EnumShortName(pb::NcclAlgorithm);
 template std::string_view EnumShortName(pb::NcclProtocol);
+template std::string_view EnumShortName(pb::GemmApi);
+template std::string_view EnumShortName(pb::GemmTranspose);
+template std::string_view EnumShortName(pb::GemmComputeType);
+template std::string_view EnumShortName(pb::GemmMathMode);
 template std::string_view EnumShortName(pb::HostRangeCategory);
 template std::string_view EnumShortName(pb::NvtxKind);
 template std::string_view EnumShortName(pb::Producer);

@@ -200,7 +200,9 @@ Status DeliverAsPackets(const FrameEvents& events, const InternTable& strings, i
   LUMOS_RETURN_IF_ERROR(DeliverKind(events.nvtx, strings, base_ns, packet, context, callback));
   LUMOS_RETURN_IF_ERROR(
       DeliverKind(events.host_ranges, strings, base_ns, packet, context, callback));
-  return DeliverKind(events.collectives, strings, base_ns, packet, context, callback);
+  LUMOS_RETURN_IF_ERROR(
+      DeliverKind(events.collectives, strings, base_ns, packet, context, callback));
+  return DeliverKind(events.gemm_calls, strings, base_ns, packet, context, callback);
 }
 
 std::string Where(const std::string& path, uint64_t offset) {
@@ -507,8 +509,9 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
         why = "packet " + std::to_string(packet_index) + " does not parse as a TracePacket";
         break;
       }
-      if (row->data_case() >= pb::TracePacket::kKernelColumns &&
-          row->data_case() <= pb::TracePacket::kCollectiveColumns) {
+      if ((row->data_case() >= pb::TracePacket::kKernelColumns &&
+           row->data_case() <= pb::TracePacket::kCollectiveColumns) ||
+          row->data_case() == pb::TracePacket::kGemmCallColumns) {
         // A column packet FindColumns could not walk: a group field (wire types 3/4, which
         // libprotobuf skips and no writer sends) before the columns. As a row its events would
         // reach ReadFrames' caller as an undecoded RowPacket and ReadPackets' caller as one

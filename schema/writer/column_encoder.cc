@@ -383,6 +383,35 @@ void ColumnEncoder::EncodeCollectives() {
   collectives_.clear();
 }
 
+void ColumnEncoder::EncodeGemmCalls() {
+  const auto& v = gemm_calls_;
+  Set(9).Encode(v.size(), [&](ColumnSet& b) {
+    StartColumn(&b, v);
+    b.Column(1, [&](size_t i) { return v[i].duration_ns; });
+    b.Column(2, [&](size_t i) { return U(v[i].thread_id); });
+    b.Column(3, [&](size_t i) { return U(v[i].api); });
+    b.Column(4, [&](size_t i) { return v[i].m; });
+    b.Column(5, [&](size_t i) { return v[i].n; });
+    b.Column(6, [&](size_t i) { return v[i].k; });
+    b.Column(7, [&](size_t i) { return v[i].batch_count; });
+    b.Column(8, [&](size_t i) { return U(v[i].transa); });
+    b.Column(9, [&](size_t i) { return U(v[i].transb); });
+    b.Column(10, [&](size_t i) { return U(v[i].a_type); });
+    b.Column(11, [&](size_t i) { return U(v[i].b_type); });
+    b.Column(12, [&](size_t i) { return U(v[i].c_type); });
+    b.Column(13, [&](size_t i) { return U(v[i].d_type); });
+    b.Column(14, [&](size_t i) { return U(v[i].compute_type); });
+    b.Column(15, [&](size_t i) { return U(v[i].math_mode); });
+    b.Column(16, [&](size_t i) { return v[i].stream_id; });
+    b.Column(17, [&](size_t i) { return schema::ZigZagEncode(v[i].return_code); });
+    b.Column(18, [&](size_t i) { return gemm_call_names_[i]; });
+    b.DeltaColumn(19, [&](size_t i) { return v[i].external_id; });
+    b.DeltaColumn(20, [&](size_t i) { return v[i].correlation_id; });
+  });
+  gemm_calls_.clear();
+  gemm_call_names_.clear();
+}
+
 ColumnSet& ColumnEncoder::Set(size_t kind) {
   if (sets_[kind] == nullptr) sets_[kind] = std::make_unique<ColumnSet>();
   ColumnSet& set = *sets_[kind];
@@ -400,15 +429,16 @@ void ColumnEncoder::EncodePending() {
   if (!nvtx_.empty()) EncodeNvtx();
   if (!host_ranges_.empty()) EncodeHostRanges();
   if (!collectives_.empty()) EncodeCollectives();
+  if (!gemm_calls_.empty()) EncodeGemmCalls();
 }
 
 uint64_t ColumnEncoder::EncodeAndClear(int64_t base_time_ns, WireBuffer* out) {
   base_time_ns_ = base_time_ns;
   EncodePending();
   static constexpr uint32_t kFields[kKinds] = {
-      pf::kKernelColumns, pf::kApiCallColumns,   pf::kMemcpyColumns,
-      pf::kMemsetColumns, pf::kSyncColumns,      pf::kCudaEventColumns,
-      pf::kNvtxColumns,   pf::kHostRangeColumns, pf::kCollectiveColumns};
+      pf::kKernelColumns,     pf::kApiCallColumns,   pf::kMemcpyColumns, pf::kMemsetColumns,
+      pf::kSyncColumns,       pf::kCudaEventColumns, pf::kNvtxColumns,   pf::kHostRangeColumns,
+      pf::kCollectiveColumns, pf::kGemmCallColumns};
   uint64_t packets = 0;
   for (size_t kind = 0; kind < kKinds; ++kind) {
     if (sets_[kind] == nullptr || sets_[kind]->encoded() == 0) continue;

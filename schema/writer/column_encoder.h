@@ -1,12 +1,13 @@
 // Design: the columnar half of a schema-2 frame (schema/lumos/trace.proto, "Columnar
-// frames"): one `*Columns` packet per frequent kind, each field a packed column, so times and
-// ids of one kind sit next to each other and compress well. Events are kept as plain structs
-// (one copy each, names already interned by the caller) in a chunk of kChunk per kind; a full
-// chunk is encoded into the kind's column buffers at once (ColumnSet, block by block), so the
-// structs are still in cache when the columns read them. TakeFrame's EncodeAndClear encodes
-// what is left and writes the packets. Zero columns are left out, constant ones hold one value.
-// Single-threaded: part of the PacketEncoder, owned by the writer thread. Nothing allocates per
-// event once the buffers have grown to a frame's working size.
+// frames"): one `*Columns` packet per frequent kind (ten: schema 2.0's nine and, from 2.2, GEMM
+// calls), each field a packed column, so times and ids of one kind sit next to each other and
+// compress well. Events are kept as plain structs (one copy each, names already interned by the
+// caller) in a chunk of kChunk per kind; a full chunk is encoded into the kind's column buffers
+// at once (ColumnSet, block by block), so the structs are still in cache when the columns read
+// them. TakeFrame's EncodeAndClear encodes what is left and writes the packets. Zero columns are
+// left out, constant ones hold one value. Single-threaded: part of the PacketEncoder, owned by
+// the writer thread. Nothing allocates per event once the buffers have grown to a frame's
+// working size.
 #pragma once
 
 #include <cstddef>
@@ -87,6 +88,12 @@ class ColumnEncoder {
     collectives_.push_back(e);
     if (collectives_.size() == kChunk) EncodeCollectives();
   }
+  void Add(const GemmCallEvent& e, uint64_t name_iid) {
+    Note(9);
+    gemm_calls_.push_back(e);
+    gemm_call_names_.push_back(name_iid);
+    if (gemm_calls_.size() == kChunk) EncodeGemmCalls();
+  }
 
   // Events waiting, and an estimate of their encoded size (before compression).
   uint64_t events() const { return events_; }
@@ -100,7 +107,7 @@ class ColumnEncoder {
   uint64_t EncodeAndClear(int64_t base_time_ns, WireBuffer* out);
 
  private:
-  static constexpr size_t kKinds = 9;
+  static constexpr size_t kKinds = 10;
   void Note(unsigned kind) {
     ++events_;
     kinds_with_events_ |= 1u << kind;
@@ -117,6 +124,7 @@ class ColumnEncoder {
   void EncodeNvtx();
   void EncodeHostRanges();
   void EncodeCollectives();
+  void EncodeGemmCalls();
 
   std::vector<KernelEvent> kernels_;
   std::vector<uint64_t> kernel_names_;
@@ -132,6 +140,8 @@ class ColumnEncoder {
   std::vector<HostRangeEvent> host_ranges_;
   std::vector<uint64_t> host_range_names_;
   std::vector<CollectiveEvent> collectives_;
+  std::vector<GemmCallEvent> gemm_calls_;
+  std::vector<uint64_t> gemm_call_names_;
   uint64_t events_ = 0;
   unsigned kinds_with_events_ = 0;  // Bit per kind, in the order of the Encode* functions.
   int64_t base_time_ns_ = 0;

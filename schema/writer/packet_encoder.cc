@@ -136,6 +136,11 @@ void PacketEncoder::Add(const CollectiveEvent& e) {
   columns_.Add(e);
 }
 
+void PacketEncoder::Add(const GemmCallEvent& e) {
+  NoteTime(e.start_ns);
+  columns_.Add(e, Intern(e.name));
+}
+
 void PacketEncoder::Add(const CommunicatorEvent& e) {
   Slots s = BeginPacket(pf::kCommunicator, e.start_ns,
                         kEventBound + e.name.size() + e.global_ranks.size() * 10);

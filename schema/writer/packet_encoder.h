@@ -31,6 +31,7 @@ class PacketEncoder {
   void Add(const NvtxEvent& e);
   void Add(const HostRangeEvent& e);
   void Add(const CollectiveEvent& e);
+  void Add(const GemmCallEvent& e);
   void Add(const CommunicatorEvent& e);
   void Add(const CaptureWindowEvent& e);
   void Add(const LossEvent& e);

@@ -184,6 +184,32 @@ struct CollectiveEvent {
   bool operator==(const CollectiveEvent&) const = default;
 };
 
+// A GEMM problem (GemmCall, schema 2.2): D = op(A) op(B) (+ C), op(A) m x k, op(B) k x n,
+// batch_count times; the call's host span on thread_id.
+struct GemmCallEvent {
+  int64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t thread_id = 0;
+  GemmApi api = GemmApi::kUnspecified;
+  uint64_t m = 0, n = 0, k = 0;
+  uint64_t batch_count = 0;
+  GemmTranspose transa = GemmTranspose::kUnspecified;
+  GemmTranspose transb = GemmTranspose::kUnspecified;
+  DataType a_type = DataType::kUnspecified;
+  DataType b_type = DataType::kUnspecified;
+  DataType c_type = DataType::kUnspecified;
+  DataType d_type = DataType::kUnspecified;
+  GemmComputeType compute_type = GemmComputeType::kUnspecified;
+  GemmMathMode math_mode = GemmMathMode::kUnspecified;
+  uint64_t stream_id = 0;
+  int32_t return_code = 0;
+  std::string_view name;  // Imported: the operator; empty for the agent's.
+  uint64_t external_id = 0;
+  uint64_t correlation_id = 0;  // The launch it made, when known (0: linked by span).
+  // Field by field; names compare by content.
+  bool operator==(const GemmCallEvent&) const = default;
+};
+
 struct CommunicatorEvent {
   int64_t start_ns = 0;
   uint64_t comm_id = 0;

@@ -7,6 +7,8 @@
 
 #include <cctype>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "schema/format.h"
 #include "schema/lumos/trace.pb.h"
@@ -87,7 +89,9 @@ TEST(EnumsTest, PacketFieldNumbersMatchTheProto) {
   EXPECT_EQ(number("nvtx_columns"), pf::kNvtxColumns);
   EXPECT_EQ(number("host_range_columns"), pf::kHostRangeColumns);
   EXPECT_EQ(number("collective_columns"), pf::kCollectiveColumns);
-  EXPECT_EQ(packet->field_count(), 29);  // Update this test when a packet kind is added.
+  EXPECT_EQ(number("gemm_call_columns"), pf::kGemmCallColumns);
+  EXPECT_EQ(number("gemm_call"), pf::kGemmCall);
+  EXPECT_EQ(packet->field_count(), 31);  // Update this test when a packet kind is added.
   EXPECT_EQ(kTracePacketTag, (::lumos::trace::Trace::kPacketFieldNumber << 3) | 2);
 }
 
@@ -97,10 +101,15 @@ TEST(EnumsTest, PacketFieldNumbersMatchTheProto) {
 TEST(EnumsTest, ColumnMessagesMirrorTheirRowMessages) {
   const auto* packet = ::lumos::trace::TracePacket::descriptor();
   int kinds = 0;
+  // (row, columns): the nine of schema 2.0 at a fixed offset, then GEMM calls (2.2).
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
   for (uint32_t row = packet_field::kKernel; row <= packet_field::kCollective; ++row) {
+    pairs.emplace_back(row, row + packet_field::kColumnsOffset);
+  }
+  pairs.emplace_back(packet_field::kGemmCall, packet_field::kGemmCallColumns);
+  for (const auto& [row, column] : pairs) {
     const auto* row_field = packet->FindFieldByNumber(static_cast<int>(row));
-    const auto* column_field =
-        packet->FindFieldByNumber(static_cast<int>(row + packet_field::kColumnsOffset));
+    const auto* column_field = packet->FindFieldByNumber(static_cast<int>(column));
     ASSERT_NE(row_field, nullptr);
     ASSERT_NE(column_field, nullptr);
     const auto* rows = row_field->message_type();
@@ -125,7 +134,7 @@ TEST(EnumsTest, ColumnMessagesMirrorTheirRowMessages) {
     EXPECT_EQ(columns->field_count(), rows->field_count() + extra) << columns->name();
     ++kinds;
   }
-  EXPECT_EQ(kinds, 9);
+  EXPECT_EQ(kinds, 10);
 }
 
 }  // namespace

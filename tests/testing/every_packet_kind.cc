@@ -63,6 +63,24 @@ void WriteEveryPacketKind(const std::string& path) {
                         2,
                         true});
   w.Add(CommunicatorEvent{t + 100, 0xC0FFEE, 1, 2, 0, "default_pg", {0, 1}});
+  // Schema 2.2: the GEMM problem of the call that launched sm90_gemm (its span holds the
+  // launch on thread 11).
+  w.Add(GemmCallEvent{.start_ns = t + 1'800,
+                      .duration_ns = 4'000,
+                      .thread_id = 11,
+                      .api = GemmApi::kCublasltMatmul,
+                      .m = 4096,
+                      .n = 1024,
+                      .k = 8192,
+                      .batch_count = 1,
+                      .transa = GemmTranspose::kT,
+                      .transb = GemmTranspose::kN,
+                      .a_type = DataType::kBfloat16,
+                      .b_type = DataType::kBfloat16,
+                      .c_type = DataType::kBfloat16,
+                      .d_type = DataType::kBfloat16,
+                      .compute_type = GemmComputeType::kFloat32,
+                      .stream_id = 7});
   w.Add(LossEvent{t + 90'000, 1'000, LossSource::kRingFull, 3, 11, "ring of thread 11 full"});
   // Schema 2.1: the rank the agent learned from the NCCL world communicator (the header's).
   LUMOS_CHECK(w.Close(static_cast<uint64_t>(t + 100'000),

@@ -1,5 +1,6 @@
-// Test support: a trace holding every packet kind with known field values, used for the
-// golden file of each released schema version (tests/data/schema_vX.Y/) and by exporters.
+// Test support: a trace holding every packet kind with known field values (those of the current
+// schema: a GEMM call from 2.2 on), used for the golden file of each released schema version
+// (tests/data/schema_vX.Y/) and by exporters.
 #pragma once
 
 #include <string>

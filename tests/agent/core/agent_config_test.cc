@@ -36,7 +36,8 @@ TEST(AgentConfigTest, DefaultsWithoutVariables) {
   EXPECT_TRUE(c.enabled);
   EXPECT_EQ(c.output_dir, ".");
   EXPECT_EQ(c.channels, ChannelSet::All());
-  EXPECT_EQ(c.channels.ToVector().size(), 5u);
+  EXPECT_EQ(c.channels.ToVector().size(), 6u);
+  EXPECT_TRUE(c.channels.Has(schema::Channel::kCublas));  // "all" includes the GEMM wrappers.
   EXPECT_EQ(c.ring_bytes, 1u << 20);
   EXPECT_EQ(c.arena_bytes, 64u << 20);
   EXPECT_EQ(c.cupti_buffer_bytes, 8u << 20);
@@ -307,6 +308,10 @@ TEST(AgentConfigTest, ChannelsAcceptAllAndSingleNames) {
                                                            schema::Channel::kNcclWrappers}));
   EXPECT_EQ(ChannelName(schema::Channel::kCuptiActivity), "cupti_activity");
   EXPECT_EQ(ChannelName(schema::Channel::kUnspecified), "");
+  ChannelSet gemm = Parse({{"LUMOS_CHANNELS", "CUBLAS,cupti_callback"}}).config.channels;
+  EXPECT_EQ(gemm.ToVector(), (std::vector<schema::Channel>{schema::Channel::kCuptiCallback,
+                                                           schema::Channel::kCublas}));
+  EXPECT_EQ(ChannelName(schema::Channel::kCublas), "cublas");
 }
 
 TEST(AgentConfigTest, MapsToTheHeaderAndTheWriter) {

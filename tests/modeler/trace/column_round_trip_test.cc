@@ -1,6 +1,6 @@
-// Schema-2 columns end to end: random events of every frequent kind (every field random, names
-// from a pool with long and non-UTF-8 ones, times going backwards and to the int64 limits)
-// through the real TraceFileWriter, read back
+// Schema-2 columns end to end: random events of every frequent kind (GEMM calls of 2.2 too) (every
+// field random, names from a pool with long and non-UTF-8 ones, times going backwards and to the
+// int64 limits) through the real TraceFileWriter, read back
 //   * with ReadFrames: equal, field by field, to what was written, kind by kind in order;
 //   * with ReadPackets: packet for packet equal to the reflection oracle's expansion of the
 //     same frames (tests/testing/column_oracle.h), so the hand-written decoder and libprotobuf
@@ -39,6 +39,7 @@ struct Written {
   std::vector<NvtxEvent> nvtx;
   std::vector<HostRangeEvent> host_ranges;
   std::vector<CollectiveEvent> collectives;
+  std::vector<GemmCallEvent> gemm_calls;
   uint64_t rows = 0;  // Timed row events (loss, windows, communicators).
 };
 
@@ -104,7 +105,7 @@ class Generator {
 };
 
 void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
-  switch (g.Pick(11)) {
+  switch (g.Pick(12)) {
     case 0: {
       KernelEvent e{g.Start(),
                     g.U64(),
@@ -232,7 +233,33 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
       w->collectives.push_back(e);
       break;
     }
-    case 9:
+    case 9: {
+      GemmCallEvent e{g.Start(),
+                      g.U64(),
+                      g.U32(),
+                      g.Enum<GemmApi>(9),
+                      g.U64(),
+                      g.U64(),
+                      g.U64(),
+                      g.U64(),
+                      g.Enum<GemmTranspose>(4),
+                      g.Enum<GemmTranspose>(4),
+                      g.Enum<DataType>(19),
+                      g.Enum<DataType>(19),
+                      g.Enum<DataType>(19),
+                      g.Enum<DataType>(19),
+                      g.Enum<GemmComputeType>(13),
+                      g.Enum<GemmMathMode>(6),
+                      g.U64(),
+                      static_cast<int32_t>(g.U32()),
+                      g.Name(),
+                      g.U64(),
+                      g.U64()};
+      writer->Add(e);
+      w->gemm_calls.push_back(e);
+      break;
+    }
+    case 10:
       writer->Add(LossEvent{g.Start(), g.U64(), LossSource::kRingFull, g.U64(), g.U32(), "x"});
       ++w->rows;
       break;
@@ -283,7 +310,7 @@ TEST(ColumnRoundTripTest, ReadFramesGivesBackEveryFieldOfEveryEvent) {
     auto reader = TraceReader::Open(path);
     ASSERT_TRUE(reader.ok()) << reader.status().message();
     EXPECT_EQ((*reader)->schema_major(), schema::kSchemaMajor);
-    size_t k = 0, a = 0, mc = 0, ms = 0, s = 0, ce = 0, n = 0, h = 0, c = 0;
+    size_t k = 0, a = 0, mc = 0, ms = 0, s = 0, ce = 0, n = 0, h = 0, c = 0, gm = 0;
     uint64_t timed_rows = 0, frames = 0;
     ReadResult result;
     Status status = (*reader)->ReadFrames(
@@ -298,6 +325,7 @@ TEST(ColumnRoundTripTest, ReadFramesGivesBackEveryFieldOfEveryEvent) {
           ExpectNext(f.nvtx, w.nvtx, &n, "nvtx");
           ExpectNext(f.host_ranges, w.host_ranges, &h, "host_range");
           ExpectNext(f.collectives, w.collectives, &c, "collective");
+          ExpectNext(f.gemm_calls, w.gemm_calls, &gm, "gemm_call");
           for (const RowPacket& row : f.rows) timed_rows += row.packet->has_start_delta_ns();
           return Status::Ok();
         },
@@ -314,6 +342,8 @@ TEST(ColumnRoundTripTest, ReadFramesGivesBackEveryFieldOfEveryEvent) {
     EXPECT_EQ(n, w.nvtx.size());
     EXPECT_EQ(h, w.host_ranges.size());
     EXPECT_EQ(c, w.collectives.size());
+    EXPECT_EQ(gm, w.gemm_calls.size());
+    EXPECT_GT(gm, 0u);
     EXPECT_EQ(timed_rows, w.rows);
     EXPECT_EQ(result.events, static_cast<uint64_t>(events));
     EXPECT_EQ(result.trailer.events_written(), static_cast<uint64_t>(events));

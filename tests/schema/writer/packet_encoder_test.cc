@@ -274,7 +274,7 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
   ASSERT_EQ(trace.packet_size(), 2);
   ExpectPacket(
       trace.packet(1),
-      "header { schema_major: 2 schema_minor: 1 agent_version: '0.1.0' producer: PRODUCER_AGENT "
+      "header { schema_major: 2 schema_minor: 2 agent_version: '0.1.0' producer: PRODUCER_AGENT "
       "host_name: 'node-7' pid: 4242 job_id: 'job-1' rank: 3 local_rank: 1 world_size: 16 "
       "devices { device_id: 0 name: 'NVIDIA H200' sm_count: 132 sm_clock_khz: 1980000 "
       "memory_clock_khz: 3201000 memory_bytes: 161061273600 pci_bus_id: '0000:18:00.0' "
