@@ -44,8 +44,9 @@ enum class RecordKind : uint8_t {
   kCollective = 8,
   kExtension = 9,      // The second record of an event; never a head.
   kCommunicator = 10,  // Rare: one per NCCL communicator this rank joins.
+  kGemmCall = 11,      // A cuBLAS / cuBLASLt GEMM call (agent/cublas).
 };
-inline constexpr int kRecordKindCount = 11;
+inline constexpr int kRecordKindCount = 12;
 
 // Header flag bits.
 inline constexpr uint8_t kRecordFlagExtended = 1 << 0;         // Set by the ring: extension next.
@@ -194,6 +195,29 @@ struct CommunicatorPayload {
   uint32_t reserved;
 };
 
+// A cuBLAS / cuBLASLt GEMM call (host start/end in the header, the calling thread's ring).
+// Dimensions that do not fit 32 bits (the _64 entry points, cuBLASLt's u64 layouts) go into a
+// GemmExtension as well; the head then holds UINT32_MAX for them.
+struct GemmPayload {
+  uint64_t stream_id;
+  uint32_t m, n, k;
+  uint32_t batch_count;
+  int32_t return_code;  // cublasStatus_t.
+  uint8_t api;          // schema::GemmApi
+  uint8_t transa;       // schema::GemmTranspose
+  uint8_t transb;
+  uint8_t a_type;  // schema::DataType
+  uint8_t b_type;
+  uint8_t c_type;
+  uint8_t d_type;
+  uint8_t compute_type;  // schema::GemmComputeType
+  uint8_t math_mode;     // schema::GemmMathMode
+  uint8_t reserved[3];
+};
+struct GemmExtension {
+  uint64_t m, n, k, batch_count;
+};
+
 union RecordPayload {
   uint8_t raw[40];  // First, so `Record record{}` zeroes all 40 bytes.
   ApiCallPayload api_call;
@@ -211,6 +235,8 @@ union RecordPayload {
   CollectivePayload collective;
   CollectiveExtension collective_ext;
   CommunicatorPayload communicator;
+  GemmPayload gemm;
+  GemmExtension gemm_ext;
 };
 
 struct alignas(64) Record {

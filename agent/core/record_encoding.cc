@@ -37,6 +37,8 @@ const char* RecordKindName(RecordKind kind) {
       return "extension";
     case RecordKind::kCommunicator:
       return "communicator";
+    case RecordKind::kGemmCall:
+      return "gemm_call";
     case RecordKind::kInvalid:
       break;
   }
@@ -196,6 +198,38 @@ schema::CollectiveEvent ToCollectiveEvent(const Record& head, const Record* exte
   return event;
 }
 
+schema::GemmCallEvent ToGemmCallEvent(const Record& head, const Record* extension) {
+  const GemmPayload& p = head.payload.gemm;
+  schema::GemmCallEvent event{
+      .start_ns = head.start_ns,
+      .duration_ns = DurationNs(head),
+      .thread_id = head.thread_id,
+      .api = static_cast<schema::GemmApi>(p.api),
+      .m = p.m,
+      .n = p.n,
+      .k = p.k,
+      .batch_count = p.batch_count,
+      .transa = static_cast<schema::GemmTranspose>(p.transa),
+      .transb = static_cast<schema::GemmTranspose>(p.transb),
+      .a_type = static_cast<schema::DataType>(p.a_type),
+      .b_type = static_cast<schema::DataType>(p.b_type),
+      .c_type = static_cast<schema::DataType>(p.c_type),
+      .d_type = static_cast<schema::DataType>(p.d_type),
+      .compute_type = static_cast<schema::GemmComputeType>(p.compute_type),
+      .math_mode = static_cast<schema::GemmMathMode>(p.math_mode),
+      .stream_id = p.stream_id,
+      .return_code = p.return_code,
+  };
+  if (extension != nullptr) {  // Dimensions beyond 32 bits.
+    const GemmExtension& x = extension->payload.gemm_ext;
+    event.m = x.m;
+    event.n = x.n;
+    event.k = x.k;
+    event.batch_count = x.batch_count;
+  }
+  return event;
+}
+
 schema::CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& strings) {
   const CommunicatorPayload& p = head.payload.communicator;
   return schema::CommunicatorEvent{
@@ -287,6 +321,9 @@ bool RecordEncoder::Add(const Record& head, const Record* extension) {
       break;
     case RecordKind::kCommunicator:
       writer_->Add(ToCommunicatorEvent(head, *strings_));
+      break;
+    case RecordKind::kGemmCall:
+      writer_->Add(ToGemmCallEvent(head, extension));
       break;
     case RecordKind::kExtension:  // An extension without its head.
     case RecordKind::kInvalid:

@@ -33,6 +33,7 @@ schema::MemsetEvent ToMemsetEvent(const Record& head, const Record* extension);
 schema::SyncEvent ToSyncEvent(const Record& head, const Record* extension);
 schema::CudaEventRecordEvent ToCudaEventRecordEvent(const Record& head, const Record* extension);
 schema::CollectiveEvent ToCollectiveEvent(const Record& head, const Record* extension);
+schema::GemmCallEvent ToGemmCallEvent(const Record& head, const Record* extension);
 schema::CommunicatorEvent ToCommunicatorEvent(const Record& head, const StringTable& strings);
 // Inline text is viewed in place; truncated text is copied to *scratch with "..." appended.
 schema::NvtxEvent ToNvtxEvent(const Record& head, const Record* extension,

@@ -352,6 +352,48 @@ TEST_F(RecordEncodingTest, CommunicatorsRoundTrip) {
   EXPECT_STREQ(RecordKindName(RecordKind::kCommunicator), "communicator");
 }
 
+TEST_F(RecordEncodingTest, GemmCallsRoundTrip) {
+  Record gemm = Head(RecordKind::kGemmCall, 900, 1'400);
+  gemm.payload.gemm = {.stream_id = 0x5000,
+                       .m = 4096,
+                       .n = 1024,
+                       .k = 8192,
+                       .batch_count = 2,
+                       .return_code = 7,
+                       .api = static_cast<uint8_t>(schema::GemmApi::kCublasGemmStridedBatchedEx),
+                       .transa = static_cast<uint8_t>(schema::GemmTranspose::kT),
+                       .transb = static_cast<uint8_t>(schema::GemmTranspose::kC),
+                       .a_type = static_cast<uint8_t>(schema::DataType::kFloat8E4m3),
+                       .b_type = static_cast<uint8_t>(schema::DataType::kFloat8E5m2),
+                       .c_type = static_cast<uint8_t>(schema::DataType::kBfloat16),
+                       .d_type = static_cast<uint8_t>(schema::DataType::kFloat32),
+                       .compute_type = static_cast<uint8_t>(schema::GemmComputeType::kFloat32),
+                       .math_mode = static_cast<uint8_t>(schema::GemmMathMode::kTf32TensorOp)};
+  ASSERT_TRUE(rings_->Push(gemm));
+  // Dimensions beyond 32 bits: the extension's, not the head's (which holds UINT32_MAX).
+  Record wide = Head(RecordKind::kGemmCall, 2'000, 2'000);
+  wide.payload.gemm = {.m = UINT32_MAX, .n = 3, .k = UINT32_MAX, .batch_count = 1};
+  Record extension{};
+  extension.kind = RecordKind::kExtension;
+  extension.payload.gemm_ext = {.m = 5'000'000'000, .n = 3, .k = 1ull << 40, .batch_count = 1};
+  ASSERT_TRUE(rings_->Push(wide, extension));
+  std::vector<ReadEvent> events = WriteAndRead();
+  ASSERT_EQ(events.size(), 2u);
+  ExpectEvent(
+      events[0],
+      "gemm_call { duration_ns: 500 thread_id: 11 api: GEMM_API_CUBLAS_GEMM_STRIDED_BATCHED_EX "
+      "m: 4096 n: 1024 k: 8192 batch_count: 2 transa: GEMM_TRANSPOSE_T "
+      "transb: GEMM_TRANSPOSE_C a_type: DATA_TYPE_FLOAT8_E4M3 b_type: DATA_TYPE_FLOAT8_E5M2 "
+      "c_type: DATA_TYPE_BFLOAT16 d_type: DATA_TYPE_FLOAT32 "
+      "compute_type: GEMM_COMPUTE_TYPE_FLOAT32 math_mode: GEMM_MATH_MODE_TF32_TENSOR_OP "
+      "stream_id: 20480 return_code: 7 }",
+      900, /*all_fields=*/false);
+  ExpectEvent(events[1],
+              "gemm_call { thread_id: 11 m: 5000000000 n: 3 k: 1099511627776 batch_count: 1 }",
+              2'000, false);
+  EXPECT_STREQ(RecordKindName(RecordKind::kGemmCall), "gemm_call");
+}
+
 TEST_F(RecordEncodingTest, NvtxNamesInlineTruncatedAndInterned) {
   Record inline_name = Head(RecordKind::kNvtxRange, 10, 20);
   SetNvtxInlineName(&inline_name, "exactly_24_bytes_long_ab");

@@ -81,35 +81,48 @@ TEST(AgentSoTest, ExportsOnlyEntryPoints) {
     if (name.rfind("ncclProfiler_v", 0) == 0) {
       EXPECT_TRUE(type == "D" || type == "B") << line;
     }
-    if (name.rfind("ncclComm", 0) == 0) {
+    if (name.rfind("ncclComm", 0) == 0 || name.rfind("cublas", 0) == 0) {
       EXPECT_EQ(type, "T") << line;
     }
   }
-  const std::set<std::string> expected = {"InitializeInjection",
-                                          "InitializeInjectionNvtx2",
-                                          "ncclProfiler_v5",
-                                          "ncclProfiler_v4",
-                                          "ncclCommInitRank",
-                                          "ncclCommInitRankConfig",
-                                          "ncclCommInitRankScalable",
-                                          "ncclCommInitAll",
-                                          "ncclCommSplit",
-                                          "ncclCommShrink",
-                                          "ncclCommDestroy",
-                                          "ncclCommAbort",
-                                          "ncclAllReduce",
-                                          "ncclReduce",
-                                          "ncclBroadcast",
-                                          "ncclBcast",
-                                          "ncclReduceScatter",
-                                          "ncclAllGather",
-                                          "ncclAlltoAll",
-                                          "ncclGather",
-                                          "ncclScatter",
-                                          "ncclSend",
-                                          "ncclRecv",
-                                          "ncclGroupStart",
-                                          "ncclGroupEnd"};
+  std::set<std::string> expected = {"InitializeInjection",
+                                    "InitializeInjectionNvtx2",
+                                    "ncclProfiler_v5",
+                                    "ncclProfiler_v4",
+                                    "ncclCommInitRank",
+                                    "ncclCommInitRankConfig",
+                                    "ncclCommInitRankScalable",
+                                    "ncclCommInitAll",
+                                    "ncclCommSplit",
+                                    "ncclCommShrink",
+                                    "ncclCommDestroy",
+                                    "ncclCommAbort",
+                                    "ncclAllReduce",
+                                    "ncclReduce",
+                                    "ncclBroadcast",
+                                    "ncclBcast",
+                                    "ncclReduceScatter",
+                                    "ncclAllGather",
+                                    "ncclAlltoAll",
+                                    "ncclGather",
+                                    "ncclScatter",
+                                    "ncclSend",
+                                    "ncclRecv",
+                                    "ncclGroupStart",
+                                    "ncclGroupEnd"};
+  // The cuBLAS / cuBLASLt GEMM wrappers: every entry point as 32- and 64-bit (_64), functions.
+  std::set<std::string> gemm = {"cublasLtMatmul"};
+  for (const char* name :
+       {"cublasSgemm_v2", "cublasDgemm_v2", "cublasCgemm_v2", "cublasZgemm_v2", "cublasHgemm",
+        "cublasSgemmBatched", "cublasDgemmBatched", "cublasCgemmBatched", "cublasZgemmBatched",
+        "cublasHgemmBatched", "cublasSgemmStridedBatched", "cublasDgemmStridedBatched",
+        "cublasCgemmStridedBatched", "cublasZgemmStridedBatched", "cublasHgemmStridedBatched",
+        "cublasSgemmEx", "cublasGemmEx", "cublasGemmBatchedEx", "cublasGemmStridedBatchedEx"}) {
+    gemm.insert(name);
+    gemm.insert(std::string(name) + "_64");
+  }
+  expected.insert(gemm.begin(), gemm.end());
+  EXPECT_EQ(gemm.size(), 39u);
   EXPECT_EQ(exported, expected);
 }
 
