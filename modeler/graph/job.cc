@@ -83,6 +83,7 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
         Append(frame.host_ranges, &names, &rank->host_ranges, ranges);
         Append(frame.nvtx, &names, &rank->nvtx, ranges);
         Append(frame.collectives, &names, &rank->collectives, all);
+        Append(frame.gemm_calls, &names, &rank->gemm_calls, all);
         for (const RowPacket& row : frame.rows) {
           if (row.packet->has_loss()) {
             const pb::LossRecord& l = row.packet->loss();
@@ -101,6 +102,7 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
       &result);
   LUMOS_RETURN_IF_ERROR(status);
   *events_read += result.events;
+  rank->kernel_gemm = LinkKernelsToGemmCalls(rank->kernels, rank->api_calls, rank->gemm_calls);
   if (result.has_trailer && result.trailer.has_rank()) {
     rank->trailer_rank = result.trailer.rank();
     rank->trailer_world_size = result.trailer.world_size();
@@ -303,6 +305,8 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
       Release(&rank.memsets);
       Release(&rank.syncs);
       Release(&rank.cuda_events);
+      Release(&rank.gemm_calls);
+      Release(&rank.kernel_gemm);
       rank.host_ranges.shrink_to_fit();
       rank.nvtx.shrink_to_fit();
     }

@@ -10,6 +10,8 @@
 // apart are an error. A unique header rank the trailer contradicts is kept, with a warning.
 // Clocks: every event keeps the time of its own file (agent traces: CLOCK_MONOTONIC of the
 // host; imported ones: the profiler's clock). Aligning hosts is clock_alignment.h's job.
+// GEMM shapes: each rank's kernels are linked to its GEMM calls (RankTrace::GemmOf) when the
+// rank is read, before on_rank; with keep_events = false the calls and links go with the kernels.
 // Streaming: with LoadOptions::on_rank a caller (the graph builder) sees each rank's events as
 // soon as they are read, in rank order; with keep_events = false they are then dropped, except
 // what later steps need (collectives for clock alignment, communicators, and the ranges that
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "modeler/trace/gemm_link.h"
 #include "schema/writer/trace_events.h"
 
 namespace lumos::modeler {
@@ -71,6 +74,11 @@ struct RankTrace {
   std::vector<schema::HostRangeEvent> host_ranges;
   std::vector<schema::NvtxEvent> nvtx;
   std::vector<schema::CollectiveEvent> collectives;
+  // GEMM problems (schema 2.2: the agent's cublas channel, Kineto "Input Dims"), and per kernel
+  // (same index as `kernels`) the index in gemm_calls of the call that launched it, or
+  // kNoGemm (modeler/trace/gemm_link.h has the rule). GemmOf() reads them.
+  std::vector<schema::GemmCallEvent> gemm_calls;
+  std::vector<uint32_t> kernel_gemm;
   std::vector<CommunicatorInfo> communicators;
   // The file's LossRecords (events its writer lost), details in the Job's NamePool; kept with
   // keep_events = false too, so a tool writing the rank anew can carry them (synth).
@@ -78,7 +86,14 @@ struct RankTrace {
 
   uint64_t events() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() +
-           cuda_events.size() + host_ranges.size() + nvtx.size() + collectives.size();
+           cuda_events.size() + host_ranges.size() + nvtx.size() + collectives.size() +
+           gemm_calls.size();
+  }
+  // The GEMM problem of kernel `kernel_index` (m, n, k, batch, types: what a cost model needs),
+  // or null when no GEMM call launched it.
+  const schema::GemmCallEvent* GemmOf(size_t kernel_index) const {
+    if (kernel_index >= kernel_gemm.size() || kernel_gemm[kernel_index] == kNoGemm) return nullptr;
+    return &gemm_calls[kernel_gemm[kernel_index]];
   }
 };
 

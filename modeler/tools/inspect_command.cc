@@ -21,7 +21,8 @@ namespace {
 constexpr const char kDescription[] =
     "Shows, for each trace file: job, rank / world size, host, pid, producer, devices,\n"
     "CUDA/CUPTI/NCCL/driver versions, time span, packet counts per kind, streams, threads,\n"
-    "communicators, loss (events dropped, by source) and whether the file ends cleanly;\n"
+    "communicators, how many kernels have a GEMM shape, loss (events dropped, by source) and\n"
+    "whether the file ends cleanly;\n"
     "then, per job, which ranks are present.\n"
     "\n"
     "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns.";
@@ -124,6 +125,9 @@ void PrintText(const TraceSummary& s) {
   }
   std::printf("\n  streams    %zu   threads %zu   communicators %zu   nccl kernels %" PRIu64 "\n",
               s.streams.size(), s.threads.size(), s.communicators.size(), s.nccl_kernels);
+  std::printf("  gemm       kernels with a GEMM shape: %" PRIu64 " of %" PRIu64 " (%" PRIu64
+              " GEMM calls)\n",
+              s.kernels_with_gemm_shape, s.kernels, s.gemm_calls);
   if (s.loss_by_source.empty()) {
     std::printf("  loss       none recorded\n");
   } else {
@@ -189,9 +193,11 @@ void PrintJson(const TraceSummary& s, bool last) {
   }
   std::printf("},\n     \"nccl_kernels\": %" PRIu64
               ", \"streams\": %zu, \"threads\": %zu, "
-              "\"communicators\": %zu,\n     \"events_lost\": %" PRIu64 ", \"loss\": {",
-              s.nccl_kernels, s.streams.size(), s.threads.size(), s.communicators.size(),
-              s.events_lost);
+              "\"communicators\": %zu,\n     \"kernels\": %" PRIu64
+              ", \"kernels_with_gemm_shape\": %" PRIu64 ", \"gemm_calls\": %" PRIu64
+              ",\n     \"events_lost\": %" PRIu64 ", \"loss\": {",
+              s.nccl_kernels, s.streams.size(), s.threads.size(), s.communicators.size(), s.kernels,
+              s.kernels_with_gemm_shape, s.gemm_calls, s.events_lost);
   first = true;
   for (const auto& [source, count] : s.loss_by_source) {
     std::printf("%s\"%s\": %" PRIu64, first ? "" : ", ", source.c_str(), count);

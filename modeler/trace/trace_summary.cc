@@ -1,5 +1,8 @@
 #include "modeler/trace/trace_summary.h"
 
+#include <vector>
+
+#include "modeler/trace/gemm_link.h"
 #include "modeler/trace/packet_util.h"
 
 namespace lumos::modeler {
@@ -9,8 +12,10 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
   TraceSummary summary;
   summary.path = path;
   summary.header = reader->header();
+  GemmLinker gemms;
+  std::vector<uint64_t> kernel_correlations;  // Matched against the GEMM calls at the end.
   LUMOS_RETURN_IF_ERROR(reader->ReadPackets(
-      [&summary](const pb::TracePacket& packet, const PacketContext& context) {
+      [&](const pb::TracePacket& packet, const PacketContext& context) {
         ++summary.packet_counts[std::string(PacketKindName(packet))];
         if (packet.has_start_delta_ns()) {
           int64_t end = context.start_ns + static_cast<int64_t>(EventDurationNs(packet));
@@ -27,6 +32,17 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
             const pb::KernelEvent& k = packet.kernel();
             summary.streams.emplace(k.device_id(), k.stream_id());
             if (context.String(k.name_iid()).substr(0, 4) == "nccl") ++summary.nccl_kernels;
+            kernel_correlations.push_back(k.correlation_id());
+            break;
+          }
+          case pb::TracePacket::kGemmCall: {
+            const pb::GemmCall& g = packet.gemm_call();
+            summary.threads.insert(g.thread_id());
+            gemms.AddGemmCall({.start_ns = context.start_ns,
+                               .duration_ns = g.duration_ns(),
+                               .thread_id = g.thread_id(),
+                               .return_code = g.return_code(),
+                               .correlation_id = g.correlation_id()});
             break;
           }
           case pb::TracePacket::kMemcpy:
@@ -35,9 +51,15 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
           case pb::TracePacket::kMemset:
             summary.streams.emplace(packet.memset().device_id(), packet.memset().stream_id());
             break;
-          case pb::TracePacket::kApiCall:
-            summary.threads.insert(packet.api_call().thread_id());
+          case pb::TracePacket::kApiCall: {
+            const pb::ApiCall& a = packet.api_call();
+            summary.threads.insert(a.thread_id());
+            gemms.AddApiCall({.start_ns = context.start_ns,
+                              .thread_id = a.thread_id(),
+                              .correlation_id = a.correlation_id(),
+                              .kind = static_cast<schema::ApiKind>(a.kind())});
             break;
+          }
           case pb::TracePacket::kNvtx:
             summary.threads.insert(packet.nvtx().thread_id());
             break;
@@ -83,6 +105,14 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
         return Status::Ok();
       },
       &summary.read));
+  summary.kernels = kernel_correlations.size();
+  summary.gemm_calls = gemms.gemm_calls();
+  if (summary.gemm_calls != 0) {
+    gemms.Finish();
+    for (uint64_t correlation : kernel_correlations) {
+      if (gemms.GemmOf(correlation) != kNoGemm) ++summary.kernels_with_gemm_shape;
+    }
+  }
   return summary;
 }
 

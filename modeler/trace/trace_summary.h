@@ -1,5 +1,6 @@
 // Design: one pass over a trace file that collects what `lumos-model inspect` shows: header,
-// time span, packet counts per kind, loss per source, streams/threads/communicators seen, and
+// time span, packet counts per kind, loss per source, streams/threads/communicators seen, how
+// many kernels have a GEMM shape, and
 // the state of the file's tail (clean trailer, or damage with its byte offset).
 #pragma once
 
@@ -31,6 +32,10 @@ struct TraceSummary {
   std::set<std::pair<uint32_t, uint64_t>> streams;  // (device, stream).
   std::set<uint32_t> threads;
   std::set<uint64_t> communicators;
+  uint64_t kernels = 0;
+  uint64_t gemm_calls = 0;
+  // Kernels a GEMM call (schema 2.2) gives a shape to (modeler/trace/gemm_link.h).
+  uint64_t kernels_with_gemm_shape = 0;
 };
 
 // Fails only when the file cannot be opened as a trace; damage is in summary.read.damage.

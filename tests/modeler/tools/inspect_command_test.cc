@@ -80,6 +80,32 @@ TEST(InspectCommandTest, ShowsTheTrailersNcclRank) {
   EXPECT_EQ(int64_t(file["nccl_world_size"]), 4);
 }
 
+// How many kernels a GEMM call gives a shape (schema 2.2), text and JSON: none in a file from
+// before GEMM calls (its kernels counted still), the one kernel of the 2.2 golden file.
+TEST(InspectCommandTest, CountsKernelsWithAGemmShape) {
+  const std::string data = std::string(LUMOS_SOURCE_DIR) + "/tests/data/";
+  auto old = RunCommand(Inspect(data + "schema_v2.1/every_packet_kind.pb.zst"));
+  EXPECT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_NE(old.out.find("  gemm       kernels with a GEMM shape: 0 of 1 (0 GEMM calls)\n"),
+            std::string::npos)
+      << old.out;
+  auto v22 = RunCommand(Inspect(data + "schema_v2.2/every_packet_kind.pb.zst"));
+  EXPECT_EQ(v22.exit_code, 0) << v22.err;
+  EXPECT_NE(v22.out.find("kernels with a GEMM shape: 1 of 1 (1 GEMM calls)"), std::string::npos)
+      << v22.out;
+  EXPECT_NE(v22.out.find("gemm_call 1"), std::string::npos) << v22.out;
+  auto json = RunCommand(Inspect("--json " + data + "schema_v2.2/every_packet_kind.pb.zst"));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS) << json.out;
+  simdjson::dom::element file = doc["files"].at(0);
+  EXPECT_EQ(int64_t(file["kernels"]), 1);
+  EXPECT_EQ(int64_t(file["kernels_with_gemm_shape"]), 1);
+  EXPECT_EQ(int64_t(file["gemm_calls"]), 1);
+  EXPECT_EQ(int64_t(file["packets"]["gemm_call"]), 1);
+}
+
 TEST(InspectCommandTest, JsonHasTheSameFacts) {
   TempDir dir;
   WriteSampleTrace(dir.File("t.pb.zst"), 50);
