@@ -255,6 +255,8 @@ using lumos::schema::GemmComputeType;
 
 // Typed routines: every operand of type T (schema DTYPE), computed as COMPUTE (what cuBLAS
 // documents for the routine; the handle's math mode, recorded too, may allow TF32).
+// T is a type in a declaration ("T* C"), which cannot take parentheses.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define LUMOS_TYPED_GEMM(NAME, FN, T, INT, DTYPE, COMPUTE)                                        \
   LUMOS_CUBLAS_EXPORT cublasStatus_t NAME(cublasHandle_t handle, cublasOperation_t transa,        \
                                           cublasOperation_t transb, INT m, INT n, INT k,          \
@@ -290,6 +292,8 @@ using lumos::schema::GemmComputeType;
                                   handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, \
                                   strideB, beta, C, ldc, strideC, batchCount);                     \
   }
+
+// NOLINTEND(bugprone-macro-parentheses)
 
 // The five element types, each with its 32-bit and 64-bit (_64) entry point.
 #define LUMOS_TYPED_FAMILY(MACRO, S_NAME, D_NAME, C_NAME, Z_NAME, H_NAME)                         \

@@ -122,13 +122,15 @@ cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStream_t* stream) {
                       const T*, T*, INT, long long int, INT batch) {                               \
     return Gemm<INT>(handle, m, n, k, batch);                                                      \
   }
-#define FAKE_TYPED_FAMILY(MACRO, S, D, C, Z, H)                                             \
-  MACRO(cublas##S, float, int)                                                              \
-  MACRO(cublas##S##_64, float, int64_t) MACRO(cublas##D, double, int)                       \
-      MACRO(cublas##D##_64, double, int64_t) MACRO(cublas##C, cuComplex, int)               \
-          MACRO(cublas##C##_64, cuComplex, int64_t) MACRO(cublas##Z, cuDoubleComplex, int)  \
-              MACRO(cublas##Z##_64, cuDoubleComplex, int64_t) MACRO(cublas##H, __half, int) \
-                  MACRO(cublas##H##_64, __half, int64_t)
+// clang-format reflows X-macro lists differently on every pass (as in schema/enums.h).
+// clang-format off
+#define FAKE_TYPED_FAMILY(MACRO, S, D, C, Z, H)                                       \
+  MACRO(cublas##S, float, int) MACRO(cublas##S##_64, float, int64_t)                  \
+  MACRO(cublas##D, double, int) MACRO(cublas##D##_64, double, int64_t)                \
+  MACRO(cublas##C, cuComplex, int) MACRO(cublas##C##_64, cuComplex, int64_t)          \
+  MACRO(cublas##Z, cuDoubleComplex, int) MACRO(cublas##Z##_64, cuDoubleComplex, int64_t) \
+  MACRO(cublas##H, __half, int) MACRO(cublas##H##_64, __half, int64_t)
+// clang-format on
 
 FAKE_TYPED_FAMILY(FAKE_TYPED_GEMM, Sgemm_v2, Dgemm_v2, Cgemm_v2, Zgemm_v2, Hgemm)
 FAKE_TYPED_FAMILY(FAKE_TYPED_GEMM_BATCHED, SgemmBatched, DgemmBatched, CgemmBatched, ZgemmBatched,
