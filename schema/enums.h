@@ -74,7 +74,8 @@
 #define LUMOS_ENUM_GEMM_API(X)                                                                \
   X(Unspecified, 0) X(CublasGemm, 1) X(CublasGemmBatched, 2) X(CublasGemmStridedBatched, 3)    \
   X(CublasGemmEx, 4) X(CublasGemmBatchedEx, 5) X(CublasGemmStridedBatchedEx, 6)              \
-  X(CublasltMatmul, 7) X(FrameworkMatmul, 8) X(FrameworkAttention, 9)
+  X(CublasltMatmul, 7) X(FrameworkMatmul, 8) X(FrameworkAttention, 9)                       \
+  X(FrameworkAttentionBackward, 10)
 
 #define LUMOS_ENUM_GEMM_TRANSPOSE(X) X(Unspecified, 0) X(N, 1) X(T, 2) X(C, 3) X(Conjg, 4)
 
@@ -83,6 +84,8 @@
   X(Float32FastFloat16, 5) X(Float32FastBfloat16, 6) X(Float32FastTf32, 7)                   \
   X(Float32EmulatedBf16x9, 8) X(Float64, 9) X(Float64Pedantic, 10)                           \
   X(Float64EmulatedFixedpoint, 11) X(Int32, 12) X(Int32Pedantic, 13)
+
+#define LUMOS_ENUM_ATTENTION_MASK(X) X(Unspecified, 0) X(None, 1) X(Causal, 2) X(Tensor, 3)
 
 #define LUMOS_ENUM_GEMM_MATH_MODE(X)                                                      \
   X(Unspecified, 0) X(Default, 1) X(TensorOp, 2) X(Pedantic, 3) X(Tf32TensorOp, 4)       \
@@ -112,7 +115,8 @@
   Y(GemmApi, LUMOS_ENUM_GEMM_API, "GemmApi", "GEMM_API_")               \
   Y(GemmTranspose, LUMOS_ENUM_GEMM_TRANSPOSE, "GemmTranspose", "GEMM_TRANSPOSE_") \
   Y(GemmComputeType, LUMOS_ENUM_GEMM_COMPUTE_TYPE, "GemmComputeType", "GEMM_COMPUTE_TYPE_") \
-  Y(GemmMathMode, LUMOS_ENUM_GEMM_MATH_MODE, "GemmMathMode", "GEMM_MATH_MODE_")
+  Y(GemmMathMode, LUMOS_ENUM_GEMM_MATH_MODE, "GemmMathMode", "GEMM_MATH_MODE_") \
+  Y(AttentionMask, LUMOS_ENUM_ATTENTION_MASK, "AttentionMask", "ATTENTION_MASK_")
 
 // clang-format on
 

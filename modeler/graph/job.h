@@ -90,7 +90,9 @@ struct RankTrace {
            gemm_calls.size();
   }
   // The GEMM problem of kernel `kernel_index` (m, n, k, batch, types: what a cost model needs),
-  // or null when no GEMM call launched it.
+  // or null when no GEMM call launched it. Imported attention kernels get an attention problem
+  // here too: api FRAMEWORK_ATTENTION or _BACKWARD, whose fields trace.proto's GemmCall gives
+  // another meaning (query and key lengths, head dimension; heads, mask): check `api`.
   const schema::GemmCallEvent* GemmOf(size_t kernel_index) const {
     if (kernel_index >= kernel_gemm.size() || kernel_gemm[kernel_index] == kNoGemm) return nullptr;
     return &gemm_calls[kernel_gemm[kernel_index]];

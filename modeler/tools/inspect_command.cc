@@ -21,8 +21,8 @@ namespace {
 constexpr const char kDescription[] =
     "Shows, for each trace file: job, rank / world size, host, pid, producer, devices,\n"
     "CUDA/CUPTI/NCCL/driver versions, time span, packet counts per kind, streams, threads,\n"
-    "communicators, how many kernels have a GEMM shape, loss (events dropped, by source) and\n"
-    "whether the file ends cleanly;\n"
+    "communicators, how many kernels have a GEMM (or an attention) shape, loss (events dropped,\n"
+    "by source) and whether the file ends cleanly;\n"
     "then, per job, which ranks are present.\n"
     "\n"
     "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns.";
@@ -128,6 +128,11 @@ void PrintText(const TraceSummary& s) {
   std::printf("  gemm       kernels with a GEMM shape: %" PRIu64 " of %" PRIu64 " (%" PRIu64
               " GEMM calls)\n",
               s.kernels_with_gemm_shape, s.kernels, s.gemm_calls);
+  if (s.attention_calls != 0) {
+    std::printf("  attention  kernels with an attention shape: %" PRIu64 " of %" PRIu64 " (%" PRIu64
+                " attention calls)\n",
+                s.kernels_with_attention_shape, s.kernels, s.attention_calls);
+  }
   if (s.loss_by_source.empty()) {
     std::printf("  loss       none recorded\n");
   } else {
@@ -195,9 +200,11 @@ void PrintJson(const TraceSummary& s, bool last) {
               ", \"streams\": %zu, \"threads\": %zu, "
               "\"communicators\": %zu,\n     \"kernels\": %" PRIu64
               ", \"kernels_with_gemm_shape\": %" PRIu64 ", \"gemm_calls\": %" PRIu64
-              ",\n     \"events_lost\": %" PRIu64 ", \"loss\": {",
+              ",\n     \"kernels_with_attention_shape\": %" PRIu64 ", \"attention_calls\": %" PRIu64
+              ", \"events_lost\": %" PRIu64 ", \"loss\": {",
               s.nccl_kernels, s.streams.size(), s.threads.size(), s.communicators.size(), s.kernels,
-              s.kernels_with_gemm_shape, s.gemm_calls, s.events_lost);
+              s.kernels_with_gemm_shape, s.gemm_calls, s.kernels_with_attention_shape,
+              s.attention_calls, s.events_lost);
   first = true;
   for (const auto& [source, count] : s.loss_by_source) {
     std::printf("%s\"%s\": %" PRIu64, first ? "" : ", ", source.c_str(), count);

@@ -489,6 +489,7 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
         const uint64_t *batch = c(7), *ta = c(8), *tb = c(9), *at = c(10), *bt = c(11);
         const uint64_t *ct = c(12), *dt = c(13), *compute = c(14), *math = c(15), *stream = c(16);
         const uint64_t *rc = c(17), *nm = c(18), *ext = c(19), *corr = c(20);
+        const uint64_t *heads = c(21), *kv_heads = c(22), *dim_v = c(23), *mask = c(24);
         for (size_t i = 0; i < n; ++i) {
           schema::GemmCallEvent& e = events[i];
           e.start_ns = static_cast<int64_t>(start[i]);
@@ -512,6 +513,10 @@ Status ColumnDecoder::Decode(uint32_t packet_field, const uint8_t* data, size_t 
           e.name = name(nm[i]);
           e.external_id = ext[i];
           e.correlation_id = corr[i];
+          e.heads = As<uint32_t>(heads[i]);
+          e.kv_heads = As<uint32_t>(kv_heads[i]);
+          e.head_dim_v = dim_v[i];
+          e.mask = As<AttentionMask>(mask[i]);
         }
       });
     default:

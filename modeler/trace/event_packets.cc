@@ -199,6 +199,10 @@ schema::GemmCallEvent GemmCallFromRow(const pb::GemmCall& r, int64_t start_ns,
   e.name = strings.Get(r.name_iid());
   e.external_id = r.external_id();
   e.correlation_id = r.correlation_id();
+  e.heads = r.heads();
+  e.kv_heads = r.kv_heads();
+  e.head_dim_v = r.head_dim_v();
+  e.mask = static_cast<schema::AttentionMask>(r.mask());
   return e;
 }
 
@@ -450,6 +454,10 @@ void EventToPacket(const schema::GemmCallEvent& e, const InternTable& strings,
   r->set_name_iid(strings.IidOf(e.name));
   r->set_external_id(e.external_id);
   r->set_correlation_id(e.correlation_id);
+  r->set_heads(e.heads);
+  r->set_kv_heads(e.kv_heads);
+  r->set_head_dim_v(e.head_dim_v);
+  r->set_mask(static_cast<pb::AttentionMask>(e.mask));
 }
 
 }  // namespace lumos::modeler

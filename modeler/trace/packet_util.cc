@@ -79,6 +79,7 @@ template std::string_view EnumShortName(pb::GemmApi);
 template std::string_view EnumShortName(pb::GemmTranspose);
 template std::string_view EnumShortName(pb::GemmComputeType);
 template std::string_view EnumShortName(pb::GemmMathMode);
+template std::string_view EnumShortName(pb::AttentionMask);
 template std::string_view EnumShortName(pb::HostRangeCategory);
 template std::string_view EnumShortName(pb::NvtxKind);
 template std::string_view EnumShortName(pb::Producer);

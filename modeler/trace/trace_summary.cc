@@ -13,6 +13,7 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
   summary.path = path;
   summary.header = reader->header();
   GemmLinker gemms;
+  std::vector<bool> attention;                // Per GEMM call, in the order added.
   std::vector<uint64_t> kernel_correlations;  // Matched against the GEMM calls at the end.
   LUMOS_RETURN_IF_ERROR(reader->ReadPackets(
       [&](const pb::TracePacket& packet, const PacketContext& context) {
@@ -38,6 +39,8 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
           case pb::TracePacket::kGemmCall: {
             const pb::GemmCall& g = packet.gemm_call();
             summary.threads.insert(g.thread_id());
+            attention.push_back(g.api() == pb::GEMM_API_FRAMEWORK_ATTENTION ||
+                                g.api() == pb::GEMM_API_FRAMEWORK_ATTENTION_BACKWARD);
             gemms.AddGemmCall({.start_ns = context.start_ns,
                                .duration_ns = g.duration_ns(),
                                .thread_id = g.thread_id(),
@@ -106,11 +109,13 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
       },
       &summary.read));
   summary.kernels = kernel_correlations.size();
-  summary.gemm_calls = gemms.gemm_calls();
-  if (summary.gemm_calls != 0) {
+  for (bool a : attention) ++(a ? summary.attention_calls : summary.gemm_calls);
+  if (!attention.empty()) {
     gemms.Finish();
     for (uint64_t correlation : kernel_correlations) {
-      if (gemms.GemmOf(correlation) != kNoGemm) ++summary.kernels_with_gemm_shape;
+      const uint32_t call = gemms.GemmOf(correlation);
+      if (call == kNoGemm) continue;
+      ++(attention[call] ? summary.kernels_with_attention_shape : summary.kernels_with_gemm_shape);
     }
   }
   return summary;

@@ -1,7 +1,7 @@
 // Design: one pass over a trace file that collects what `lumos-model inspect` shows: header,
 // time span, packet counts per kind, loss per source, streams/threads/communicators seen, how
-// many kernels have a GEMM shape, and
-// the state of the file's tail (clean trailer, or damage with its byte offset).
+// many kernels have a GEMM or an attention shape, and the state of the file's tail (clean
+// trailer, or damage with its byte offset).
 #pragma once
 
 #include <cstdint>
@@ -33,9 +33,12 @@ struct TraceSummary {
   std::set<uint32_t> threads;
   std::set<uint64_t> communicators;
   uint64_t kernels = 0;
+  // GemmCall packets (schema 2.2): GEMMs, and attention problems (api FRAMEWORK_ATTENTION*).
   uint64_t gemm_calls = 0;
-  // Kernels a GEMM call (schema 2.2) gives a shape to (modeler/trace/gemm_link.h).
+  uint64_t attention_calls = 0;
+  // Kernels a GEMM call gives its shape to (modeler/trace/gemm_link.h), by kind of problem.
   uint64_t kernels_with_gemm_shape = 0;
+  uint64_t kernels_with_attention_shape = 0;
 };
 
 // Fails only when the file cannot be opened as a trace; damage is in summary.read.damage.

@@ -407,6 +407,10 @@ void ColumnEncoder::EncodeGemmCalls() {
     b.Column(18, [&](size_t i) { return gemm_call_names_[i]; });
     b.DeltaColumn(19, [&](size_t i) { return v[i].external_id; });
     b.DeltaColumn(20, [&](size_t i) { return v[i].correlation_id; });
+    b.Column(21, [&](size_t i) { return U(v[i].heads); });
+    b.Column(22, [&](size_t i) { return U(v[i].kv_heads); });
+    b.Column(23, [&](size_t i) { return v[i].head_dim_v; });
+    b.Column(24, [&](size_t i) { return U(v[i].mask); });
   });
   gemm_calls_.clear();
   gemm_call_names_.clear();

@@ -206,6 +206,11 @@ struct GemmCallEvent {
   std::string_view name;  // Imported: the operator; empty for the agent's.
   uint64_t external_id = 0;
   uint64_t correlation_id = 0;  // The launch it made, when known (0: linked by span).
+  // Attention problems only (api kFrameworkAttention*; trace.proto has the meaning).
+  uint32_t heads = 0;
+  uint32_t kv_heads = 0;
+  uint64_t head_dim_v = 0;
+  AttentionMask mask = AttentionMask::kUnspecified;
   // Field by field; names compare by content.
   bool operator==(const GemmCallEvent&) const = default;
 };

@@ -81,6 +81,27 @@ void WriteEveryPacketKind(const std::string& path) {
                       .d_type = DataType::kBfloat16,
                       .compute_type = GemmComputeType::kFloat32,
                       .stream_id = 7});
+  // And an imported attention problem (flash attention forward, batch 2 x 16 heads, 8 key /
+  // value heads, 1024 x 1024, head dimension 128, causal) naming a launch this file lacks.
+  w.Add(GemmCallEvent{.start_ns = t + 60'000,
+                      .duration_ns = 2'000,
+                      .thread_id = 11,
+                      .api = GemmApi::kFrameworkAttention,
+                      .m = 1024,
+                      .n = 1024,
+                      .k = 128,
+                      .batch_count = 32,
+                      .a_type = DataType::kBfloat16,
+                      .b_type = DataType::kBfloat16,
+                      .c_type = DataType::kBfloat16,
+                      .d_type = DataType::kBfloat16,
+                      .name = "aten::_flash_attention_forward",
+                      .external_id = 12,
+                      .correlation_id = 99,
+                      .heads = 16,
+                      .kv_heads = 8,
+                      .head_dim_v = 128,
+                      .mask = AttentionMask::kCausal});
   w.Add(LossEvent{t + 90'000, 1'000, LossSource::kRingFull, 3, 11, "ring of thread 11 full"});
   // Schema 2.1: the rank the agent learned from the NCCL world communicator (the header's).
   LUMOS_CHECK(w.Close(static_cast<uint64_t>(t + 100'000),

@@ -81,7 +81,8 @@ TEST(InspectCommandTest, ShowsTheTrailersNcclRank) {
 }
 
 // How many kernels a GEMM call gives a shape (schema 2.2), text and JSON: none in a file from
-// before GEMM calls (its kernels counted still), the one kernel of the 2.2 golden file.
+// before GEMM calls (its kernels counted still, no attention line), the one kernel of the 2.2
+// golden file, whose attention call names a launch the file lacks.
 TEST(InspectCommandTest, CountsKernelsWithAGemmShape) {
   const std::string data = std::string(LUMOS_SOURCE_DIR) + "/tests/data/";
   auto old = RunCommand(Inspect(data + "schema_v2.1/every_packet_kind.pb.zst"));
@@ -89,11 +90,16 @@ TEST(InspectCommandTest, CountsKernelsWithAGemmShape) {
   EXPECT_NE(old.out.find("  gemm       kernels with a GEMM shape: 0 of 1 (0 GEMM calls)\n"),
             std::string::npos)
       << old.out;
+  EXPECT_EQ(old.out.find("attention"), std::string::npos) << old.out;
   auto v22 = RunCommand(Inspect(data + "schema_v2.2/every_packet_kind.pb.zst"));
   EXPECT_EQ(v22.exit_code, 0) << v22.err;
   EXPECT_NE(v22.out.find("kernels with a GEMM shape: 1 of 1 (1 GEMM calls)"), std::string::npos)
       << v22.out;
-  EXPECT_NE(v22.out.find("gemm_call 1"), std::string::npos) << v22.out;
+  EXPECT_NE(v22.out.find("  attention  kernels with an attention shape: 0 of 1 (1 attention "
+                         "calls)\n"),
+            std::string::npos)
+      << v22.out;
+  EXPECT_NE(v22.out.find("gemm_call 2"), std::string::npos) << v22.out;
   auto json = RunCommand(Inspect("--json " + data + "schema_v2.2/every_packet_kind.pb.zst"));
   ASSERT_EQ(json.exit_code, 0) << json.err;
   simdjson::dom::parser parser;
@@ -103,7 +109,9 @@ TEST(InspectCommandTest, CountsKernelsWithAGemmShape) {
   EXPECT_EQ(int64_t(file["kernels"]), 1);
   EXPECT_EQ(int64_t(file["kernels_with_gemm_shape"]), 1);
   EXPECT_EQ(int64_t(file["gemm_calls"]), 1);
-  EXPECT_EQ(int64_t(file["packets"]["gemm_call"]), 1);
+  EXPECT_EQ(int64_t(file["kernels_with_attention_shape"]), 0);
+  EXPECT_EQ(int64_t(file["attention_calls"]), 1);
+  EXPECT_EQ(int64_t(file["packets"]["gemm_call"]), 2);
 }
 
 TEST(InspectCommandTest, JsonHasTheSameFacts) {

@@ -237,7 +237,7 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
       GemmCallEvent e{g.Start(),
                       g.U64(),
                       g.U32(),
-                      g.Enum<GemmApi>(9),
+                      g.Enum<GemmApi>(10),
                       g.U64(),
                       g.U64(),
                       g.U64(),
@@ -254,7 +254,11 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
                       static_cast<int32_t>(g.U32()),
                       g.Name(),
                       g.U64(),
-                      g.U64()};
+                      g.U64(),
+                      g.U32(),
+                      g.U32(),
+                      g.U64(),
+                      g.Enum<AttentionMask>(3)};
       writer->Add(e);
       w->gemm_calls.push_back(e);
       break;

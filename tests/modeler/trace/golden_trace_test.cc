@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "modeler/trace/packet_util.h"
@@ -166,16 +167,19 @@ TEST_P(GoldenTraceTest, GemmCallFromSchema22) {
   auto reader = TraceReader::Open(Path());
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   std::vector<schema::GemmCallEvent> calls;
+  std::vector<std::string> call_names;
   ReadResult result;
   ASSERT_TRUE((*reader)
                   ->ReadFrames(
                       [&](const FrameEvents& f) {
                         calls.insert(calls.end(), f.gemm_calls.begin(), f.gemm_calls.end());
+                        // Names point into the frame: kept as copies.
+                        for (const auto& g : f.gemm_calls) call_names.emplace_back(g.name);
                         return Status::Ok();
                       },
                       &result)
                   .ok());
-  ASSERT_EQ(calls.size(), v22 ? 1u : 0u);
+  ASSERT_EQ(calls.size(), v22 ? 2u : 0u);
   if (v22) {
     const schema::GemmCallEvent& g = calls[0];
     EXPECT_EQ(g.start_ns, ::lumos::testing::kEveryKindBaseNs + 1'800);
@@ -190,22 +194,53 @@ TEST_P(GoldenTraceTest, GemmCallFromSchema22) {
     EXPECT_EQ(g.a_type, schema::DataType::kBfloat16);
     EXPECT_EQ(g.compute_type, schema::GemmComputeType::kFloat32);
     EXPECT_EQ(g.stream_id, 7u);
+    EXPECT_EQ(g.heads, 0u);
+    EXPECT_EQ(g.mask, schema::AttentionMask::kUnspecified);
+    // The imported attention problem: its name, ids and the attention fields.
+    const schema::GemmCallEvent& a = calls[1];
+    EXPECT_EQ(a.start_ns, ::lumos::testing::kEveryKindBaseNs + 60'000);
+    EXPECT_EQ(a.api, schema::GemmApi::kFrameworkAttention);
+    EXPECT_EQ(call_names[1], "aten::_flash_attention_forward");
+    EXPECT_EQ(call_names[0], "");
+    EXPECT_EQ(a.m, 1024u);
+    EXPECT_EQ(a.n, 1024u);
+    EXPECT_EQ(a.k, 128u);
+    EXPECT_EQ(a.batch_count, 32u);
+    EXPECT_EQ(a.external_id, 12u);
+    EXPECT_EQ(a.correlation_id, 99u);
+    EXPECT_EQ(a.heads, 16u);
+    EXPECT_EQ(a.kv_heads, 8u);
+    EXPECT_EQ(a.head_dim_v, 128u);
+    EXPECT_EQ(a.mask, schema::AttentionMask::kCausal);
   }
   auto again = TraceReader::Open(Path());
   ASSERT_TRUE(again.ok());
-  int rows = 0;
+  std::vector<pb::GemmCall> rows;
+  std::vector<int64_t> starts;
+  std::vector<std::string> names;
   ASSERT_TRUE((*again)
                   ->ReadPackets(
                       [&](const pb::TracePacket& packet, const PacketContext& context) {
                         if (!packet.has_gemm_call()) return Status::Ok();
-                        ++rows;
-                        EXPECT_EQ(packet.gemm_call().m(), 4096u);
-                        EXPECT_EQ(context.start_ns, ::lumos::testing::kEveryKindBaseNs + 1'800);
+                        rows.push_back(packet.gemm_call());
+                        starts.push_back(context.start_ns);
+                        names.emplace_back(context.String(packet.gemm_call().name_iid()));
                         return Status::Ok();
                       },
                       &result)
                   .ok());
-  EXPECT_EQ(rows, v22 ? 1 : 0);
+  ASSERT_EQ(rows.size(), v22 ? 2u : 0u);
+  if (v22) {
+    EXPECT_EQ(rows[0].m(), 4096u);
+    EXPECT_EQ(starts[0], ::lumos::testing::kEveryKindBaseNs + 1'800);
+    EXPECT_EQ(rows[1].api(), pb::GEMM_API_FRAMEWORK_ATTENTION);
+    EXPECT_EQ(rows[1].heads(), 16u);
+    EXPECT_EQ(rows[1].kv_heads(), 8u);
+    EXPECT_EQ(rows[1].head_dim_v(), 128u);
+    EXPECT_EQ(rows[1].mask(), pb::ATTENTION_MASK_CAUSAL);
+    EXPECT_EQ(names[1], "aten::_flash_attention_forward");
+    EXPECT_EQ(starts[1], ::lumos::testing::kEveryKindBaseNs + 60'000);
+  }
 }
 
 }  // namespace
