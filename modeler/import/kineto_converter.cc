@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "modeler/import/kineto_gemm.h"
 #include "modeler/import/kineto_trace.h"
 #include "schema/writer/trace_file_writer.h"
 
@@ -40,6 +41,7 @@ void Count(const ImportedEvent& event, ConvertStats* stats) {
         if constexpr (std::is_same_v<T, schema::HostRangeEvent>) ++stats->host_ranges;
         if constexpr (std::is_same_v<T, schema::CollectiveEvent>) ++stats->collectives;
         if constexpr (std::is_same_v<T, schema::CommunicatorEvent>) ++stats->communicators;
+        if constexpr (std::is_same_v<T, schema::GemmCallEvent>) ++stats->gemm_calls;
       },
       event);
 }
@@ -78,6 +80,7 @@ Status ConvertKinetoText(const PaddedText& text, const std::string& name,
   }
   if (trace.start_ns > trace.end_ns) trace.start_ns = trace.end_ns = 0;  // No timed events.
   AddCollectives(&trace);
+  AddGemmCalls(&trace);
 
   const int64_t span = trace.end_ns - trace.start_ns;
   schema::CaptureWindowEvent window;

@@ -38,6 +38,7 @@ struct ConvertStats {
   uint64_t host_ranges = 0;
   uint64_t collectives = 0;
   uint64_t communicators = 0;
+  uint64_t gemm_calls = 0;  // GEMM shapes of operators' launches ("Input Dims", kineto_gemm.h).
   uint64_t threads = 0;
   uint64_t skipped = 0;  // Input events that could not be converted (see the LossRecord).
   uint64_t events = 0;   // All timed events written.

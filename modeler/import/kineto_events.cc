@@ -7,6 +7,7 @@
 
 #include "modeler/import/cuda_names.h"
 #include "modeler/import/kineto_fields.h"
+#include "modeler/import/kineto_gemm.h"
 #include "modeler/import/kineto_header.h"
 #include "modeler/import/kineto_numbers.h"
 #include "modeler/import/nccl_names.h"
@@ -297,11 +298,23 @@ void EventMapper::MapHostRange(const EventFields& f, const EventArgs& a, Categor
     h.thread_id = Id32OrZero(f.tid);
   }
   switch (category) {
-    case Category::kCpuOp:
+    case Category::kCpuOp: {
       h.category = HostRangeCategory::kCpuOp;
       h.sequence_number = IdOrZero(a.sequence_number);
       h.forward_thread_id = Id32OrZero(a.fwd_thread_id);
+      // A matmul or attention operator recorded with its shapes (record_shapes=True).
+      schema::GemmCallEvent call;
+      if (a.input_dims &&
+          ParseGemmOperator(f.name, *a.input_dims, a.input_types, a.concrete_inputs, &call)) {
+        call.start_ns = start;
+        call.duration_ns = duration;
+        call.thread_id = h.thread_id;
+        call.name = f.name;
+        call.external_id = h.external_id;
+        trace_->gemm_ops.push_back({trace_->events.size(), call});
+      }
       break;
+    }
     case Category::kUserAnnotation:
       h.category = HostRangeCategory::kUserAnnotation;
       break;

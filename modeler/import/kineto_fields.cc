@@ -53,6 +53,9 @@ constexpr ValueArg kValueArgs[] = {
     {"grid", &EventArgs::grid},
     {"block", &EventArgs::block},
     {"Process Group Ranks", &EventArgs::pg_ranks},
+    {"Input Dims", &EventArgs::input_dims},
+    {"Input type", &EventArgs::input_types},
+    {"Concrete Inputs", &EventArgs::concrete_inputs},
 };
 
 void ReadArg(std::string_view key, dom::element value, EventArgs* a) {

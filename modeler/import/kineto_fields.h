@@ -27,7 +27,7 @@ struct EventArgs {
       shared_memory, bytes, from_device, in_device, to_device, sequence_number, fwd_thread_id,
       wait_on_stream, wait_on_event_record_corr, wait_on_event_id, in_nelems, group_size;
   std::string_view sync_kind, collective_name, dtype, pg_name, pg_desc, metadata_name;
-  std::optional<dom::element> grid, block, pg_ranks;
+  std::optional<dom::element> grid, block, pg_ranks, input_dims, input_types, concrete_inputs;
 };
 
 EventFields ReadEventFields(dom::object event);

@@ -26,10 +26,18 @@ class parser;
 
 namespace lumos::modeler::kineto {
 
-using ImportedEvent = std::variant<schema::KernelEvent, schema::ApiCallEvent, schema::MemcpyEvent,
-                                   schema::MemsetEvent, schema::SyncEvent, schema::HostRangeEvent,
-                                   schema::CollectiveEvent, schema::CommunicatorEvent,
-                                   schema::CaptureWindowEvent, schema::LossEvent>;
+using ImportedEvent =
+    std::variant<schema::KernelEvent, schema::ApiCallEvent, schema::MemcpyEvent,
+                 schema::MemsetEvent, schema::SyncEvent, schema::HostRangeEvent,
+                 schema::CollectiveEvent, schema::CommunicatorEvent, schema::CaptureWindowEvent,
+                 schema::LossEvent, schema::GemmCallEvent>;
+
+// A matmul or attention operator with its GEMM problem (kineto_gemm.h): the cpu_op's
+// HostRangeEvent is events[event_index]; `call` is its GemmCall but for the correlation id.
+struct GemmOp {
+  size_t event_index = 0;
+  schema::GemmCallEvent call;
+};
 
 // What collectives.cc needs from one NCCL kernel and the c10d arguments attached to it.
 struct NcclKernel {
@@ -61,6 +69,7 @@ struct KinetoTrace {
   schema::HeaderInfo header;
   std::vector<ImportedEvent> events;
   std::vector<NcclKernel> nccl_kernels;
+  std::vector<GemmOp> gemm_ops;
   std::map<ThreadKey, std::string_view> threads;           // Host threads only; ordered for output.
   int64_t start_ns = std::numeric_limits<int64_t>::max();  // Span of everything seen.
   int64_t end_ns = std::numeric_limits<int64_t>::min();

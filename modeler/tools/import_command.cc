@@ -86,6 +86,9 @@ int RunImport(const Args& args) {
         static_cast<unsigned long long>(s.collectives),
         static_cast<unsigned long long>(s.communicators),
         static_cast<unsigned long long>(s.threads));
+    if (s.gemm_calls != 0) {
+      std::printf(", %llu GEMM shapes", static_cast<unsigned long long>(s.gemm_calls));
+    }
     if (s.skipped != 0) {
       std::printf(", %llu skipped", static_cast<unsigned long long>(s.skipped));
     }
