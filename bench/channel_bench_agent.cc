@@ -46,7 +46,7 @@ bool StartOnce() {
   // benchmarks drive in-process with the agent's rings. The CUPTI channels are not started
   // through the agent (there is no CUDA driver here); their handlers are driven directly.
   setenv("LUMOS_OUTPUT_DIR", OutputDir().c_str(), 1);
-  setenv("LUMOS_CHANNELS", "nvtx,nccl_plugin,nccl_wrappers", 1);
+  setenv("LUMOS_CHANNELS", "nvtx,nccl_plugin,nccl_wrappers,cublas", 1);
   setenv("LUMOS_LOG_LEVEL", "warn", 1);
   // The trace is thrown away; a cap keeps long runs from filling the disk (past it the writer
   // counts the events as lost instead of writing them, which the hot path never sees).
