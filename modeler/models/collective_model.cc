@@ -304,8 +304,10 @@ CollectivePredictor::CollectivePredictor(const CollectiveModel& model,
   double step_mul = ratio(t.intra_latency_us, s.intra_latency_us);
   if (step_mul == 0) step_mul = clock_mul;
 
-  // LL and LL128 run below the link on some GPUs: NCCL caps them per architecture.
-  double protocol_mul[kProtocols] = {1, 1, 1};
+  // LL and LL128 run below the link on some GPUs: NCCL caps them per architecture, so their
+  // costs grow at least by the ratio of the caps. No lower bound otherwise (0): a faster link
+  // or memory makes every protocol faster.
+  double protocol_mul[kProtocols] = {0, 0, 0};
   const int sa = nccl::ArchIndex(s.compute_capability), ta = nccl::ArchIndex(t.compute_capability);
   if (sa >= 0 && ta >= 0) {
     protocol_mul[0] = nccl::kLlMaxGbps[sa] / nccl::kLlMaxGbps[ta];

@@ -313,5 +313,39 @@ TEST_F(CollectiveSourcesTest, AnotherFabricScalesLinksBandwidthsAndClocks) {
       with_hops.ops[0].protocol[2].step_ns * 3);
 }
 
+// A faster fabric is faster: the costs per byte shrink by the ratios of the links and the
+// memories, whether or not the fabrics give a compute capability (NCCL's per-architecture
+// limits of LL and LL128 only ever slow a protocol down further).
+TEST_F(CollectiveSourcesTest, AFasterFabricScalesTheCostsDownToo) {
+  CollectiveFabric source = Nvlink450();
+  source.memory_bandwidth_gbps = 3000;
+  const CollectiveModel model =
+      Fit(Filter(table_, [](const CalibrationPoint& p) { return p.ranks <= 4; }), source);
+  CollectiveFabric target = source;
+  target.name = "twice as fast";
+  target.intra_bandwidth_gbps = 900;
+  target.memory_bandwidth_gbps = 6000;
+  const ProtocolCost& from = model.ops[0].protocol[2];
+  {
+    const CollectivePredictor predictor(model, target);
+    const ProtocolCost& to = predictor.cost(CollectiveClass::kAllReduce).protocol[2];
+    EXPECT_DOUBLE_EQ(to.link_ps_per_byte, from.link_ps_per_byte / 2);
+    EXPECT_DOUBLE_EQ(to.local_ps_per_byte, from.local_ps_per_byte / 2);
+    const CollectiveQuery big = Query(CollectiveOp::kAllReduce, 8, kGiB, DataType::kFloat16);
+    EXPECT_LT(predictor.Predict(big).duration_ns,
+              0.6 * static_cast<double>(CollectivePredictor(model).Predict(big).duration_ns));
+  }
+  // Hopper to Blackwell: NCCL's LL limit doubles (141 to 282 GB/s), as the links do.
+  source.compute_capability = 90;
+  target.compute_capability = 100;
+  const CollectiveModel hopper =
+      Fit(Filter(table_, [](const CalibrationPoint& p) { return p.ranks <= 4; }), source);
+  const CollectivePredictor blackwell(hopper, target);
+  EXPECT_DOUBLE_EQ(blackwell.cost(CollectiveClass::kAllReduce).protocol[2].link_ps_per_byte,
+                   hopper.ops[0].protocol[2].link_ps_per_byte / 2);
+  EXPECT_DOUBLE_EQ(blackwell.cost(CollectiveClass::kAllReduce).protocol[0].link_ps_per_byte,
+                   hopper.ops[0].protocol[0].link_ps_per_byte * 141.0 / 282.0);
+}
+
 }  // namespace
 }  // namespace lumos::modeler::models
