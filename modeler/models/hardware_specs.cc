@@ -191,11 +191,20 @@ class SpecParser {
       }
       return Status::Ok();
     }
+    if (field == "compute_capability") return ComputeCapability(value);
+    if (field == "nvls") {
+      if (value != "yes" && value != "no") {
+        return ErrorStatus("nvls: '%.*s' is not yes or no", static_cast<int>(value.size()),
+                           value.data());
+      }
+      gpu_.nvls = value == "yes";
+      return Status::Ok();
+    }
     if (field != "hbm_gb_per_s" && field != "hbm_gb" && field != "l2_mib" &&
         field != "nvlink_gb_per_s") {
       return ErrorStatus(
           "unknown gpu field '%s' (device, sms, boost_clock_mhz, tflops, hbm_gb_per_s, hbm_gb, "
-          "l2_mib, nvlink_gb_per_s, nvlink_domain_gpus)",
+          "l2_mib, nvlink_gb_per_s, nvlink_domain_gpus, compute_capability, nvls)",
           name.c_str());
     }
     LUMOS_ASSIGN_OR_RETURN(std::optional<double> x, Number(value, name));
@@ -209,6 +218,27 @@ class SpecParser {
     } else if (x) {
       gpu_.nvlink_bytes_per_s = *x * kGiga;
     }
+    return Status::Ok();
+  }
+
+  // "9.0": MAJOR.MINOR, as CUDA writes it (or unknown).
+  Status ComputeCapability(std::string_view value) {
+    if (value == "unknown") return Status::Ok();
+    const size_t dot = value.find('.');
+    int major = 0, minor = 0;
+    const char* end = value.data() + value.size();
+    bool ok = dot != std::string_view::npos && dot > 0 && dot + 2 == value.size();
+    if (ok) {
+      auto [major_end, major_ec] = std::from_chars(value.data(), value.data() + dot, major);
+      auto [minor_end, minor_ec] = std::from_chars(value.data() + dot + 1, end, minor);
+      ok = major_ec == std::errc() && major_end == value.data() + dot && minor_ec == std::errc() &&
+           minor_end == end && major > 0 && major < 100;
+    }
+    if (!ok) {
+      return ErrorStatus("compute_capability: '%.*s' is not MAJOR.MINOR (such as 9.0)",
+                         static_cast<int>(value.size()), value.data());
+    }
+    gpu_.compute_capability = major * 10 + minor;
     return Status::Ok();
   }
 

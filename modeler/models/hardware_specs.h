@@ -32,7 +32,9 @@ struct GpuSpec {
   std::optional<double> l2_bytes;
   std::optional<double> nvlink_bytes_per_s;  // Both directions added, as NVIDIA quotes it.
   std::optional<int> nvlink_domain_gpus;
-  std::string where;  // "FILE:LINE" of the entry's first line.
+  std::optional<int> compute_capability;  // 90 for "9.0".
+  bool nvls = false;                      // NVLink SHARP in the NVLink switches.
+  std::string where;                      // "FILE:LINE" of the entry's first line.
 
   double PeakFlops(DType dtype) const { return peak_flops_per_s[static_cast<int>(dtype)]; }
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "tests/testing/sample_trace.h"
 
@@ -38,6 +39,35 @@ TEST(HardwareSpecsTest, BuiltinTableHasEveryGpuOfTheIssueAndOfTheSharedTraces) {
   EXPECT_DOUBLE_EQ(specs.FindGpu("H100-SXM5-80GB")->PeakFlops(DType::kBf16), 989.4e12);
   EXPECT_FALSE(specs.FindGpu("B200")->l2_bytes.has_value());  // Unknown, said so.
   EXPECT_EQ(*specs.FindGpu("GB200")->nvlink_domain_gpus, 72);
+}
+
+// What the collective model needs of a GPU: its NVLink domain, NVLS (NVLink SHARP: Hopper and
+// Blackwell NVSwitch systems, not A100's or V100's) and its architecture.
+TEST(HardwareSpecsTest, BuiltinGpusSayTheirArchitectureAndWhetherTheirSwitchesReduce) {
+  const SpecTable& specs = SpecTable::Builtin();
+  const std::tuple<const char*, int, bool> cases[] = {
+      {"V100-SXM2-32GB", 70, false}, {"A100-SXM4-40GB", 80, false}, {"A100-SXM4-80GB", 80, false},
+      {"H100-SXM5-80GB", 90, true},  {"H200-SXM-141GB", 90, true},  {"B200", 100, true},
+      {"GB200", 100, true},
+  };
+  for (const auto& [name, compute_capability, nvls] : cases) {
+    const GpuSpec* gpu = specs.FindGpu(name);
+    ASSERT_NE(gpu, nullptr) << name;
+    ASSERT_TRUE(gpu->compute_capability.has_value()) << name;
+    EXPECT_EQ(*gpu->compute_capability, compute_capability) << name;
+    EXPECT_EQ(gpu->nvls, nvls) << name;
+  }
+  // Not given: unknown architecture, no NVLS.
+  SpecTable mine;
+  ASSERT_TRUE(mine.Add("gpu X1\n  sms 10\n  tflops bf16 100\n  hbm_gb_per_s 1000\n"
+                       "gpu X2\n  sms 10\n  tflops bf16 100\n  hbm_gb_per_s 1000\n"
+                       "  compute_capability 12.1\n  nvls yes\n",
+                       "mine.txt")
+                  .ok());
+  EXPECT_FALSE(mine.FindGpu("X1")->compute_capability.has_value());
+  EXPECT_FALSE(mine.FindGpu("X1")->nvls);
+  EXPECT_EQ(*mine.FindGpu("X2")->compute_capability, 121);
+  EXPECT_TRUE(mine.FindGpu("X2")->nvls);
 }
 
 TEST(HardwareSpecsTest, CudaDeviceNamesOfTraceHeadersMapOntoEntries) {
@@ -155,7 +185,13 @@ INSTANTIATE_TEST_SUITE_P(
             "2: hbm_gb_per_s: 'inf' is not a number > 0 (or 'unknown')"},
         Bad{"UnknownGpuField", "gpu X1\n  colour green\n",
             "2: unknown gpu field 'colour' (device, sms, boost_clock_mhz, tflops, hbm_gb_per_s, "
-            "hbm_gb, l2_mib, nvlink_gb_per_s, nvlink_domain_gpus)"},
+            "hbm_gb, l2_mib, nvlink_gb_per_s, nvlink_domain_gpus, compute_capability, nvls)"},
+        Bad{"ComputeCapabilityNotMajorMinor", "gpu X1\n  compute_capability 90\n",
+            "2: compute_capability: '90' is not MAJOR.MINOR (such as 9.0)"},
+        Bad{"ComputeCapabilityTwoMinorDigits", "gpu X1\n  compute_capability 9.10\n",
+            "2: compute_capability: '9.10' is not MAJOR.MINOR (such as 9.0)"},
+        Bad{"NvlsNotYesOrNo", "gpu X1\n  nvls maybe\n", "2: nvls: 'maybe' is not yes or no"},
+        Bad{"NvlsTwice", "gpu X1\n  nvls yes\n  nvls no\n", "3: nvls given twice"},
         Bad{"NoSms", "\n\ngpu X1\n  tflops bf16 100\n  hbm_gb_per_s 1000\n", "3: gpu X1: no sms"},
         Bad{"NoPeak", "gpu X1\n  sms 10\n  hbm_gb_per_s 1000\ngpu X2\n",
             "1: gpu X1: no tflops line"},
