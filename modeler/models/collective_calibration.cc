@@ -54,57 +54,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::optional<CollectiveOp> OpFromName(std::string_view name) {
-  static const std::map<std::string, CollectiveOp, std::less<>> kOps = {
-      {"all_reduce", CollectiveOp::kAllReduce},
-      {"allreduce", CollectiveOp::kAllReduce},
-      {"all_gather", CollectiveOp::kAllGather},
-      {"allgather", CollectiveOp::kAllGather},
-      {"reduce_scatter", CollectiveOp::kReduceScatter},
-      {"reducescatter", CollectiveOp::kReduceScatter},
-      {"alltoall", CollectiveOp::kAllToAll},
-      {"all_to_all", CollectiveOp::kAllToAll},
-      {"broadcast", CollectiveOp::kBroadcast},
-      {"reduce", CollectiveOp::kReduce},
-      {"send", CollectiveOp::kSend},
-      {"recv", CollectiveOp::kRecv},
-      {"sendrecv", CollectiveOp::kSendRecv},
-      {"send_recv", CollectiveOp::kSendRecv},
-  };
-  auto it = kOps.find(Lower(name));
-  if (it == kOps.end()) return std::nullopt;
-  return it->second;
-}
-
-std::optional<DataType> TypeFromName(std::string_view name) {
-  static const std::map<std::string, DataType, std::less<>> kTypes = {
-      {"half", DataType::kFloat16},
-      {"float16", DataType::kFloat16},
-      {"fp16", DataType::kFloat16},
-      {"bfloat16", DataType::kBfloat16},
-      {"bf16", DataType::kBfloat16},
-      {"float", DataType::kFloat32},
-      {"float32", DataType::kFloat32},
-      {"fp32", DataType::kFloat32},
-      {"double", DataType::kFloat64},
-      {"float64", DataType::kFloat64},
-      {"int8", DataType::kInt8},
-      {"uint8", DataType::kUint8},
-      {"int32", DataType::kInt32},
-      {"uint32", DataType::kUint32},
-      {"int64", DataType::kInt64},
-      {"uint64", DataType::kUint64},
-      {"fp8", DataType::kFloat8E4m3},
-      {"e4m3", DataType::kFloat8E4m3},
-      {"float8_e4m3", DataType::kFloat8E4m3},
-      {"e5m2", DataType::kFloat8E5m2},
-      {"float8_e5m2", DataType::kFloat8E5m2},
-  };
-  auto it = kTypes.find(Lower(name));
-  if (it == kTypes.end()) return std::nullopt;
-  return it->second;
-}
-
 bool ParseUint(std::string_view s, uint64_t* out) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && end == s.data() + s.size() && !s.empty();
@@ -158,6 +107,57 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
+std::optional<CollectiveOp> CollectiveOpFromTableName(std::string_view name) {
+  static const std::map<std::string, CollectiveOp, std::less<>> kOps = {
+      {"all_reduce", CollectiveOp::kAllReduce},
+      {"allreduce", CollectiveOp::kAllReduce},
+      {"all_gather", CollectiveOp::kAllGather},
+      {"allgather", CollectiveOp::kAllGather},
+      {"reduce_scatter", CollectiveOp::kReduceScatter},
+      {"reducescatter", CollectiveOp::kReduceScatter},
+      {"alltoall", CollectiveOp::kAllToAll},
+      {"all_to_all", CollectiveOp::kAllToAll},
+      {"broadcast", CollectiveOp::kBroadcast},
+      {"reduce", CollectiveOp::kReduce},
+      {"send", CollectiveOp::kSend},
+      {"recv", CollectiveOp::kRecv},
+      {"sendrecv", CollectiveOp::kSendRecv},
+      {"send_recv", CollectiveOp::kSendRecv},
+  };
+  auto it = kOps.find(Lower(name));
+  if (it == kOps.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<DataType> DataTypeFromTableName(std::string_view name) {
+  static const std::map<std::string, DataType, std::less<>> kTypes = {
+      {"half", DataType::kFloat16},
+      {"float16", DataType::kFloat16},
+      {"fp16", DataType::kFloat16},
+      {"bfloat16", DataType::kBfloat16},
+      {"bf16", DataType::kBfloat16},
+      {"float", DataType::kFloat32},
+      {"float32", DataType::kFloat32},
+      {"fp32", DataType::kFloat32},
+      {"double", DataType::kFloat64},
+      {"float64", DataType::kFloat64},
+      {"int8", DataType::kInt8},
+      {"uint8", DataType::kUint8},
+      {"int32", DataType::kInt32},
+      {"uint32", DataType::kUint32},
+      {"int64", DataType::kInt64},
+      {"uint64", DataType::kUint64},
+      {"fp8", DataType::kFloat8E4m3},
+      {"e4m3", DataType::kFloat8E4m3},
+      {"float8_e4m3", DataType::kFloat8E4m3},
+      {"e5m2", DataType::kFloat8E5m2},
+      {"float8_e5m2", DataType::kFloat8E5m2},
+  };
+  auto it = kTypes.find(Lower(name));
+  if (it == kTypes.end()) return std::nullopt;
+  return it->second;
+}
+
 StatusOr<CalibrationSet> ReadCollectiveTable(const std::string& path) {
   LUMOS_ASSIGN_OR_RETURN(std::string text, ReadWhole(path));
   CalibrationSet set;
@@ -205,10 +205,10 @@ StatusOr<CalibrationSet> ReadCollectiveTable(const std::string& path) {
     }
     auto field = [&](int col) { return fields[static_cast<size_t>(col)]; };
     CalibrationPoint p;
-    const std::optional<CollectiveOp> op = OpFromName(field(col_op));
+    const std::optional<CollectiveOp> op = CollectiveOpFromTableName(field(col_op));
     if (!op) return error("unknown op '" + std::string(field(col_op)) + "'");
     p.op = *op;
-    const std::optional<DataType> type = TypeFromName(field(col_dtype));
+    const std::optional<DataType> type = DataTypeFromTableName(field(col_dtype));
     if (!type) return error("unknown dtype '" + std::string(field(col_dtype)) + "'");
     p.data_type = *type;
     uint64_t ranks = 0, nodes = 0;

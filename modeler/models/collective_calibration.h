@@ -20,7 +20,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "modeler/graph/job.h"
@@ -29,6 +31,10 @@
 namespace lumos::modeler::models {
 
 StatusOr<CalibrationSet> ReadCollectiveTable(const std::string& path);
+
+// The names a table's op and dtype columns take (above), case-insensitive; nullopt otherwise.
+std::optional<schema::CollectiveOp> CollectiveOpFromTableName(std::string_view name);
+std::optional<schema::DataType> DataTypeFromTableName(std::string_view name);
 
 struct JobCalibrationStats {
   uint64_t operations = 0;  // Collective groups in the job's graph.

@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "modeler/models/collective_model_json.h"
+
 namespace lumos::modeler::models {
 namespace {
 
@@ -36,49 +38,8 @@ void AppendString(std::string* out, std::string_view text) {
 
 StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const SpecTable& specs) {
   CostModel model;
-  struct Group {
-    const GpuSpec* gpu = nullptr;
-    DType dtype = DType::kBf16;
-    std::vector<GemmPoint> points;
-    std::string first;  // Where the group's first row is, for errors of the fit.
-  };
-  // Ordered by (name, dtype): the model file does not depend on the order of the inputs.
-  std::map<std::pair<std::string, int>, Group> groups;
-  for (const GemmTable& table : tables) {
-    model.inputs.push_back(table.table->path);
-    for (const GemmRow& row : table.rows) {
-      const GpuSpec* gpu = specs.FindGpu(row.gpu);
-      if (gpu == nullptr) {
-        return UnknownGpu(row.gpu, specs).WithContext(table.table->Where(row.row));
-      }
-      if (!(gpu->PeakFlops(row.dtype) > 0)) {
-        return ErrorStatus("%s: %s has no %s peak in the specs (not supported)",
-                           table.table->Where(row.row).c_str(), gpu->name.c_str(),
-                           std::string(DTypeName(row.dtype)).c_str());
-      }
-      if (row.shape.batch != 1) {
-        return ErrorStatus("%s: batch %lld: measured batched GEMMs are not fitted yet (batch 1)",
-                           table.table->Where(row.row).c_str(),
-                           static_cast<long long>(row.shape.batch));
-      }
-      Group& group = groups[{gpu->name, static_cast<int>(row.dtype)}];
-      if (group.gpu == nullptr) group.first = table.table->Where(row.row);
-      group.gpu = gpu;
-      group.dtype = row.dtype;
-      group.points.push_back(GemmPoint{row.shape, row.latency_ns});
-    }
-  }
-  for (auto& [key, group] : groups) {
-    const RooflineSpec spec{group.gpu->sms, group.gpu->PeakFlops(group.dtype),
-                            group.gpu->hbm_bytes_per_s};
-    StatusOr<GemmCalibration> calibration =
-        GemmCalibration::Fit(group.gpu->name, group.dtype, spec, group.points);
-    if (!calibration.ok()) {
-      return calibration.status().WithContext(group.first + ": " + group.gpu->name + " " +
-                                              std::string(DTypeName(group.dtype)));
-    }
-    model.gemm.Add(std::move(*calibration));
-  }
+  for (const GemmTable& table : tables) model.inputs.push_back(table.table->path);
+  LUMOS_ASSIGN_OR_RETURN(model.gemm, FitGemmTables(tables, specs));
   return model;
 }
 
@@ -131,7 +92,22 @@ std::string CostModelJson(const CostModel& model) {
     }
     out += "]}";
   }
-  out += calibrations.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  out += calibrations.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"collectives\": [";
+  for (size_t i = 0; i < model.collectives.size(); ++i) {
+    const CollectiveCalibration& c = model.collectives[i];
+    out += i > 0 ? ",\n    {" : "\n    {";
+    out += "\"gpu\": ";
+    AppendString(&out, c.gpu);
+    out += ", \"network\": ";
+    AppendString(&out, c.network);
+    out += ",\n     \"model\": ";
+    std::string json = CollectiveModelJson(c.model);
+    while (!json.empty() && json.back() == '\n') json.pop_back();
+    out += json;
+    out += "}";
+  }
+  out += model.collectives.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return out;
 }
 

@@ -1,11 +1,12 @@
 // Design: a fitted cost model as `costs fit` writes it and `costs predict` (later `estimate`)
-// reads it back: the GEMM calibrations (one per GPU and dtype found in the inputs), and room
-// for the collective model beside them. The file is JSON, versioned (kCostModelVersion; a
-// reader refuses a newer version and reads every older one), documented in
-// modeler/models/README.md; the same inputs give byte-identical files.
+// reads it back: the GEMM calibrations (one per GPU and dtype found in the inputs) and the
+// collective calibrations (one per GPU, collective_costs.h). The file is JSON, versioned
+// (kCostModelVersion; a reader refuses a newer version and reads every older one: version 1
+// files hold no collectives), documented in modeler/models/README.md; the same inputs give
+// byte-identical files.
 // Fitting takes measured tables (cost_table.h); each row's GPU is looked up in the specs
-// (hardware_specs.h), whose figures for that GPU and dtype are written into the model, so a
-// model file answers the same way whatever specs file predict is given later.
+// (hardware_specs.h), whose figures for that GPU (roofline, fabric) are written into the model,
+// so a model file answers the same way whatever specs file predict is given later.
 // Threading: no shared state.
 #pragma once
 
@@ -13,28 +14,25 @@
 #include <vector>
 
 #include "base/status.h"
+#include "modeler/models/collective_costs.h"
 #include "modeler/models/cost_table.h"
+#include "modeler/models/gemm_fit.h"
 #include "modeler/models/gemm_model.h"
 #include "modeler/models/hardware_specs.h"
 
 namespace lumos::modeler::models {
 
-inline constexpr int kCostModelVersion = 1;
+// 1: GEMM calibrations; 2: collective calibrations too.
+inline constexpr int kCostModelVersion = 2;
 inline constexpr const char kCostModelFormat[] = "lumos-cost-model";
 
 struct CostModel {
-  std::vector<std::string> inputs;  // What it was fitted from, as named on the command line.
+  std::vector<std::string> inputs;  // What it was fitted from: tables, then traced jobs.
   GemmModel gemm;
+  std::vector<CollectiveCalibration> collectives;  // By GPU name.
 };
 
-// One measured GEMM table, its rows read (ReadGemmRows), for FitCostModel.
-struct GemmTable {
-  const CsvTable* table = nullptr;
-  std::vector<GemmRow> rows;
-};
-
-// Groups the rows by (GPU, dtype) and fits one calibration each. An unknown GPU or a dtype the
-// GPU has no peak for is an error naming the row.
+// The GEMM model of `tables` (gemm_fit.h), the tables named as its inputs.
 StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const SpecTable& specs);
 
 // The model file's text.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "modeler/models/collective_model_json.h"
 #include "modeler/models/cost_model.h"
 #include "modeler/models/text_file.h"
 
@@ -139,6 +140,19 @@ class Reader {
     return calibration;
   }
 
+  StatusOr<CollectiveCalibration> Collectives(element value, const std::string& where) const {
+    object o;
+    if (value.get_object().get(o) != simdjson::SUCCESS) return Error(where, "not an object");
+    CollectiveCalibration c;
+    LUMOS_ASSIGN_OR_RETURN(c.gpu, String(o, "gpu", where));
+    LUMOS_ASSIGN_OR_RETURN(c.network, String(o, "network", where));
+    LUMOS_ASSIGN_OR_RETURN(element model, Field(o, "model", where));
+    StatusOr<CollectiveModel> read = ReadCollectiveModelJson(model);
+    if (!read.ok()) return Error(where, read.status().message());
+    c.model = std::move(*read);
+    return c;
+  }
+
  private:
   const std::string& path_;
 };
@@ -185,6 +199,18 @@ StatusOr<CostModel> ParseCostModel(std::string_view json, const std::string& pat
     LUMOS_ASSIGN_OR_RETURN(GemmCalibration c,
                            reader.Calibration(e, "gemm[" + std::to_string(index++) + "]"));
     model.gemm.Add(std::move(c));
+  }
+  if (version >= 2) {
+    array collectives;
+    if (o["collectives"].get_array().get(collectives) != simdjson::SUCCESS) {
+      return reader.Error("", "no \"collectives\" array");
+    }
+    index = 0;
+    for (element e : collectives) {
+      LUMOS_ASSIGN_OR_RETURN(CollectiveCalibration c,
+                             reader.Collectives(e, "collectives[" + std::to_string(index++) + "]"));
+      model.collectives.push_back(std::move(c));
+    }
   }
   return model;
 }

@@ -1,77 +1,30 @@
 #include "modeler/models/cost_queries.h"
 
-#include <sys/stat.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <map>
-#include <system_error>
 #include <utility>
+
+#include "modeler/models/collective_costs.h"
 
 namespace lumos::modeler::models {
 namespace {
 
-bool EndsWith(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-Status TracesNotYet(const std::string& what) {
-  return ErrorStatus(
-      "%s: Lumos traces carry no GEMM shapes yet, so costs fit cannot use them; fit from CSV "
-      "tables (the columns of ../shared/data/costs/) for now",
-      what.c_str());
+StatusOr<NetworkSpec> DefaultNetwork(const SpecTable& specs) {
+  return specs.ResolveNetwork(kDefaultNetwork);
 }
 
 }  // namespace
 
-StatusOr<std::vector<std::string>> ExpandCostInputs(const std::vector<std::string>& inputs) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> paths;
-  for (const std::string& input : inputs) {
-    struct stat st {};
-    if (stat(input.c_str(), &st) != 0) {
-      return ErrorStatus("%s: %s", input.c_str(),
-                         errno == ENOENT ? "no such file or directory" : std::strerror(errno));
-    }
-    if (!S_ISDIR(st.st_mode)) {
-      if (EndsWith(input, ".pb.zst")) return TracesNotYet(input);
-      paths.push_back(input);
-      continue;
-    }
-    std::vector<std::string> tables;
-    bool traces = false;
-    std::error_code error;
-    fs::recursive_directory_iterator it(input, fs::directory_options::none, error);
-    for (; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-      const std::string path = it->path().string();
-      if (!it->is_regular_file(error)) continue;
-      if (EndsWith(path, ".csv")) tables.push_back(path);
-      traces |= EndsWith(path, ".pb.zst");
-    }
-    if (error) return ErrorStatus("%s: cannot list: %s", input.c_str(), error.message().c_str());
-    if (tables.empty()) {
-      if (traces) return TracesNotYet(input);
-      return ErrorStatus("%s: no *.csv table inside", input.c_str());
-    }
-    std::sort(tables.begin(), tables.end());
-    paths.insert(paths.end(), tables.begin(), tables.end());
-  }
-  return paths;
-}
-
-StatusOr<CostModel> FitCostTables(const std::vector<std::string>& paths, const SpecTable& specs,
-                                  std::vector<std::string>* skipped) {
-  std::string first_skipped;
+StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& specs,
+                                  const NetworkSpec& network, FitLog* log) {
   std::vector<CsvTable> tables;
-  tables.reserve(paths.size());
-  std::vector<GemmTable> gemm;
-  for (const std::string& path : paths) {
+  tables.reserve(inputs.tables.size());
+  for (const std::string& path : inputs.tables) {
     LUMOS_ASSIGN_OR_RETURN(CsvTable table, ReadCsv(path));
     tables.push_back(std::move(table));
   }
+  std::vector<GemmTable> gemm;
+  CollectiveFitInputs collectives;
   for (const CsvTable& table : tables) {
     LUMOS_ASSIGN_OR_RETURN(TableKind kind, DetectTableKind(table));
     switch (kind) {
@@ -82,20 +35,48 @@ StatusOr<CostModel> FitCostTables(const std::vector<std::string>& paths, const S
         break;
       }
       case TableKind::kCollective: {
-        const std::string line = table.path +
-                                 ": a collective table: the collective model is not part of "
-                                 "costs fit yet (GEMM tables only); skipped";
-        if (first_skipped.empty()) first_skipped = line;
-        if (skipped != nullptr) skipped->push_back(line);
+        LUMOS_ASSIGN_OR_RETURN(std::vector<CollectiveRow> rows,
+                               ReadCollectiveRows(table, Latency::kRequired));
+        if (rows.empty()) return ErrorStatus("%s: no rows", table.path.c_str());
+        LUMOS_RETURN_IF_ERROR(collectives.AddTable(table, rows, specs));
         break;
       }
     }
   }
-  if (gemm.empty()) {
-    if (!first_skipped.empty()) return ErrorStatus("%s: nothing to fit", first_skipped.c_str());
-    return ErrorStatus("no table to fit");
+  // Traced jobs: their collectives (GEMM kernels are not in traces yet: cost_inputs.h).
+  std::string nothing;  // Why the traces calibrated nothing, for the error below.
+  if (!inputs.traces.empty()) {
+    LUMOS_ASSIGN_OR_RETURN(std::vector<TraceCalibration> traced,
+                           ReadTraceCalibrations(inputs.traces, specs, &log->problems));
+    for (TraceCalibration& job : traced) {
+      log->notes.push_back(job.Describe());
+      if (job.sized == 0) {
+        if (nothing.empty()) nothing = log->notes.back();
+        continue;
+      }
+      collectives.Add(*job.gpu, "job " + job.job_id, std::move(job.collectives.points));
+    }
   }
-  return FitCostModel(gemm, specs);
+  CostModel model;
+  if (!gemm.empty()) {
+    LUMOS_ASSIGN_OR_RETURN(model, FitCostModel(gemm, specs));
+  }
+  LUMOS_ASSIGN_OR_RETURN(model.collectives, collectives.Fit(network));
+  model.inputs = inputs.tables;
+  model.inputs.insert(model.inputs.end(), inputs.traces.begin(), inputs.traces.end());
+  if (model.gemm.calibrations().empty() && model.collectives.empty()) {
+    if (!nothing.empty()) return ErrorStatus("nothing to fit: %s", nothing.c_str());
+    return ErrorStatus("no table or trace to fit");
+  }
+  return model;
+}
+
+StatusOr<CostModel> FitCostTables(const std::vector<std::string>& tables, const SpecTable& specs) {
+  LUMOS_ASSIGN_OR_RETURN(NetworkSpec network, DefaultNetwork(specs));
+  CostInputs inputs;
+  inputs.tables = tables;
+  FitLog log;
+  return FitCostInputs(inputs, specs, network, &log);
 }
 
 std::string DescribeCostModel(const CostModel& model) {
@@ -107,23 +88,37 @@ std::string DescribeCostModel(const CostModel& model) {
                   FormatMicroseconds(c.floor_ns()).c_str());
     out += line;
   }
+  for (const CollectiveCalibration& c : model.collectives) {
+    std::string origins;
+    for (const std::string& origin : c.model.origins) {
+      origins += (origins.empty() ? "" : ", ") + origin;
+    }
+    std::snprintf(line, sizeof(line),
+                  "  collectives %s (%s between nodes): %u points fitted, %zu measurements (%zu "
+                  "across nodes), from ",
+                  c.gpu.c_str(), c.network.c_str(), c.FittedPoints(), c.model.measurements.size(),
+                  c.MultiNodeMeasurements());
+    out += line + origins + "\n";
+  }
   return out;
 }
 
 StatusOr<PredictedTable> PredictCostQueries(const CostModel& model, const CsvTable& queries,
-                                            const GpuSpec* default_gpu, const SpecTable& specs) {
+                                            const GpuSpec* default_gpu, const SpecTable& specs,
+                                            const NetworkSpec* network) {
   LUMOS_ASSIGN_OR_RETURN(TableKind kind, DetectTableKind(queries));
-  if (kind != TableKind::kGemm) {
-    return ErrorStatus(
-        "%s: collective queries: the collective model is not part of costs "
-        "predict yet (GEMM queries only)",
-        queries.path.c_str());
-  }
   for (const char* column : {"predicted_us", "source"}) {
     if (queries.Column(column) >= 0) {
       return ErrorStatus("%s: already has a %s column (an output of costs predict?)",
                          queries.path.c_str(), column);
     }
+  }
+  if (kind == TableKind::kCollective) {
+    if (network != nullptr) {
+      return PredictCollectiveQueries(model.collectives, queries, default_gpu, specs, *network);
+    }
+    LUMOS_ASSIGN_OR_RETURN(NetworkSpec fallback, DefaultNetwork(specs));
+    return PredictCollectiveQueries(model.collectives, queries, default_gpu, specs, fallback);
   }
   LUMOS_ASSIGN_OR_RETURN(std::vector<GemmRow> rows, ReadGemmRows(queries, Latency::kIgnored));
   PredictedTable out;

@@ -10,6 +10,7 @@
 // Threading: no shared state.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -53,6 +54,14 @@ enum class Latency { kRequired, kIgnored };
 // The rows of a GEMM table. `latency`: measured tables need latency_us (> 0); queries do not
 // (a latency_us column there is ignored). `gpu` must be a column of measured tables.
 StatusOr<std::vector<GemmRow>> ReadGemmRows(const CsvTable& table, Latency latency);
+
+// The answers to a query table (`costs predict`).
+struct PredictedTable {
+  std::string csv;  // Every query column as given, then predicted_us and source.
+  size_t rows = 0;
+  // Rows by source: SourceKind (kernel_query.h) for GEMMs, CostSource for collectives.
+  std::array<size_t, 6> sources{};
+};
 
 // µs text ("2.581") as integer ns, rounded; an error unless finite and > 0.
 StatusOr<int64_t> ParseMicroseconds(std::string_view text);

@@ -7,8 +7,8 @@
 #include <tuple>
 #include <utility>
 
-#include "modeler/models/cost_model.h"
 #include "modeler/models/cost_table.h"
+#include "modeler/models/gemm_fit.h"
 #include "modeler/models/gemm_roofline.h"
 
 namespace lumos::modeler::models {
@@ -117,9 +117,9 @@ StatusOr<ValidationResult> ValidateSameGpu(const std::string& table, uint64_t se
       test.push_back(&row);
     }
   }
-  LUMOS_ASSIGN_OR_RETURN(CostModel model, FitCostModel({half}, specs));
+  LUMOS_ASSIGN_OR_RETURN(GemmModel model, FitGemmTables({half}, specs));
   Scored scored;
-  LUMOS_RETURN_IF_ERROR(Score(model.gemm, test, specs, nullptr, &scored));
+  LUMOS_RETURN_IF_ERROR(Score(model, test, specs, nullptr, &scored));
   ValidationResult result;
   result.calibration_rows = half.rows.size();
   result.ours = Summarize(scored.ours);
@@ -132,7 +132,8 @@ StatusOr<ValidationResult> ValidateTransfer(const std::string& source, const std
                                             const SpecTable& specs) {
   LUMOS_ASSIGN_OR_RETURN(Loaded from, Load(source));
   LUMOS_ASSIGN_OR_RETURN(Loaded to, Load(target));
-  LUMOS_ASSIGN_OR_RETURN(CostModel model, FitCostModel({GemmTable{&from.table, from.rows}}, specs));
+  LUMOS_ASSIGN_OR_RETURN(GemmModel model,
+                         FitGemmTables({GemmTable{&from.table, from.rows}}, specs));
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<const GemmRow*, const GpuSpec*>> shapes;
   for (const GemmRow& row : from.rows) {
     shapes[{row.shape.m, row.shape.n, row.shape.k}] = {&row, specs.FindGpu(row.gpu)};
@@ -143,7 +144,7 @@ StatusOr<ValidationResult> ValidateTransfer(const std::string& source, const std
   }
   if (test.empty()) return ErrorStatus("%s and %s share no shape", source.c_str(), target.c_str());
   Scored scored;
-  LUMOS_RETURN_IF_ERROR(Score(model.gemm, test, specs, &shapes, &scored));
+  LUMOS_RETURN_IF_ERROR(Score(model, test, specs, &shapes, &scored));
   ValidationResult result;
   result.calibration_rows = from.rows.size();
   result.ours = Summarize(scored.ours);

@@ -1,6 +1,6 @@
-// `lumos-model costs fit IN... -o MODEL.json [--specs FILE]` and `lumos-model costs predict
-// MODEL.json QUERIES.csv [--gpu NAME] [--net NAME] [-o OUT.csv] [--specs FILE]`: the cost
-// models (modeler/models/cost_queries.h). Argument handling only.
+// `lumos-model costs fit IN... -o MODEL.json [--net NAME] [--specs FILE]` and `lumos-model
+// costs predict MODEL.json QUERIES.csv [--gpu NAME] [--net NAME] [-o OUT.csv] [--specs FILE]`:
+// the cost models (modeler/models/cost_queries.h). Argument handling only.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -9,6 +9,8 @@
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "modeler/io/output_file.h"
+#include "modeler/models/collective_costs.h"
+#include "modeler/models/cost_inputs.h"
 #include "modeler/models/cost_queries.h"
 #include "modeler/models/hardware_specs.h"
 #include "modeler/tools/commands.h"
@@ -17,39 +19,53 @@ namespace lumos::modeler {
 namespace {
 
 constexpr const char kSynopsis[] =
-    "fit IN... -o MODEL.json [--specs FILE]\n"
+    "fit IN... -o MODEL.json [--net NAME] [--specs FILE]\n"
     "       lumos-model costs predict MODEL.json QUERIES.csv [--gpu NAME] [--net NAME]\n"
     "                                 [-o OUT.csv] [--specs FILE]";
 
 constexpr const char kDescription[] =
-    "Kernel cost models: fit them to measurements, then predict durations of kernels of\n"
-    "other shapes, dtypes or GPUs, each with its source.\n"
+    "Cost models of GEMM kernels and NCCL collectives: fit them to measurements, then predict\n"
+    "durations for other shapes, sizes, dtypes, rank counts, GPUs or networks, each with its\n"
+    "source.\n"
     "\n"
-    "  fit      IN are CSV tables with the columns of ../shared/data/costs/ (gpu, dtype, m, n,\n"
-    "           k, latency_us for GEMMs; batch optional), or directories of them (every *.csv\n"
-    "           inside). What a table holds is read from its header. Only GEMM tables are\n"
-    "           fitted for now: Lumos traces carry no GEMM shapes yet (refused), and collective\n"
-    "           tables are not part of this command yet (skipped, with a line saying so).\n"
-    "           Writes MODEL.json (versioned; modeler/models/README.md), reused by predict.\n"
-    "  predict  QUERIES.csv has the columns of the tables without latency_us; rows without a\n"
-    "           gpu (no column, or an empty cell) run on --gpu. Writes every query column plus\n"
-    "           predicted_us and source (measured, interpolated, scaled from GPU DTYPE\n"
-    "           measured|interpolated, surface fitted on GPU DTYPE, roofline only) to OUT.csv\n"
-    "           or stdout.\n"
+    "  fit      IN are CSV tables with the columns of ../shared/data/costs/, Lumos traces\n"
+    "           (*.pb.zst), or directories and patterns of them. What a table holds is read\n"
+    "           from its header: GEMMs (gpu, dtype, m, n, k, latency_us; batch optional) or\n"
+    "           collectives (gpu, op, dtype, ranks, elements, bytes, latency_us; nodes\n"
+    "           optional). A traced job's collectives (op, bytes, dtype, algorithm, protocol,\n"
+    "           channels, the transfer time the replay sees) calibrate the collective model on\n"
+    "           the GPU its headers name; each job says in one line what it calibrated (GEMM\n"
+    "           kernels are not read from traces yet). --net names the network between the\n"
+    "           traced nodes (default ib400). Writes MODEL.json (versioned;\n"
+    "           modeler/models/README.md), reused by predict.\n"
+    "  predict  QUERIES.csv has the columns of one kind of table without latency_us; rows\n"
+    "           without a gpu (no column, or an empty cell) run on --gpu. Collective rows whose\n"
+    "           ranks exceed one NVLink domain (or that name nodes) span nodes over --net\n"
+    "           (default ib400). Writes every query column plus predicted_us and source to\n"
+    "           OUT.csv or stdout. GEMM sources: measured, interpolated, scaled from GPU DTYPE\n"
+    "           measured|interpolated, surface fitted on GPU DTYPE, roofline only. Collective\n"
+    "           sources: measured, interpolated, scaled from GPU OP fit, model only (GPU OP fit;\n"
+    "           network|NVLS|protocol never measured), model only (NCCL's constants).\n"
     "\n"
     "GPUs and networks come from the built-in specs (modeler/models/specs/hardware.txt) and\n"
     "--specs FILE (same format: adds entries or replaces them by name); a GPU may be named as\n"
     "in the specs (H100-SXM5-80GB) or as CUDA names it in trace headers (NVIDIA H100 80GB HBM3).\n"
+    "Networks: ib100, ib200, ib400, roce400, ib800, roce800, or numbers such as 400Gbps,3us\n"
+    "(the line rate per GPU and the one-way latency).\n"
     "\n"
     "example:\n"
-    "  lumos-model costs fit ../shared/data/costs/gemm_a100_bf16.csv -o a100.json\n"
-    "  lumos-model costs predict a100.json queries.csv --gpu H100-SXM5-80GB -o predicted.csv";
+    "  lumos-model costs fit ../shared/data/costs -o costs.json\n"
+    "  printf 'm,n,k,dtype\\n8192,8192,8192,bf16\\n' > gemm.csv\n"
+    "  lumos-model costs predict costs.json gemm.csv --gpu H100-SXM5-80GB\n"
+    "  printf 'op,dtype,ranks,bytes\\nall_reduce,bfloat16,64,1073741824\\n' > ar.csv\n"
+    "  lumos-model costs predict costs.json ar.csv --gpu H100-SXM5-80GB --net ib400\n"
+    "  lumos-model costs predict costs.json ar.csv --gpu B200 --net ib800 -o ar_b200.csv";
 
 constexpr const char kExitStatus[] =
     "exit status: 0 done; 1 an input could not be read, a row is malformed, names an unknown\n"
-    "GPU or an impossible shape (one line on stderr names the file and line; nothing is\n"
-    "written), a table was skipped (fit: the rest is fitted and written), or the output could\n"
-    "not be written; 2 bad arguments.";
+    "GPU or an impossible query (one line on stderr names the file and line; nothing is\n"
+    "written), a trace was damaged or unreadable (fit: named, the rest is fitted and written),\n"
+    "nothing could be fitted, or the output could not be written; 2 bad arguments.";
 
 // --specs: the built-in table, plus the user's file.
 std::optional<models::SpecTable> LoadSpecs(const std::string& file, bool given,
@@ -81,14 +97,31 @@ bool WriteOutput(const std::string& path, const std::string& text, cli::CommandO
   return true;
 }
 
+// --net: a network of the specs or numbers; a usage error otherwise.
+std::optional<models::NetworkSpec> ResolveNet(const models::SpecTable& specs,
+                                              const std::string& name, bool given,
+                                              const cli::ArgParser& parser) {
+  auto network = specs.ResolveNetwork(given ? name : models::kDefaultNetwork);
+  if (!network.ok()) {
+    parser.UsageError(stderr, "--net: " + network.status().message());
+    return std::nullopt;
+  }
+  return *network;
+}
+
 int RunFit(const Args& args) {
   std::vector<std::string> inputs;
-  std::string output, specs_file;
-  bool specs_given = false;
-  cli::ArgParser parser("lumos-model costs fit", "IN... -o MODEL.json [--specs FILE]");
+  std::string output, specs_file, net_name;
+  bool specs_given = false, net_given = false;
+  cli::ArgParser parser("lumos-model costs fit", "IN... -o MODEL.json [--net NAME] [--specs FILE]");
   parser.Description(kDescription)
       .String("-o, --output", "MODEL.json", "the model file to write", &output)
       .Required()
+      .String("--net", "NAME",
+              "the network between the nodes of traced jobs (ib400, roce400, ib800, ... or "
+              "numbers such as 400Gbps,3us; default ib400)",
+              &net_name)
+      .Given(&net_given)
       .String("--specs", "FILE", "more GPUs and networks (modeler/models/specs/hardware.txt)",
               &specs_file)
       .Given(&specs_given)
@@ -103,16 +136,23 @@ int RunFit(const Args& args) {
   cli::CommandOutcome outcome("lumos-model costs fit", stdout, stderr);
   std::optional<models::SpecTable> specs = LoadSpecs(specs_file, specs_given, &outcome);
   if (!specs) return outcome.exit_status();
-  auto paths = models::ExpandCostInputs(inputs);
-  if (!paths.ok()) return outcome.Fail(paths.status().message());
-  std::vector<std::string> skipped;  // Tables of a kind not fitted yet: named, exit 1.
-  auto model = models::FitCostTables(*paths, *specs, &skipped);
+  std::optional<models::NetworkSpec> network = ResolveNet(*specs, net_name, net_given, parser);
+  if (!network) return cli::kExitUsage;
+  models::FitLog log;  // Arguments that name no trace, damaged traces: one line each, exit 1.
+  auto expanded = models::ExpandCostInputs(inputs, &log.problems);
+  if (!expanded.ok()) return outcome.Fail(expanded.status().message());
+  auto model = models::FitCostInputs(*expanded, *specs, *network, &log);
+  for (const std::string& line : log.problems) outcome.InputProblem(line);
   if (!model.ok()) return outcome.Fail(model.status().message());
-  for (const std::string& line : skipped) outcome.InputProblem(line);
   if (!WriteOutput(output, models::CostModelJson(*model), &outcome)) return outcome.Finish();
-  std::printf("%s: %zu GEMM calibration(s) from %zu table(s)\n%s", output.c_str(),
-              model->gemm.calibrations().size(), model->inputs.size(),
-              models::DescribeCostModel(*model).c_str());
+  size_t jobs = log.notes.size();
+  std::fprintf(outcome.out(),
+               "%s: %zu GEMM calibration(s), %zu collective calibration(s) from %zu table(s) and "
+               "%zu traced job(s)\n",
+               output.c_str(), model->gemm.calibrations().size(), model->collectives.size(),
+               expanded->tables.size(), jobs);
+  for (const std::string& note : log.notes) std::fprintf(outcome.out(), "  %s\n", note.c_str());
+  std::fputs(models::DescribeCostModel(*model).c_str(), outcome.out());
   return outcome.Finish();
 }
 
@@ -128,8 +168,8 @@ int RunPredict(const Args& args) {
               &gpu_name)
       .Given(&gpu_given)
       .String("--net", "NAME",
-              "the inter-node network (ib400, roce400, ib800, ... or numbers such as "
-              "400Gbps,3us); checked now, used by collective queries once they are supported",
+              "the network between nodes, for collective queries across NVLink domains "
+              "(ib400, roce400, ib800, ... or numbers such as 400Gbps,3us; default ib400)",
               &net_name)
       .Given(&net_given)
       .String("-o, --output", "OUT.csv", "where to write the predictions (default: stdout)",
@@ -158,10 +198,8 @@ int RunPredict(const Args& args) {
       return parser.UsageError(stderr, "--gpu: " + models::UnknownGpu(gpu_name, *specs).message());
     }
   }
-  if (net_given) {
-    auto network = specs->ResolveNetwork(net_name);
-    if (!network.ok()) return parser.UsageError(stderr, "--net: " + network.status().message());
-  }
+  std::optional<models::NetworkSpec> network = ResolveNet(*specs, net_name, net_given, parser);
+  if (!network) return cli::kExitUsage;
   auto model = models::ReadCostModel(positionals[0]);
   if (!model.ok()) return outcome.Fail(model.status().message());
   auto queries = models::ReadCsv(positionals[1]);
@@ -169,7 +207,7 @@ int RunPredict(const Args& args) {
   if (gpu == nullptr && queries->Column("gpu") < 0) {
     return parser.UsageError(stderr, positionals[1] + " has no gpu column: give --gpu NAME");
   }
-  auto predicted = models::PredictCostQueries(*model, *queries, gpu, *specs);
+  auto predicted = models::PredictCostQueries(*model, *queries, gpu, *specs, &*network);
   if (!predicted.ok()) return outcome.Fail(predicted.status().message());
   WriteOutput(output, predicted->csv, &outcome);
   return outcome.Finish();
@@ -189,11 +227,15 @@ int RunCosts(const Args& args) {
   parser.Description(kDescription)
       .String("-o, --output", "FILE", "fit: the model file (required); predict: OUT.csv",
               &fit_output)
+      .String("--net", "NAME",
+              "the network between nodes (ib100, ib200, ib400, roce400, ib800, roce800, or "
+              "400Gbps,3us; default ib400): fit: of the traced jobs; predict: of collective "
+              "queries across NVLink domains",
+              &net_name)
       .String("--specs", "FILE", "more GPUs and networks (modeler/models/specs/hardware.txt)",
               &specs_file)
       .Section("predict only:")
       .String("--gpu", "NAME", "the GPU of rows that name none", &gpu_name)
-      .String("--net", "NAME", "the inter-node network (ib400, ..., or 400Gbps,3us)", &net_name)
       .Positionals("fit|predict", "subcommand", 0, &none)
       .Epilogue(kExitStatus);
   if (sub == "--help" || sub == "-h") {

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "modeler/models/collective_model_json.h"
 #include "modeler/models/cost_model.h"
 #include "modeler/models/cost_queries.h"
+#include "modeler/models/cost_table.h"
 #include "modeler/models/hardware_specs.h"
 
 namespace lumos::modeler::models {
@@ -68,20 +71,26 @@ TEST(CostModelFileTest, TheSameInputsGiveTheSameBytesWhateverTheirOrder) {
 
 TEST(CostModelFileTest, ANewerVersionOrAnotherFileIsRefusedWithOneError) {
   std::string json = CostModelJson(Fitted());
-  const std::string version = "\"version\": 1,";
+  const std::string version = "\"version\": 2,";
   ASSERT_NE(json.find(version), std::string::npos);
   std::string newer = json;
-  newer.replace(newer.find(version), version.size(), "\"version\": 2,");
+  newer.replace(newer.find(version), version.size(), "\"version\": 3,");
   auto refused = ParseCostModel(newer, "m.json");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().message(),
-            "m.json: model version 2 is newer than this lumos-model reads (1)");
+            "m.json: model version 3 is newer than this lumos-model reads (2)");
   const std::pair<const char*, const char*> bad[] = {
       {"", "m.json: not valid JSON ("},
       {"[1, 2]", "m.json: not a Lumos cost model (no \"format\": \"lumos-cost-model\"; "},
       {"{\"format\": \"lumos-cost-model\", \"version\": 1}", "m.json: no \"gemm\" array"},
       {"{\"format\": \"lumos-cost-model\", \"version\": 1, \"gemm\": [{\"gpu\": \"X\"}]}",
        "m.json: gemm[0]: no \"dtype\""},
+      {"{\"format\": \"lumos-cost-model\", \"version\": 2, \"gemm\": []}",
+       "m.json: no \"collectives\" array"},
+      {"{\"format\": \"lumos-cost-model\", \"version\": 2, \"gemm\": [], \"collectives\": "
+       "[{\"gpu\": \"X\", \"network\": \"ib400\", \"model\": {\"format\": \"x\"}}]}",
+       "m.json: collectives[0]: collective model: the document: format is 'x', not "
+       "'lumos-collective-model'"},
   };
   for (const auto& [text, error] : bad) {
     auto r = ParseCostModel(text, "m.json");
@@ -97,6 +106,62 @@ TEST(CostModelFileTest, ANewerVersionOrAnotherFileIsRefusedWithOneError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message().rfind("m.json: gemm[0].points[0]: ", 0), 0u)
       << r.status().message();
+}
+
+// Both kinds of table in one file: read back, every collective calibration is what was written
+// (the same JSON) and answers every query as the fitted one did.
+TEST(CostModelFileTest, CollectiveCalibrationsRoundTrip) {
+  auto fitted =
+      FitCostTables({Costs("nccl_h100.csv"), Costs("gemm_a100_bf16.csv"), Costs("nccl_a100.csv")},
+                    SpecTable::Builtin());
+  ASSERT_TRUE(fitted.ok()) << fitted.status().message();
+  ASSERT_EQ(fitted->collectives.size(), 2u);
+  ASSERT_EQ(fitted->gemm.calibrations().size(), 1u);
+  const std::string json = CostModelJson(*fitted);
+  auto back = ParseCostModel(json, "m.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(CostModelJson(*back), json);
+  EXPECT_EQ(back->inputs, fitted->inputs);
+  ASSERT_EQ(back->collectives.size(), 2u);
+  const std::string queries =
+      "gpu,op,dtype,ranks,bytes\n"
+      "H100-SXM5-80GB,all_reduce,half,8,1048576\n"
+      "H100-SXM5-80GB,all_gather,half,8,1000000\n"
+      "A100-SXM4-80GB,reduce_scatter,int8,4,65536\n"
+      "B200,all_reduce,bfloat16,64,1073741824\n"
+      "V100-SXM2-32GB,alltoall,half,16,4096\n";
+  auto table = ParseCsv(queries, "q.csv");
+  ASSERT_TRUE(table.ok());
+  auto a = PredictCostQueries(*fitted, *table, nullptr, SpecTable::Builtin());
+  auto b = PredictCostQueries(*back, *table, nullptr, SpecTable::Builtin());
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message();
+  EXPECT_EQ(a->csv, b->csv);
+  EXPECT_EQ(a->rows, 5u);
+}
+
+// A version 1 file (tests/data/cost_model_v1/, written by the version 1 code) is still read:
+// GEMMs only, no collectives, answering as it did then.
+TEST(CostModelFileTest, AVersionOneFileIsStillRead) {
+  const std::string path =
+      std::string(LUMOS_SOURCE_DIR) + "/tests/data/cost_model_v1/gemm_a100_bf16_1024.json";
+  auto model = ReadCostModel(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_TRUE(model->collectives.empty());
+  ASSERT_EQ(model->gemm.calibrations().size(), 1u);
+  EXPECT_EQ(model->gemm.calibrations()[0].points().size(), 572u);
+  auto queries = ParseCsv("m,n,k,dtype\n8192,8192,8192,bf16\n3000,5000,7000,bf16\n", "q.csv");
+  ASSERT_TRUE(queries.ok());
+  const SpecTable& specs = SpecTable::Builtin();
+  auto out = PredictCostQueries(*model, *queries, specs.FindGpu("A100-SXM4-80GB"), specs);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  // What the version 1 command answered for this file (its README).
+  EXPECT_EQ(out->csv,
+            "m,n,k,dtype,predicted_us,source\n"
+            "8192,8192,8192,bf16,4188.501,measured\n"
+            "3000,5000,7000,bf16,785.923,interpolated\n");
+  // Written again it is a version 2 file with no collectives.
+  EXPECT_NE(CostModelJson(*model).find("\"version\": 2,"), std::string::npos);
+  EXPECT_NE(CostModelJson(*model).find("\"collectives\": []"), std::string::npos);
 }
 
 }  // namespace

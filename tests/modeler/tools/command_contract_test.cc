@@ -95,6 +95,11 @@ std::string SharedKineto() {
          "/../shared/data/traces/hta-single-rank/event_sync_trace.json.gz";
 }
 
+// A model file of costs fit (version 1, tests/data/cost_model_v1/): what costs predict reads.
+std::string CostModel() {
+  return std::string(LUMOS_SOURCE_DIR) + "/tests/data/cost_model_v1/gemm_a100_bf16_1024.json";
+}
+
 std::string SharedCosts() {
   return std::string(LUMOS_SOURCE_DIR) + "/../shared/data/costs/gemm_a100_bf16.csv";
 }
@@ -131,7 +136,10 @@ class CommandContractTest : public ::testing::TestWithParam<Row> {
     // import kineto reads Kineto JSON instead: the same kinds of bad input, of that format.
     WriteFileBytes(dir_->File("empty.json"), "");
     WriteFileBytes(dir_->File("random.json"), RandomBytes(4096));
-    // costs fit reads CSV tables: the same kinds of bad input, of that format.
+    // costs fit reads CSV tables: the same kinds of bad input, of that format (and traces
+    // beside a table); costs predict a model file and a query table.
+    WriteFileBytes(dir_->File("q.csv"),
+                   "op,dtype,ranks,bytes\nall_reduce,bfloat16,64,1073741824\n");
     WriteFileBytes(dir_->File("empty.csv"), "");
     WriteFileBytes(dir_->File("random.csv"), RandomBytes(4096));
     if (access(SharedCosts().c_str(), R_OK) == 0) {
@@ -166,8 +174,28 @@ std::string InputArgs(const Row& row, const std::string& dir) {
         return file("empty.csv");
       case Input::kNotATrace:
         return file("random.csv");
+      case Input::kTruncatedTrace:
+        return file("good.csv") + " " + file("truncated.pb.zst");
+      case Input::kUnclosedTrace:
+        return file("good.csv") + " " + file("unclosed.pb.zst");
+      case Input::kBadHeaderAmongGood:
+        return file("good.csv") + " " + file("bad_header");
       default:
         return file("good.csv");
+    }
+  }
+  if (row.command == "costs predict") {
+    switch (row.input) {
+      case Input::kMissingFile:
+        return file("missing.json") + " " + file("q.csv");
+      case Input::kMissingAmongGood:
+        return CostModel() + " " + file("missing.csv");
+      case Input::kEmptyFile:
+        return CostModel() + " " + file("empty.csv");
+      case Input::kNotATrace:
+        return file("random.json") + " " + file("q.csv");
+      default:
+        return CostModel() + " " + file("q.csv");
     }
   }
   switch (row.input) {
@@ -224,9 +252,14 @@ std::string CommandLine(const Row& row, const std::string& inputs, const std::st
                                                : " -o " + out + "/imported");
   } else if (row.command == "costs fit") {
     args = "costs fit " + in +
-           (opt_equals                         ? " --output=" + out + "/m.json"
+           (opt_equals                         ? " --output=" + out + "/m.json --net=ib800"
             : row.input == Input::kFlagAsValue ? " -o --specs x"
                                                : " -o " + out + "/m.json");
+  } else if (row.command == "costs predict") {
+    args = "costs predict " + in +
+           (opt_equals                         ? " --gpu=H100-SXM5-80GB --net=ib800"
+            : row.input == Input::kFlagAsValue ? " --gpu --net ib400"
+                                               : " --gpu H100-SXM5-80GB");
   }
   if (row.input == Input::kUnknownOption) args += " --bogus";
   // Run from `out`: a value taken for a file name ("-o --quiet") would land there.
@@ -390,7 +423,9 @@ std::vector<Row> Rows() {
        Input::kSoundWithOptEquals,
        0,
        "",
-       {"/m.json: 1 GEMM calibration(s) from 1 table(s)", "GEMM A100-SXM4-80GB bf16: 9240 shapes"}},
+       {"/m.json: 1 GEMM calibration(s), 0 collective calibration(s) from 1 table(s) and 0 "
+        "traced job(s)",
+        "GEMM A100-SXM4-80GB bf16: 9240 shapes"}},
       {"costs fit",
        Input::kMissingFile,
        1,
@@ -403,9 +438,47 @@ std::vector<Row> Rows() {
        {}},
       {"costs fit", Input::kEmptyFile, 1, OneLine("/empty\\.csv: empty \\(no header line\\)"), {}},
       {"costs fit", Input::kNotATrace, 1, OneLine("/random\\.csv"), {}},
+      // Traces beside a table follow the trace commands' contract: a damaged one is named and
+      // what could be read is used (here: it calibrates nothing, and says so).
+      {"costs fit",
+       Input::kTruncatedTrace,
+       1,
+       kTruncated,
+       {"1 GEMM calibration(s), 0 collective calibration(s) from 1 table(s) and 1 traced job(s)",
+        "  job golden (1 rank(s), NVIDIA H200): no collective operations: calibrates nothing"}},
+      {"costs fit",
+       Input::kUnclosedTrace,
+       1,
+       kUnclosed,
+       {"and 1 traced job(s)", "  job golden (1 rank(s), NVIDIA H200): "}},
+      {"costs fit",
+       Input::kBadHeaderAmongGood,
+       1,
+       kBadHeader,
+       {"and 1 traced job(s)", "  job dlrm_kineto (7 rank(s), Tesla V100-SXM2-32GB): "}},
       {"costs fit", Input::kUnknownOption, 2, kUnknown, {}},
       {"costs fit", Input::kFlagAsValue, 2, value_of("-o", "--specs"), {}},
       {"costs fit", Input::kOutputToDevFull, 1, kDevFull, {}},
+
+      // costs predict reads a model file and a query table, all or nothing: one line names
+      // what cannot be read and nothing is written. (Bad rows: costs_command_test.cc.)
+      {"costs predict",
+       Input::kSoundWithOptEquals,
+       0,
+       "",
+       {"op,dtype,ranks,bytes,predicted_us,source\nall_reduce,bfloat16,64,1073741824,",
+        ",model only (NCCL's constants)\n"}},
+      {"costs predict", Input::kMissingFile, 1, OneLine("/missing\\.json: cannot open: "), {}},
+      {"costs predict", Input::kMissingAmongGood, 1, OneLine("/missing\\.csv: cannot open: "), {}},
+      {"costs predict",
+       Input::kEmptyFile,
+       1,
+       OneLine("/empty\\.csv: empty \\(no header line\\)"),
+       {}},
+      {"costs predict", Input::kNotATrace, 1, OneLine("/random\\.json: not valid JSON"), {}},
+      {"costs predict", Input::kUnknownOption, 2, kUnknown, {}},
+      {"costs predict", Input::kFlagAsValue, 2, value_of("--gpu", "--net"), {}},
+      {"costs predict", Input::kOutputToDevFull, 1, kDevFull, {}},
   };
   return rows;
 }

@@ -1,6 +1,8 @@
 // `lumos-model costs fit|predict` as a user runs it: the real binary on the shared measured
-// tables (../shared/data/costs), its outputs, and one error line naming the row for each kind
-// of bad query, with nothing written.
+// tables (../shared/data/costs) and real traces (examples/dlrm-8rank, the shared Kineto traces
+// imported, jobs written by the real trace writer), its outputs (collective answers checked
+// against CollectivePredictor on the model file it wrote), and one error line naming the row
+// for each kind of bad query, with nothing written.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,6 +10,10 @@
 #include <memory>
 #include <string>
 
+#include "modeler/models/collective_costs.h"
+#include "modeler/models/cost_model.h"
+#include "modeler/models/hardware_specs.h"
+#include "tests/testing/collective_job.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/sample_trace.h"
 
@@ -35,8 +41,9 @@ class CostsCommandTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = std::make_unique<TempDir>();
-    const auto fit = RunCommand(LumosModelBinary() + " costs fit " + Costs("gemm_a100_bf16.csv") +
-                                " -o " + Model());
+    const auto fit =
+        RunCommand(LumosModelBinary() + " costs fit " + Costs("gemm_a100_bf16.csv") + " " +
+                   Costs("nccl_h100.csv") + " " + Costs("nccl_a100.csv") + " -o " + Model());
     ASSERT_EQ(fit.exit_code, 0) << fit.err;
   }
   static void TearDownTestSuite() { dir_.reset(); }
@@ -60,17 +67,21 @@ TEST_F(CostsCommandTest, FitWritesAModelAndSaysWhatItHolds) {
                             Costs("gemm_h100_fp8.csv") + " -o " + out.File("m.json"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_NE(r.out.find("m.json: 2 GEMM calibration(s) from 2 table(s)\n"), std::string::npos);
+  EXPECT_NE(r.out.find("m.json: 2 GEMM calibration(s), 0 collective calibration(s) from 2 "
+                       "table(s) and 0 traced job(s)\n"),
+            std::string::npos);
   EXPECT_NE(r.out.find("GEMM H100-SXM5-80GB bf16: 35700 shapes, floor 2.535 us"), std::string::npos)
       << r.out;
   const std::string model = ReadFileBytes(out.File("m.json"));
-  EXPECT_EQ(model.rfind("{\n  \"format\": \"lumos-cost-model\",\n  \"version\": 1,", 0), 0u);
+  EXPECT_EQ(model.rfind("{\n  \"format\": \"lumos-cost-model\",\n  \"version\": 2,", 0), 0u);
   // A directory of tables is every *.csv inside it.
   fs::copy_file(Costs("gemm_a100_bf16.csv"), out.File("a.csv"));
   const auto dir =
       RunCommand(LumosModelBinary() + " costs fit " + out.path() + " -o " + out.File("d.json"));
   EXPECT_EQ(dir.exit_code, 0) << dir.err;
-  EXPECT_NE(dir.out.find("1 GEMM calibration(s) from 1 table(s)"), std::string::npos) << dir.out;
+  EXPECT_NE(dir.out.find("1 GEMM calibration(s), 0 collective calibration(s) from 1 table(s)"),
+            std::string::npos)
+      << dir.out;
 }
 
 TEST_F(CostsCommandTest, PredictKeepsEveryQueryColumnAndAddsPredictionAndSource) {
@@ -148,8 +159,23 @@ INSTANTIATE_TEST_SUITE_P(
                  ":2: k = 4294967296: larger than 2^31"},
         BadQuery{"UnsupportedDtype", "m,n,k,dtype\n8,8,8,fp8\n", "--gpu V100-SXM2-32GB", 1,
                  ":2: V100-SXM2-32GB has no fp8 peak in the specs (not supported)"},
-        BadQuery{"CollectiveQueries", "op,dtype,ranks,bytes\nall_reduce,half,8,1024\n",
-                 "--gpu B200", 1, ": collective queries: the collective model is not part"},
+        BadQuery{"CollectiveUnknownGpuInARow",
+                 "gpu,op,dtype,ranks,bytes\nB200,all_reduce,half,8,1024\nTPUv5,all_reduce,half,8,"
+                 "1024\n",
+                 "", 1, ":3: gpu 'TPUv5' is not in the specs (known: V100-SXM2-32GB, "},
+        BadQuery{"CollectiveMalformedRow", "op,dtype,ranks,bytes\nall_reduce,half,8\n",
+                 "--gpu B200", 1, ":2: 3 fields, the header has 4"},
+        BadQuery{"CollectiveZeroRanks", "op,dtype,ranks,bytes\nall_reduce,half,0,1024\n",
+                 "--gpu B200", 1, ":2: ranks: '0' must be a whole number > 0"},
+        BadQuery{"CollectiveNegativeBytes", "op,dtype,ranks,bytes\nall_reduce,half,8,-1024\n",
+                 "--gpu B200", 1, ":2: bytes: '-1024' must be a whole number > 0"},
+        BadQuery{"CollectiveUnknownOp", "op,dtype,ranks,bytes\nall_sum,half,8,1024\n", "--gpu B200",
+                 1, ":2: op: unknown 'all_sum' (all_reduce, "},
+        BadQuery{"CollectiveMoreRanksThanNodesHold",
+                 "op,dtype,ranks,nodes,bytes\nall_reduce,half,64,2,1024\n", "--gpu H100-SXM5-80GB",
+                 1, ":2: 64 ranks on 2 node(s): more than the 8 GPUs of an NVLink domain of "},
+        BadQuery{"CollectiveUnknownNetwork", "op,dtype,ranks,bytes\nall_reduce,half,64,1024\n",
+                 "--gpu B200 --net ib1600", 2, "--net: unknown network 'ib1600' (known: ib100, "},
         BadQuery{"UnknownGpuOption", "m,n,k,dtype\n8,8,8,bf16\n", "--gpu TPUv5", 2,
                  "--gpu: gpu 'TPUv5' is not in the specs"},
         BadQuery{"UnknownNetwork", "m,n,k,dtype\n8,8,8,bf16\n", "--gpu B200 --net ib9000", 2,
@@ -175,32 +201,186 @@ TEST_F(CostsCommandTest, ASpecsFileAddsAGpuAndAMalformedOneNamesItsLine) {
                          ":2: sms: 'many' is not a number > 0 (or 'unknown')\n");
 }
 
-TEST_F(CostsCommandTest, FitRefusesTracesAndSkipsCollectiveTablesForNow) {
-  const auto trace = RunCommand(LumosModelBinary() + " costs fit " + std::string(LUMOS_SOURCE_DIR) +
-                                "/examples/dlrm-8rank -o " + File("t.json"));
-  EXPECT_EQ(trace.exit_code, 1);
-  EXPECT_NE(trace.err.find("Lumos traces carry no GEMM shapes yet"), std::string::npos)
-      << trace.err;
-  const auto nccl = RunCommand(LumosModelBinary() + " costs fit " + Costs("nccl_h100.csv") +
-                               " -o " + File("n.json"));
-  EXPECT_EQ(nccl.exit_code, 1);
-  EXPECT_EQ(nccl.err, "lumos-model costs fit: " + Costs("nccl_h100.csv") +
-                          ": a collective table: the collective model is not part of costs fit "
-                          "yet (GEMM tables only); skipped: nothing to fit\n");
-  EXPECT_FALSE(fs::exists(File("t.json")));
-  EXPECT_FALSE(fs::exists(File("n.json")));
-  // Beside a GEMM table (the shared directory holds both): skipped, named, the rest fitted.
+TEST_F(CostsCommandTest, FitTakesBothKindsOfTableAndSaysWhatItFitted) {
   const auto both = RunCommand(LumosModelBinary() + " costs fit " + Costs("nccl_a100.csv") + " " +
                                Costs("gemm_a100_bf16.csv") + " -o " + File("b.json"));
-  EXPECT_EQ(both.exit_code, 1);
-  EXPECT_EQ(both.err, "lumos-model costs fit: " + Costs("nccl_a100.csv") +
-                          ": a collective table: the collective model is not part of costs fit "
-                          "yet (GEMM tables only); skipped\n");
-  EXPECT_NE(both.out.find("1 GEMM calibration(s) from 1 table(s)"), std::string::npos);
-  EXPECT_TRUE(fs::exists(File("b.json")));
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(both.err, "");
+  EXPECT_NE(both.out.find("b.json: 1 GEMM calibration(s), 1 collective calibration(s) from 2 "
+                          "table(s) and 0 traced job(s)\n"),
+            std::string::npos)
+      << both.out;
+  EXPECT_NE(both.out.find("  collectives A100-SXM4-80GB (ib400 between nodes): 504 points "
+                          "fitted, 504 measurements (0 across nodes), from nccl_a100.csv "
+                          "(A100-SXM4-80GB)\n"),
+            std::string::npos)
+      << both.out;
+  const std::string model = ReadFileBytes(File("b.json"));
+  EXPECT_NE(model.find("\"collectives\": [\n    {\"gpu\": \"A100-SXM4-80GB\", \"network\": "
+                       "\"ib400\",\n     \"model\": {\"format\":\"lumos-collective-model\""),
+            std::string::npos);
   const auto same = RunCommand(LumosModelBinary() + " costs fit " + Model() + " -o " + Model());
   EXPECT_EQ(same.exit_code, 2);
   EXPECT_NE(same.err.find("is also an input"), std::string::npos);
+}
+
+// Traces as inputs: a job whose collectives carry no sizes (the bundled DLRM import, the
+// shared HTA trace imported) calibrates nothing and says so; alone it is an error.
+TEST_F(CostsCommandTest, ATraceWithoutSizesCalibratesNothingAndSaysSo) {
+  const std::string example = std::string(LUMOS_SOURCE_DIR) + "/examples/dlrm-8rank";
+  const std::string note =
+      "  job dlrm_kineto (8 rank(s), Tesla V100-SXM2-32GB): 8 collective operation(s) (2 "
+      "without a transfer time), none with a message size: calibrates nothing; GEMM kernels "
+      "are not read from traces yet\n";
+  const auto with_table = RunCommand(LumosModelBinary() + " costs fit " + example + " " +
+                                     Costs("nccl_h100.csv") + " -o " + File("t.json"));
+  EXPECT_EQ(with_table.exit_code, 0) << with_table.err;
+  EXPECT_EQ(with_table.err, "");
+  EXPECT_NE(with_table.out.find(
+                "1 collective calibration(s) from 1 table(s) and 1 traced job(s)\n" + note),
+            std::string::npos)
+      << with_table.out;
+  const auto alone =
+      RunCommand(LumosModelBinary() + " costs fit " + example + " -o " + File("alone.json"));
+  EXPECT_EQ(alone.exit_code, 1);
+  EXPECT_EQ(alone.out, "");
+  EXPECT_EQ(alone.err, "lumos-model costs fit: nothing to fit: " + note.substr(2));
+  EXPECT_FALSE(fs::exists(File("alone.json")));
+  // A shared trace with sizes, but one rank of two: its collectives are incomplete.
+  const std::string hta =
+      std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces/hta-single-rank/nccl_data.json.gz";
+  if (access(hta.c_str(), R_OK) != 0) GTEST_SKIP() << "no " << hta;
+  TempDir out;
+  const auto imported = RunCommand(LumosModelBinary() + " import kineto " + hta + " -o " +
+                                   out.File("nccl_data.pb.zst"));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto one_rank = RunCommand(LumosModelBinary() + " costs fit " + out.path() + " " +
+                                   Costs("nccl_a100.csv") + " -o " + out.File("m.json"));
+  EXPECT_EQ(one_rank.exit_code, 0) << one_rank.err;
+  EXPECT_NE(one_rank.out.find("  job nccl_data (1 rank(s), NVIDIA A100-PG509-200): 21 collective "
+                              "operation(s) (21 with a rank's record missing), none usable: "
+                              "calibrates nothing;"),
+            std::string::npos)
+      << one_rank.out;
+}
+
+// A job as the agent records it (sizes, algorithms, protocols): its collectives calibrate the
+// collective model on the GPU of its headers, and the traced cases answer as measured, across
+// nodes too when predict names the network the fit did.
+TEST_F(CostsCommandTest, AnAgentTraceCalibratesTheCollectiveModel) {
+  TempDir out;
+  ::lumos::testing::CollectiveJob job;
+  job.job_id = "llm";
+  job.ranks = 16;
+  job.ranks_per_host = 8;
+  job.collectives = {
+      {schema::CollectiveOp::kAllReduce, schema::DataType::kBfloat16, 8 << 20, 310'000},
+      {schema::CollectiveOp::kReduceScatter, schema::DataType::kBfloat16, 1 << 20, 420'000},
+  };
+  fs::create_directories(out.File("run"));
+  ::lumos::testing::WriteCollectiveJob(out.File("run"), job);
+  const auto fit = RunCommand(LumosModelBinary() + " costs fit " + out.File("run") + " " +
+                              Costs("nccl_h100.csv") + " --net ib800 -o " + out.File("m.json"));
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  EXPECT_NE(fit.out.find("  job llm (16 rank(s) on 2 hosts, NVIDIA H100 80GB HBM3): 2 collective "
+                         "operation(s): 2 calibration point(s) for the collective model on "
+                         "H100-SXM5-80GB (2 across hosts: measurements only); GEMM kernels are "
+                         "not read from traces yet\n"),
+            std::string::npos)
+      << fit.out;
+  EXPECT_NE(fit.out.find("collectives H100-SXM5-80GB (ib800 between nodes): 504 points fitted, "
+                         "506 measurements (2 across nodes), from job llm, nccl_h100.csv"),
+            std::string::npos)
+      << fit.out;
+  WriteFileBytes(out.File("q.csv"),
+                 "op,dtype,ranks,bytes\nall_reduce,bfloat16,16,8388608\n"
+                 "reduce_scatter,bfloat16,16,16777216\n");
+  const std::string predict = LumosModelBinary() + " costs predict " + out.File("m.json") + " " +
+                              out.File("q.csv") + " --gpu H100-SXM5-80GB";
+  const auto same_net = RunCommand(predict + " --net ib800");
+  EXPECT_EQ(same_net.exit_code, 0) << same_net.err;
+  EXPECT_EQ(same_net.out,
+            "op,dtype,ranks,bytes,predicted_us,source\n"
+            "all_reduce,bfloat16,16,8388608,310.000,measured\n"
+            "reduce_scatter,bfloat16,16,16777216,420.000,measured\n");
+  const auto other_net = RunCommand(predict + " --net ib400");
+  EXPECT_EQ(other_net.exit_code, 0) << other_net.err;
+  EXPECT_NE(
+      other_net.out.find("model only (H100-SXM5-80GB all_reduce fit; network never measured)\n"),
+      std::string::npos)
+      << other_net.out;
+}
+
+// Collective answers of the command are CollectivePredictor's on the model file it wrote, on the
+// fabric of the row's GPU (its own calibration; another GPU's through the specs) and network.
+TEST_F(CostsCommandTest, CollectiveQueriesAnswerAsThePredictorOnTheModelFile) {
+  auto model = models::ReadCostModel(Model());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_EQ(model->collectives.size(), 2u);
+  const models::CollectiveCalibration& h100 = model->collectives[1];
+  ASSERT_EQ(h100.gpu, "H100-SXM5-80GB");
+  const models::SpecTable& specs = models::SpecTable::Builtin();
+  const std::string queries =
+      "gpu,op,dtype,ranks,nodes,bytes\n"
+      "H100-SXM5-80GB,all_reduce,bfloat16,8,,1073741824\n"
+      "H100-SXM5-80GB,all_reduce,bfloat16,8,2,1073741824\n"
+      "B200,all_reduce,bfloat16,64,,1073741824\n";
+  for (const char* net : {"ib400", "ib800"}) {
+    const auto r = Predict(queries, std::string("--net ") + net);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(Lines(r.out), 4u) << r.out;
+    const models::NetworkSpec& network = *specs.FindNetwork(net);
+    models::CollectiveFabric across = h100.model.fabric;
+    across.inter_bandwidth_gbps = network.bytes_per_s / 1e9;
+    across.inter_latency_us = static_cast<double>(network.latency_ns) / 1000;
+    across.name = "H100-SXM5-80GB over " + std::string(net);
+    auto b200 = models::FabricFromSpecs(*specs.FindGpu("B200"), &network);
+    ASSERT_TRUE(b200.ok());
+    models::CollectiveQuery q;
+    q.op = schema::CollectiveOp::kAllReduce;
+    q.data_type = schema::DataType::kBfloat16;
+    q.bytes = 1ull << 30;
+    q.ranks = 8;
+    q.nodes = 1;
+    const int64_t one = models::CollectivePredictor(h100.model).Predict(q).duration_ns;
+    q.nodes = 2;
+    const int64_t two = models::CollectivePredictor(h100.model, across).Predict(q).duration_ns;
+    q.ranks = 64;
+    q.nodes = 8;
+    const int64_t b200_64 = models::CollectivePredictor(h100.model, *b200).Predict(q).duration_ns;
+    EXPECT_NE(r.out.find(",8,,1073741824," + models::FormatMicroseconds(one) + ",model only"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(",8,2,1073741824," + models::FormatMicroseconds(two) + ",model only"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(",64,,1073741824," + models::FormatMicroseconds(b200_64) + ",model only"),
+              std::string::npos)
+        << r.out;
+    EXPECT_LT(one, two);  // The same ranks on two nodes: slower.
+  }
+}
+
+TEST(CostsHelpTest, DocumentsGemmAndCollectiveQueriesAndEveryNetwork) {
+  const auto help = RunCommand(LumosModelBinary() + " costs --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.err, "");
+  for (const char* part :
+       {"collectives (gpu, op, dtype, ranks, elements, bytes, latency_us; nodes", "Lumos traces",
+        "kernels are not read from traces yet", "span nodes over --net", "scaled from GPU OP fit",
+        "model only (NCCL's constants)", "--net NAME", "op,dtype,ranks,bytes",
+        "--gpu B200 --net ib800"}) {
+    EXPECT_NE(help.out.find(part), std::string::npos) << part << "\n" << help.out;
+  }
+  // Every network of the built-in specs is named.
+  for (const models::NetworkSpec& network : models::SpecTable::Builtin().networks()) {
+    EXPECT_NE(help.out.find(network.name + ","), std::string::npos) << network.name;
+  }
+  for (const char* sub : {"fit", "predict"}) {
+    const auto r = RunCommand(LumosModelBinary() + " costs " + sub + " --help");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("--net NAME"), std::string::npos) << sub;
+  }
 }
 
 }  // namespace

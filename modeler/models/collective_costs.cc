@@ -1,0 +1,385 @@
+// The collective model in `lumos-model costs`; see collective_costs.h.
+#include "modeler/models/collective_costs.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <utility>
+
+#include "modeler/models/collective_calibration.h"
+#include "modeler/models/collective_model_json.h"
+
+namespace lumos::modeler::models {
+namespace {
+
+using schema::DataType;
+
+constexpr uint64_t kMaxRanks = 1u << 24;
+
+std::string FabricName(const std::string& gpu, const NetworkSpec* network) {
+  return network != nullptr ? gpu + " over " + network->name : gpu;
+}
+
+// A whole number > 0 (and at most `max`), or an error naming the column.
+StatusOr<uint64_t> Count(std::string_view text, std::string_view column, uint64_t max) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || value == 0) {
+    return ErrorStatus("%.*s: '%.*s' must be a whole number > 0", static_cast<int>(column.size()),
+                       column.data(), static_cast<int>(text.size()), text.data());
+  }
+  if (value > max) {
+    return ErrorStatus("%.*s: %llu is more than %llu", static_cast<int>(column.size()),
+                       column.data(), static_cast<unsigned long long>(value),
+                       static_cast<unsigned long long>(max));
+  }
+  return value;
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+double NvlinkGbps(const GpuSpec& gpu) {
+  return gpu.nvlink_bytes_per_s ? *gpu.nvlink_bytes_per_s / 2 / 1e9 : 0.0;
+}
+
+// The predictors for one GPU of a query table (built once per GPU).
+struct Target {
+  const CollectiveCalibration* calibration = nullptr;  // nullptr: NCCL's constants.
+  CollectiveModel constants;                           // The model when there is none.
+  std::unique_ptr<CollectivePredictor> single;         // Ranks within one NVLink domain.
+  std::unique_ptr<CollectivePredictor> multi;          // Ranks across nodes.
+  uint32_t domain = 0;                                 // GPUs per NVLink domain.
+};
+
+StatusOr<std::unique_ptr<Target>> MakeTarget(const std::vector<CollectiveCalibration>& calibrations,
+                                             const GpuSpec& gpu, const NetworkSpec& network) {
+  auto target = std::make_unique<Target>();
+  LUMOS_ASSIGN_OR_RETURN(CollectiveFabric fabric, FabricFromSpecs(gpu, &network));
+  const int index = SelectCollectiveCalibration(calibrations, gpu);
+  if (index >= 0) target->calibration = &calibrations[static_cast<size_t>(index)];
+  if (target->calibration != nullptr && target->calibration->gpu == gpu.name) {
+    // Its own GPU: the fabric it was fitted on (as stored), the query's network across nodes.
+    const CollectiveModel& model = target->calibration->model;
+    CollectiveFabric across = model.fabric;
+    across.name = FabricName(gpu.name, &network);
+    across.inter_bandwidth_gbps = fabric.inter_bandwidth_gbps;
+    across.inter_latency_us = fabric.inter_latency_us;
+    target->single = std::make_unique<CollectivePredictor>(model);
+    target->multi = std::make_unique<CollectivePredictor>(model, across);
+    target->domain = model.fabric.gpus_per_node;
+    return target;
+  }
+  target->domain = fabric.gpus_per_node;
+  const CollectiveModel* model = &target->constants;
+  if (target->calibration != nullptr) {
+    model = &target->calibration->model;
+  } else {
+    target->constants.fabric = fabric;
+  }
+  target->single = std::make_unique<CollectivePredictor>(*model, fabric);
+  target->multi = std::make_unique<CollectivePredictor>(*model, fabric);
+  return target;
+}
+
+}  // namespace
+
+StatusOr<CollectiveFabric> FabricFromSpecs(const GpuSpec& gpu, const NetworkSpec* network) {
+  if (!gpu.nvlink_bytes_per_s || !gpu.nvlink_domain_gpus) {
+    return ErrorStatus(
+        "gpu %s has no %s in the specs (collectives need nvlink_gb_per_s and "
+        "nvlink_domain_gpus; add them with --specs FILE)",
+        gpu.name.c_str(), !gpu.nvlink_bytes_per_s ? "nvlink_gb_per_s" : "nvlink_domain_gpus");
+  }
+  CollectiveFabric f;
+  f.name = FabricName(gpu.name, network);
+  f.gpus_per_node = static_cast<uint32_t>(*gpu.nvlink_domain_gpus);
+  f.intra_bandwidth_gbps = NvlinkGbps(gpu);
+  if (network != nullptr) {
+    f.inter_bandwidth_gbps = network->bytes_per_s / 1e9;
+    f.inter_latency_us = static_cast<double>(network->latency_ns) / 1000.0;
+  }
+  f.nvls = gpu.nvls;
+  f.collnet = false;  // No network in the specs reduces in its switches (SHARP): not modelled.
+  f.gpu_clock_mhz = gpu.boost_clock_mhz.value_or(0);
+  f.memory_bandwidth_gbps = gpu.hbm_bytes_per_s / 1e9;
+  f.compute_capability = static_cast<uint32_t>(gpu.compute_capability.value_or(0));
+  return f;
+}
+
+StatusOr<std::vector<CollectiveRow>> ReadCollectiveRows(const CsvTable& table, Latency latency) {
+  const int gpu = table.Column("gpu");
+  const int op = table.Column("op");
+  const int dtype = table.Column("dtype");
+  const int ranks = table.Column("ranks");
+  const int nodes = table.Column("nodes");
+  const int elements = table.Column("elements");
+  const int bytes = table.Column("bytes");
+  const int latency_us = latency == Latency::kRequired ? table.Column("latency_us") : -1;
+  if (op < 0 || dtype < 0 || ranks < 0 || bytes < 0) {
+    return ErrorStatus("%s: not a collective table (needs op, dtype, ranks and bytes columns)",
+                       table.path.c_str());
+  }
+  if (latency == Latency::kRequired && (latency_us < 0 || gpu < 0)) {
+    return ErrorStatus("%s: a measured collective table needs gpu and latency_us columns",
+                       table.path.c_str());
+  }
+  std::vector<CollectiveRow> rows;
+  rows.reserve(table.rows.size());
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const std::vector<std::string>& f = table.rows[i];
+    auto fail = [&](const Status& status) {
+      return ErrorStatus("%s: %s", table.Where(i).c_str(), status.message().c_str());
+    };
+    CollectiveRow row;
+    row.row = i;
+    if (gpu >= 0) row.gpu = f[gpu];
+    if (latency == Latency::kRequired && row.gpu.empty()) return fail(ErrorStatus("gpu: empty"));
+    const std::optional<schema::CollectiveOp> parsed_op = CollectiveOpFromTableName(f[op]);
+    if (!parsed_op) {
+      return fail(ErrorStatus(
+          "op: unknown '%s' (all_reduce, all_gather, reduce_scatter, alltoall, broadcast, "
+          "reduce, send, recv, sendrecv)",
+          f[op].c_str()));
+    }
+    row.op = *parsed_op;
+    const std::optional<DataType> parsed_type = DataTypeFromTableName(f[dtype]);
+    if (!parsed_type) {
+      return fail(ErrorStatus(
+          "dtype: unknown '%s' (half, bfloat16, float, double, int8, uint8, int32, uint32, "
+          "int64, uint64, fp8, e5m2)",
+          f[dtype].c_str()));
+    }
+    row.data_type = *parsed_type;
+    StatusOr<uint64_t> n = Count(f[ranks], "ranks", kMaxRanks);
+    if (!n.ok()) return fail(n.status());
+    row.ranks = static_cast<uint32_t>(*n);
+    StatusOr<uint64_t> size = Count(f[bytes], "bytes", uint64_t{1} << 62);
+    if (!size.ok()) return fail(size.status());
+    row.bytes = *size;
+    if (elements >= 0 && !f[elements].empty()) {
+      StatusOr<uint64_t> count = Count(f[elements], "elements", uint64_t{1} << 62);
+      if (!count.ok()) return fail(count.status());
+      const uint64_t each = schema::DataTypeBytes(row.data_type);
+      if (*count * each != row.bytes) {
+        return fail(ErrorStatus("bytes %llu is not elements %llu x %llu (%s)",
+                                static_cast<unsigned long long>(row.bytes),
+                                static_cast<unsigned long long>(*count),
+                                static_cast<unsigned long long>(each), f[dtype].c_str()));
+      }
+    }
+    if (nodes >= 0 && !f[nodes].empty()) {
+      StatusOr<uint64_t> count = Count(f[nodes], "nodes", kMaxRanks);
+      if (!count.ok()) return fail(count.status());
+      if (*count > row.ranks) {
+        return fail(ErrorStatus("nodes: %llu is more than the %u ranks",
+                                static_cast<unsigned long long>(*count), row.ranks));
+      }
+      row.nodes = static_cast<uint32_t>(*count);
+    }
+    if (latency_us >= 0) {
+      StatusOr<int64_t> ns = ParseMicroseconds(f[latency_us]);
+      if (!ns.ok()) return fail(ns.status());
+      row.latency_ns = *ns;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+uint32_t CollectiveCalibration::FittedPoints() const {
+  uint32_t points = 0;
+  for (const OperationCost& op : model.ops) points += op.points;
+  return points;
+}
+
+size_t CollectiveCalibration::MultiNodeMeasurements() const {
+  return static_cast<size_t>(
+      std::count_if(model.measurements.begin(), model.measurements.end(),
+                    [](const CollectiveMeasurement& m) { return m.nodes > 1; }));
+}
+
+void CollectiveFitInputs::Add(const GpuSpec& gpu, std::string origin,
+                              std::vector<CalibrationPoint> points) {
+  auto it = std::find_if(groups_.begin(), groups_.end(),
+                         [&gpu](const Group& g) { return g.gpu->name == gpu.name; });
+  if (it == groups_.end()) {
+    groups_.push_back(Group{&gpu, {}});
+    it = groups_.end() - 1;
+  }
+  it->sources.push_back(Source{std::move(origin), std::move(points)});
+}
+
+Status CollectiveFitInputs::AddTable(const CsvTable& table, const std::vector<CollectiveRow>& rows,
+                                     const SpecTable& specs) {
+  // One source per GPU named in the table, as collective_calibration.h names its origins.
+  std::vector<std::pair<const GpuSpec*, Source>> sources;
+  std::map<std::string, size_t> by_name;
+  for (const CollectiveRow& row : rows) {
+    auto [it, added] = by_name.try_emplace(row.gpu, sources.size());
+    if (added) {
+      const GpuSpec* gpu = specs.FindGpu(row.gpu);
+      if (gpu == nullptr) return UnknownGpu(row.gpu, specs).WithContext(table.Where(row.row));
+      sources.emplace_back(gpu, Source{BaseName(table.path) + " (" + row.gpu + ")", {}});
+    }
+    CalibrationPoint p;
+    p.op = row.op;
+    p.data_type = row.data_type;
+    p.ranks = row.ranks;
+    p.nodes = row.nodes;
+    p.bytes = row.bytes;
+    p.time_ns = row.latency_ns;
+    sources[it->second].second.points.push_back(p);
+  }
+  for (auto& [gpu, source] : sources) {
+    Add(*gpu, std::move(source.origin), std::move(source.points));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<CollectiveCalibration>> CollectiveFitInputs::Fit(
+    const NetworkSpec& network) const {
+  std::vector<const Group*> groups;
+  for (const Group& g : groups_) groups.push_back(&g);
+  std::sort(groups.begin(), groups.end(),
+            [](const Group* a, const Group* b) { return a->gpu->name < b->gpu->name; });
+  std::vector<CollectiveCalibration> calibrations;
+  for (const Group* group : groups) {
+    const std::string& name = group->gpu->name;
+    StatusOr<CollectiveFabric> fabric = FabricFromSpecs(*group->gpu, &network);
+    if (!fabric.ok()) return fabric.status().WithContext(group->sources.front().origin);
+    std::vector<const Source*> sources;
+    for (const Source& s : group->sources) sources.push_back(&s);
+    std::stable_sort(sources.begin(), sources.end(),
+                     [](const Source* a, const Source* b) { return a->origin < b->origin; });
+    CalibrationSet set;
+    for (const Source* source : sources) {
+      const auto origin = static_cast<uint32_t>(set.origins.size());
+      set.origins.push_back(source->origin);
+      for (CalibrationPoint p : source->points) {
+        p.origin = origin;
+        set.points.push_back(p);
+      }
+    }
+    StatusOr<CollectiveModel> model = FitCollectiveModel(set, *fabric);
+    if (!model.ok()) return model.status().WithContext("collectives on " + name);
+    if (model->measurements.empty()) continue;  // Nothing with a size and a time.
+    // As the model file holds it (parameters to 6 decimals: collective_model_json.h), so the
+    // fitted model answers exactly as the file will.
+    StatusOr<CollectiveModel> stored = ParseCollectiveModelJson(CollectiveModelJson(*model));
+    if (!stored.ok()) return stored.status().WithContext("collectives on " + name);
+    calibrations.push_back(CollectiveCalibration{name, network.name, std::move(*stored)});
+  }
+  return calibrations;
+}
+
+int SelectCollectiveCalibration(const std::vector<CollectiveCalibration>& calibrations,
+                                const GpuSpec& gpu) {
+  int best = -1;
+  std::tuple<bool, double, std::string> best_key;
+  const double bandwidth = NvlinkGbps(gpu);
+  for (size_t i = 0; i < calibrations.size(); ++i) {
+    const CollectiveCalibration& c = calibrations[i];
+    if (c.gpu == gpu.name) return static_cast<int>(i);
+    const double ratio = bandwidth > 0 && c.model.fabric.intra_bandwidth_gbps > 0
+                             ? std::abs(std::log(c.model.fabric.intra_bandwidth_gbps / bandwidth))
+                             : 1e9;
+    std::tuple<bool, double, std::string> key{c.model.fabric.nvls != gpu.nvls, ratio, c.gpu};
+    if (best < 0 || key < best_key) {
+      best = static_cast<int>(i);
+      best_key = std::move(key);
+    }
+  }
+  return best;
+}
+
+std::string CollectiveSourceText(const CollectivePrediction& p,
+                                 const CollectiveCalibration* calibration) {
+  const bool fitted = calibration != nullptr && p.fit >= 0;
+  const std::string fit =
+      fitted ? calibration->gpu + " " + ClassName(static_cast<CollectiveClass>(p.fit)) + " fit"
+             : std::string();
+  switch (p.source) {
+    case CostSource::kMeasured:
+      return "measured";
+    case CostSource::kInterpolated:
+      return "interpolated";
+    case CostSource::kScaled:
+      return "scaled from " + fit;
+    case CostSource::kModelOnly:
+      if (!fitted) return "model only (NCCL's constants)";
+      return "model only (" + fit + "; " +
+             (p.nodes > 1                                   ? "network"
+              : p.algorithm == schema::NcclAlgorithm::kNvls ? "NVLS"
+                                                            : "protocol") +
+             " never measured)";
+    case CostSource::kNone:
+      break;
+  }
+  return "none";
+}
+
+StatusOr<PredictedTable> PredictCollectiveQueries(
+    const std::vector<CollectiveCalibration>& calibrations, const CsvTable& queries,
+    const GpuSpec* default_gpu, const SpecTable& specs, const NetworkSpec& network) {
+  LUMOS_ASSIGN_OR_RETURN(std::vector<CollectiveRow> rows,
+                         ReadCollectiveRows(queries, Latency::kIgnored));
+  PredictedTable out;
+  for (size_t i = 0; i < queries.header.size(); ++i) {
+    out.csv += (i > 0 ? "," : "") + queries.header[i];
+  }
+  out.csv += ",predicted_us,source\n";
+  std::map<std::string, const GpuSpec*> gpus;  // Each name looked up once.
+  std::map<const GpuSpec*, std::unique_ptr<Target>> targets;
+  for (const CollectiveRow& row : rows) {
+    const std::string where = queries.Where(row.row);
+    const GpuSpec* gpu = default_gpu;
+    if (!row.gpu.empty()) {
+      auto [it, inserted] = gpus.emplace(row.gpu, nullptr);
+      if (inserted) it->second = specs.FindGpu(row.gpu);
+      gpu = it->second;
+      if (gpu == nullptr) return UnknownGpu(row.gpu, specs).WithContext(where);
+    }
+    if (gpu == nullptr) {
+      return ErrorStatus("%s: no gpu (the row names none and no --gpu was given)", where.c_str());
+    }
+    std::unique_ptr<Target>& target = targets[gpu];
+    if (target == nullptr) {
+      StatusOr<std::unique_ptr<Target>> made = MakeTarget(calibrations, *gpu, network);
+      if (!made.ok()) return made.status().WithContext(where);
+      target = std::move(*made);
+    }
+    const uint32_t fewest = (row.ranks + target->domain - 1) / target->domain;
+    if (row.nodes != 0 && row.nodes < fewest) {
+      return ErrorStatus(
+          "%s: %u ranks on %u node(s): more than the %u GPUs of an NVLink domain "
+          "of %s on each",
+          where.c_str(), row.ranks, row.nodes, target->domain, gpu->name.c_str());
+    }
+    CollectiveQuery query;
+    query.op = row.op;
+    query.data_type = row.data_type;
+    query.bytes = row.bytes;
+    query.ranks = row.ranks;
+    query.nodes = row.nodes != 0 ? row.nodes : fewest;
+    const CollectivePredictor& predictor = query.nodes > 1 ? *target->multi : *target->single;
+    const CollectivePrediction prediction = predictor.Predict(query);
+    if (prediction.source == CostSource::kNone || prediction.duration_ns < 0) {
+      return ErrorStatus("%s: the collective model cannot answer this query", where.c_str());
+    }
+    const std::vector<std::string>& fields = queries.rows[row.row];
+    for (size_t i = 0; i < fields.size(); ++i) out.csv += (i > 0 ? "," : "") + fields[i];
+    out.csv += "," + FormatMicroseconds(prediction.duration_ns) + "," +
+               CollectiveSourceText(prediction, target->calibration) + "\n";
+    ++out.sources[static_cast<int>(prediction.source)];
+    ++out.rows;
+  }
+  return out;
+}
+
+}  // namespace lumos::modeler::models

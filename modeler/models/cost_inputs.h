@@ -1,0 +1,64 @@
+// Design: the inputs of `lumos-model costs fit`: measured CSV tables and Lumos traces.
+//   Expansion: a file is a trace when its name ends in .pb.zst, else a table; a directory gives
+//     every *.csv inside (recursively, by name) and every trace (modeler/trace/trace_set.h, as
+//     the other commands read a trace set); a pattern is expanded like the trace commands'
+//     (glob(3)), each match then taken by its name. Tables are all or nothing (a missing or
+//     unreadable one is an error); traces follow the commands' contract: an argument that names
+//     no trace, a file that is not one, a damaged tail or a missing trailer is one line in
+//     `problems` (exit 1) and what could be read is used.
+//   Traces: the files are grouped into jobs by their headers' job id; each job is loaded and
+//     its collectives become calibration points for the collective model as the replay sees
+//     them (collective_calibration.h, CalibrationFromJob: op, bytes, dtype, algorithm,
+//     protocol, channels, the transfer without the wait for peers, nodes from the host names).
+//     The GPU is the one the headers' CUDA device names map to in the specs; a job naming
+//     devices the specs do not know, or GPUs of two kinds, is an error once it has points with
+//     a size (a job whose collectives carry no sizes, as PyTorch profiler imports, calibrates
+//     nothing and only says so). GEMM kernels are not read from traces yet (traces carry no
+//     GEMM shapes; ReadTraceCalibrations is where they will be).
+// Threading: no shared state; one job in memory at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/models/collective_calibration.h"
+#include "modeler/models/hardware_specs.h"
+
+namespace lumos::modeler::models {
+
+struct CostInputs {
+  std::vector<std::string> tables;  // CSV tables, in the order found.
+  std::vector<std::string> traces;  // Lumos traces (sorted, de-duplicated).
+};
+
+// The tables and traces that `inputs` name. Arguments that name no trace go to `problems`
+// (one line each); an error names the first argument that cannot be used at all.
+StatusOr<CostInputs> ExpandCostInputs(const std::vector<std::string>& inputs,
+                                      std::vector<std::string>* problems);
+
+// What one traced job calibrates.
+struct TraceCalibration {
+  std::string job_id;
+  size_t ranks = 0;
+  size_t hosts = 0;              // Distinct host names of its ranks (0: none named).
+  std::string device;            // The CUDA device name of its headers ("" when none).
+  const GpuSpec* gpu = nullptr;  // What `device` maps to in the specs (nullptr: nothing).
+  CalibrationSet collectives;    // Origins: {"job ID"}.
+  JobCalibrationStats stats;
+  uint64_t sized = 0;       // Points with a message size (the others fit nothing).
+  uint64_t multi_node = 0;  // Sized points whose ranks span hosts.
+
+  // "job dlrm_kineto (8 ranks, Tesla V100-SXM2-32GB): 8 collective operations, 6 timed, none
+  // with a message size: calibrates nothing; GEMM kernels are not read from traces yet".
+  std::string Describe() const;
+};
+
+// Reads the traces job by job. Unreadable, damaged and unclosed files are named in `problems`
+// (what could be read is used); an error is a job the specs cannot place (see above).
+StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
+    const std::vector<std::string>& traces, const SpecTable& specs,
+    std::vector<std::string>* problems);
+
+}  // namespace lumos::modeler::models
