@@ -66,6 +66,17 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
   model.inputs.insert(model.inputs.end(), inputs.traces.begin(), inputs.traces.end());
   if (model.gemm.calibrations().empty() && model.collectives.empty()) {
     if (!nothing.empty()) return ErrorStatus("nothing to fit: %s", nothing.c_str());
+    // Only traces that could not be read: one of them is the error itself (as every command
+    // says it), several stay named and the error says that none could be used.
+    if (log->problems.size() == 1) {
+      Status only = Status::Error(log->problems.front());
+      log->problems.clear();
+      return only;
+    }
+    if (!log->problems.empty()) {
+      return ErrorStatus("nothing to fit: none of the %zu inputs could be read",
+                         log->problems.size());
+    }
     return ErrorStatus("no table or trace to fit");
   }
   return model;

@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "modeler/models/collective_costs.h"
+#include "modeler/models/collective_validation.h"
 #include "modeler/models/cost_model.h"
 #include "modeler/models/hardware_specs.h"
 #include "tests/testing/collective_job.h"
@@ -359,6 +362,85 @@ TEST_F(CostsCommandTest, CollectiveQueriesAnswerAsThePredictorOnTheModelFile) {
         << r.out;
     EXPECT_LT(one, two);  // The same ranks on two nodes: slower.
   }
+}
+
+// docs/validation.md's "8 ranks from 2 and 4" case as a user runs it (scripts/validate-
+// collectives.sh): costs fit on the 2- and 4-rank rows of the real H100 table, costs predict on
+// its 8-rank rows, every answer the library's validation answer for that row (to the rounding
+// of the model file's parameters).
+TEST_F(CostsCommandTest, TheValidationsMoreRanksCaseThroughTheCommandIsTheLibrarys) {
+  const std::string table = ReadFileBytes(Costs("nccl_h100.csv"));
+  std::string calibration, test;
+  size_t line_no = 0;
+  for (size_t start = 0; start < table.size(); ++line_no) {
+    const size_t end = table.find('\n', start);
+    const std::string line = table.substr(start, end - start + 1);
+    start = end == std::string::npos ? table.size() : end + 1;
+    if (line_no == 0) {
+      ASSERT_EQ(line, "gpu,op,dtype,ranks,elements,bytes,latency_us\n");
+      calibration = test = line;
+      continue;
+    }
+    const size_t third = line.find(',', line.find(',', line.find(',') + 1) + 1);
+    const std::string r = line.substr(third + 1, line.find(',', third + 1) - third - 1);
+    (r == "8" ? test : calibration) += line;
+  }
+  TempDir out;
+  WriteFileBytes(out.File("calibration.csv"), calibration);
+  WriteFileBytes(out.File("test.csv"), test);
+  const auto fit = RunCommand(LumosModelBinary() + " costs fit " + out.File("calibration.csv") +
+                              " -o " + out.File("m.json"));
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const auto predicted = RunCommand(LumosModelBinary() + " costs predict " + out.File("m.json") +
+                                    " " + out.File("test.csv"));
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+  auto validation = models::ValidateCollectiveModel(Costs("nccl_h100.csv"), Costs("nccl_a100.csv"));
+  ASSERT_TRUE(validation.ok()) << validation.status().message();
+  const std::vector<models::ValidationRow>& rows = validation->cases[0].rows;
+  ASSERT_EQ(rows.size(), 168u);
+  ASSERT_EQ(Lines(predicted.out), 169u);
+  std::vector<double> errors;
+  size_t at = predicted.out.find('\n') + 1;
+  for (const models::ValidationRow& row : rows) {
+    const size_t end = predicted.out.find('\n', at);
+    const std::string line = predicted.out.substr(at, end - at);
+    at = end + 1;
+    // ...,latency_us,predicted_us,source
+    const size_t source = line.rfind(',');
+    const size_t us = line.rfind(',', source - 1);
+    const double ours = std::stod(line.substr(us + 1, source - us - 1)) * 1000;
+    const double library = static_cast<double>(row.predicted.duration_ns);
+    EXPECT_NEAR(ours, library, 1e-4 * library + 1) << line;
+    errors.push_back(std::abs(ours - static_cast<double>(row.measured_ns)) /
+                     static_cast<double>(row.measured_ns));
+  }
+  std::sort(errors.begin(), errors.end());
+  const double median = (errors[83] + errors[84]) / 2;
+  EXPECT_NEAR(median, validation->cases[0].ours.median, 1e-5);
+  EXPECT_NEAR(100 * median, 4.3, 0.05);  // docs/validation.md.
+}
+
+// Nothing but traces that cannot be read: the one problem is the error (one line, exit 1), as
+// for every command; several are each named, then the error.
+TEST_F(CostsCommandTest, OnlyUnreadableTracesIsOneErrorPerTrace) {
+  WriteFileBytes(File("random.pb.zst"), std::string(4096, 'x'));
+  const auto missing = RunCommand(LumosModelBinary() + " costs fit " + File("gone.pb.zst") +
+                                  " -o " + File("u.json"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.out, "");
+  EXPECT_EQ(missing.err,
+            "lumos-model costs fit: " + File("gone.pb.zst") + ": no such file or directory\n");
+  const auto both = RunCommand(LumosModelBinary() + " costs fit " + File("gone.pb.zst") + " " +
+                               File("random.pb.zst") + " -o " + File("u.json"));
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_EQ(Lines(both.err), 3u) << both.err;
+  EXPECT_NE(both.err.find(File("random.pb.zst") + ": byte offset 0: not a Lumos trace"),
+            std::string::npos)
+      << both.err;
+  EXPECT_NE(both.err.find("nothing to fit: none of the 2 inputs could be read\n"),
+            std::string::npos)
+      << both.err;
+  EXPECT_FALSE(fs::exists(File("u.json")));
 }
 
 TEST(CostsHelpTest, DocumentsGemmAndCollectiveQueriesAndEveryNetwork) {
