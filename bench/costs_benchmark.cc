@@ -5,13 +5,24 @@
 // without a calibration (B200, H200: carried over through both rooflines). Each iteration
 // answers one query; items_per_second is queries/s. BM_CostsPredictCsv is the whole of
 // `costs predict` after reading: CSV rows in, CSV text out.
+// Collectives: a model fitted by `costs fit` on both NCCL tables (H100, A100); a fixed mix of
+// 16,384 queries (seed 17): every operation, half / bfloat16 / float / int8, 1 B to 8 GiB,
+// 2 to 512 ranks (most across nodes, over ib400), on H100 and A100 (their own calibrations:
+// measured and interpolated answers where they were measured) and on B200 and H200 (carried
+// from H100). BM_CostsPredictCollective is one CollectivePredictor::Predict on the fabric the
+// command builds for the row (the model); BM_CostsPredictCollectiveCsv the whole of `costs
+// predict` after reading, as for GEMMs.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "modeler/models/collective_calibration.h"
+#include "modeler/models/collective_costs.h"
 #include "modeler/models/cost_model.h"
 #include "modeler/models/cost_queries.h"
 #include "modeler/models/hardware_specs.h"
@@ -107,6 +118,115 @@ void BM_CostsPredictCsv(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(queries.size()));
 }
 BENCHMARK(BM_CostsPredictCsv)->Unit(benchmark::kMillisecond);
+
+const CostModel* CollectiveModel() {
+  static const CostModel* const model = [] {
+    auto fitted =
+        FitCostTables({Costs("nccl_h100.csv"), Costs("nccl_a100.csv")}, SpecTable::Builtin());
+    if (!fitted.ok()) {
+      std::fprintf(stderr, "%s\n", fitted.status().message().c_str());
+      return static_cast<CostModel*>(nullptr);
+    }
+    return new CostModel(std::move(*fitted));
+  }();
+  return model;
+}
+
+struct CollectiveRowQuery {
+  const char* gpu;
+  const char* op;
+  const char* dtype;
+  uint32_t ranks;
+  uint64_t bytes;
+};
+
+std::vector<CollectiveRowQuery> CollectiveMix(size_t count) {
+  const char* gpus[] = {"H100-SXM5-80GB", "A100-SXM4-80GB", "B200", "H200-SXM-141GB"};
+  const char* ops[] = {"all_reduce", "all_gather", "reduce_scatter",
+                       "alltoall",   "broadcast",  "sendrecv"};
+  const char* types[] = {"half", "bfloat16", "float", "int8"};
+  std::mt19937_64 random(17);
+  std::vector<CollectiveRowQuery> queries(count);
+  for (CollectiveRowQuery& q : queries) {
+    q.gpu = gpus[random() % 4];
+    const size_t op = random() % 6;
+    q.op = ops[op];
+    q.dtype = types[random() % 4];
+    q.bytes = uint64_t{1} << (random() % 33);
+    q.bytes += random() % q.bytes;
+    q.ranks = op == 5 ? 2 : 2u << (random() % 9);
+    if (random() % 4 == 0) {  // A measured case: 8 ranks, a size of the tables.
+      q.ranks = 8;
+      q.bytes = uint64_t{512} << (random() % 21);
+    }
+  }
+  return queries;
+}
+
+void BM_CostsPredictCollective(benchmark::State& state) {
+  if (CollectiveModel() == nullptr) {
+    state.SkipWithError("no model (../shared/data/costs missing?)");
+    return;
+  }
+  // The predictors the command builds for each GPU (collective_costs.cc): a calibration's own
+  // GPU on its stored fabric, another GPU on its fabric from the specs; ib400 between nodes.
+  const SpecTable& specs = SpecTable::Builtin();
+  const NetworkSpec& network = *specs.FindNetwork("ib400");
+  const std::vector<CollectiveCalibration>& calibrations = CollectiveModel()->collectives;
+  std::map<std::string, std::unique_ptr<CollectivePredictor>> predictors;
+  for (const char* name : {"H100-SXM5-80GB", "A100-SXM4-80GB", "B200", "H200-SXM-141GB"}) {
+    const GpuSpec& gpu = *specs.FindGpu(name);
+    const CollectiveCalibration& c =
+        calibrations[static_cast<size_t>(SelectCollectiveCalibration(calibrations, gpu))];
+    auto fabric = FabricFromSpecs(gpu, &network);
+    predictors[name] = std::make_unique<CollectivePredictor>(
+        c.model, c.gpu == gpu.name ? c.model.fabric : *fabric);
+  }
+  std::vector<std::pair<const CollectivePredictor*, CollectiveQuery>> queries;
+  for (const CollectiveRowQuery& r : CollectiveMix(1 << 14)) {
+    CollectiveQuery q;
+    q.op = *CollectiveOpFromTableName(r.op);
+    q.data_type = *DataTypeFromTableName(r.dtype);
+    q.ranks = r.ranks;
+    q.bytes = r.bytes;
+    queries.emplace_back(predictors[r.gpu].get(), q);
+  }
+  size_t i = 0;
+  int64_t sum = 0;
+  for (auto _ : state) {
+    sum += queries[i].first->Predict(queries[i].second).duration_ns;
+    i = (i + 1) & (queries.size() - 1);
+  }
+  benchmark::DoNotOptimize(sum);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CostsPredictCollective);
+
+void BM_CostsPredictCollectiveCsv(benchmark::State& state) {
+  if (CollectiveModel() == nullptr) {
+    state.SkipWithError("no model (../shared/data/costs missing?)");
+    return;
+  }
+  const std::vector<CollectiveRowQuery> queries = CollectiveMix(1 << 14);
+  std::string text = "gpu,op,dtype,ranks,bytes\n";
+  for (const CollectiveRowQuery& q : queries) {
+    text += std::string(q.gpu) + "," + q.op + "," + q.dtype + "," + std::to_string(q.ranks) + "," +
+            std::to_string(q.bytes) + "\n";
+  }
+  auto table = ParseCsv(text, "queries.csv");
+  const NetworkSpec& network = *SpecTable::Builtin().FindNetwork("ib400");
+  for (auto _ : state) {
+    auto out =
+        PredictCostQueries(*CollectiveModel(), *table, nullptr, SpecTable::Builtin(), &network);
+    if (!out.ok()) {
+      state.SkipWithError(out.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(queries.size()));
+}
+BENCHMARK(BM_CostsPredictCollectiveCsv)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lumos::modeler::models

@@ -337,21 +337,21 @@ StatusOr<PredictedTable> PredictCollectiveQueries(
   std::map<std::string, const GpuSpec*> gpus;  // Each name looked up once.
   std::map<const GpuSpec*, std::unique_ptr<Target>> targets;
   for (const CollectiveRow& row : rows) {
-    const std::string where = queries.Where(row.row);
+    auto where = [&queries, &row] { return queries.Where(row.row); };  // For errors only.
     const GpuSpec* gpu = default_gpu;
     if (!row.gpu.empty()) {
       auto [it, inserted] = gpus.emplace(row.gpu, nullptr);
       if (inserted) it->second = specs.FindGpu(row.gpu);
       gpu = it->second;
-      if (gpu == nullptr) return UnknownGpu(row.gpu, specs).WithContext(where);
+      if (gpu == nullptr) return UnknownGpu(row.gpu, specs).WithContext(where());
     }
     if (gpu == nullptr) {
-      return ErrorStatus("%s: no gpu (the row names none and no --gpu was given)", where.c_str());
+      return ErrorStatus("%s: no gpu (the row names none and no --gpu was given)", where().c_str());
     }
     std::unique_ptr<Target>& target = targets[gpu];
     if (target == nullptr) {
       StatusOr<std::unique_ptr<Target>> made = MakeTarget(calibrations, *gpu, network);
-      if (!made.ok()) return made.status().WithContext(where);
+      if (!made.ok()) return made.status().WithContext(where());
       target = std::move(*made);
     }
     const uint32_t fewest = (row.ranks + target->domain - 1) / target->domain;
@@ -359,7 +359,7 @@ StatusOr<PredictedTable> PredictCollectiveQueries(
       return ErrorStatus(
           "%s: %u ranks on %u node(s): more than the %u GPUs of an NVLink domain "
           "of %s on each",
-          where.c_str(), row.ranks, row.nodes, target->domain, gpu->name.c_str());
+          where().c_str(), row.ranks, row.nodes, target->domain, gpu->name.c_str());
     }
     CollectiveQuery query;
     query.op = row.op;
@@ -370,12 +370,17 @@ StatusOr<PredictedTable> PredictCollectiveQueries(
     const CollectivePredictor& predictor = query.nodes > 1 ? *target->multi : *target->single;
     const CollectivePrediction prediction = predictor.Predict(query);
     if (prediction.source == CostSource::kNone || prediction.duration_ns < 0) {
-      return ErrorStatus("%s: the collective model cannot answer this query", where.c_str());
+      return ErrorStatus("%s: the collective model cannot answer this query", where().c_str());
     }
     const std::vector<std::string>& fields = queries.rows[row.row];
-    for (size_t i = 0; i < fields.size(); ++i) out.csv += (i > 0 ? "," : "") + fields[i];
-    out.csv += "," + FormatMicroseconds(prediction.duration_ns) + "," +
-               CollectiveSourceText(prediction, target->calibration) + "\n";
+    for (const std::string& field : fields) {
+      out.csv += field;
+      out.csv += ',';
+    }
+    out.csv += FormatMicroseconds(prediction.duration_ns);
+    out.csv += ',';
+    out.csv += CollectiveSourceText(prediction, target->calibration);
+    out.csv += '\n';
     ++out.sources[static_cast<int>(prediction.source)];
     ++out.rows;
   }
