@@ -224,9 +224,10 @@ StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
       ++c.sized;
       if (p.nodes > 1) ++c.multi_node;
     }
-    // GEMM kernels: traces carry no GEMM shapes yet. Once they do, this is where the job's GEMM
-    // kernels become GemmPoints (shape, dtype, measured duration) on c.gpu, for FitCostInputs
-    // (cost_queries.cc) to fit beside the tables' rows.
+    // GEMM kernels: not calibrated from traces yet. Traces carry GEMM shapes since schema 2.2
+    // (the cublas channel, Kineto imports with record_shapes: RankTrace::GemmOf). This is where
+    // the job's GEMM kernels are to become GemmPoints (shape, dtype, measured duration) on
+    // c.gpu, for FitCostInputs (cost_queries.cc) to fit beside the tables' rows.
     LUMOS_RETURN_IF_ERROR(PlaceJob(headers, specs, &c));
     out.push_back(std::move(c));
   }

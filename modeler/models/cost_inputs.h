@@ -13,8 +13,8 @@
 //     The GPU is the one the headers' CUDA device names map to in the specs; a job naming
 //     devices the specs do not know, or GPUs of two kinds, is an error once it has points with
 //     a size (a job whose collectives carry no sizes, as PyTorch profiler imports, calibrates
-//     nothing and only says so). GEMM kernels are not read from traces yet (traces carry no
-//     GEMM shapes; ReadTraceCalibrations is where they will be).
+//     nothing and only says so). GEMM kernels are not read from traces yet (their shapes,
+//     RankTrace::GemmOf, came with schema 2.2; ReadTraceCalibrations is where they will be).
 // Threading: no shared state; one job in memory at a time.
 #pragma once
 
