@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "modeler/graph/job.h"
@@ -116,15 +118,15 @@ Status PlaceJob(const std::vector<TraceHeader>& headers, const SpecTable& specs,
   }
   if (!names.empty()) job->device = *names.begin();
   if (gpus.size() == 1 && first_unknown == nullptr) job->gpu = gpus.begin()->second;
-  if (job->sized == 0) return Status::Ok();  // Nothing to place.
+  if (job->sized == 0 && job->gemms.empty()) return Status::Ok();  // Nothing to place.
   const std::string what = "job " + job->job_id;
   if (first_unknown != nullptr) {
     return UnknownGpu(unknown, specs).WithContext(first_unknown->path + ": " + what);
   }
   if (gpus.empty()) {
     return ErrorStatus(
-        "%s: %s: the trace headers name no GPU device, so its collectives cannot be placed on a "
-        "fabric",
+        "%s: %s: the trace headers name no GPU device, so its collectives and GEMMs cannot be "
+        "placed on a GPU",
         headers.front().path.c_str(), what.c_str());
   }
   if (gpus.size() > 1) {
@@ -134,6 +136,113 @@ Status PlaceJob(const std::vector<TraceHeader>& headers, const SpecTable& specs,
                        what.c_str(), gpus.size(), list.c_str());
   }
   return Status::Ok();
+}
+
+bool Contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+// A traced GEMM's dtype (cost_inputs.h has the rule); nullopt: not one the model has.
+std::optional<DType> GemmDType(const schema::GemmCallEvent& call, bool tf32_kernel) {
+  using schema::DataType;
+  switch (call.a_type) {
+    case DataType::kBfloat16:
+      return DType::kBf16;
+    case DataType::kFloat16:
+      return DType::kFp16;
+    case DataType::kFloat8E4m3:
+    case DataType::kFloat8E5m2:
+      return DType::kFp8;
+    case DataType::kFloat32:
+      if (tf32_kernel || call.math_mode == schema::GemmMathMode::kTf32TensorOp ||
+          call.compute_type == schema::GemmComputeType::kFloat32FastTf32) {
+        return DType::kTf32;
+      }
+      return DType::kFp32;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The job's traced GEMMs as points per dtype (without their GPU: PlaceJob finds it).
+void ReadTracedGemms(const Job& job, TraceCalibration* c) {
+  // One GEMM: a call as the program made it (an imported operator writes one GemmCall per
+  // launch, all with its thread, span and External id; the agent one per cuBLAS call).
+  using GemmKey =
+      std::tuple<size_t, uint32_t, int64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, int>;
+  struct Gemm {
+    const schema::GemmCallEvent* call = nullptr;
+    uint64_t duration_ns = 0;
+    bool tf32_kernel = false;
+  };
+  std::map<GemmKey, Gemm> gemms;
+  for (size_t r = 0; r < job.ranks.size(); ++r) {
+    const RankTrace& rank = job.ranks[r];
+    for (size_t i = 0; i < rank.kernels.size(); ++i) {
+      const schema::GemmCallEvent* call = rank.GemmOf(i);
+      if (call == nullptr || call->api == schema::GemmApi::kFrameworkAttention ||
+          call->api == schema::GemmApi::kFrameworkAttentionBackward) {
+        continue;
+      }
+      ++c->gemm_stats.kernels;
+      const GemmKey key{r,
+                        call->thread_id,
+                        call->start_ns,
+                        call->external_id,
+                        call->m,
+                        call->n,
+                        call->k,
+                        call->batch_count,
+                        static_cast<int>(call->a_type)};
+      Gemm& gemm = gemms[key];
+      gemm.call = call;
+      gemm.duration_ns += rank.kernels[i].duration_ns;
+      const std::string_view name = rank.kernels[i].name;
+      gemm.tf32_kernel |= Contains(name, "s1688gemm") || Contains(name, "tf32");
+    }
+  }
+  std::map<std::pair<int, std::tuple<int64_t, int64_t, int64_t>>, std::vector<uint64_t>> shapes;
+  for (const auto& [key, gemm] : gemms) {
+    ++c->gemm_stats.calls;
+    if (gemm.call->batch_count > 1) {
+      ++c->gemm_stats.batched;
+      continue;
+    }
+    const std::optional<DType> dtype = GemmDType(*gemm.call, gemm.tf32_kernel);
+    const GemmShape shape{static_cast<int64_t>(gemm.call->m), static_cast<int64_t>(gemm.call->n),
+                          static_cast<int64_t>(gemm.call->k), 1};
+    if (!dtype || gemm.duration_ns == 0 || !CheckGemmShape(shape).ok()) {
+      ++c->gemm_stats.other_dtype;
+      continue;
+    }
+    shapes[{static_cast<int>(*dtype), {shape.m, shape.n, shape.k}}].push_back(gemm.duration_ns);
+  }
+  for (auto& [key, durations] : shapes) {
+    const DType dtype = static_cast<DType>(key.first);
+    if (c->gemms.empty() || c->gemms.back().dtype != dtype) {
+      c->gemms.push_back(TracedGemms{nullptr, dtype, {}, "job " + c->job_id, 0});
+    }
+    c->gemms.back().calls += durations.size();
+    std::sort(durations.begin(), durations.end());
+    const size_t half = durations.size() / 2;
+    const uint64_t median = durations.size() % 2 == 1
+                                ? durations[half]
+                                : (durations[half - 1] + durations[half] + 1) / 2;
+    const auto& [m, n, k] = key.second;
+    c->gemms.back().points.push_back(
+        GemmPoint{GemmShape{m, n, k, 1}, static_cast<int64_t>(median)});
+  }
+}
+
+// Points on a dtype the job's GPU has no peak for are left out (counted).
+void PlaceGemms(TraceCalibration* c) {
+  if (c->gpu == nullptr) return;
+  std::erase_if(c->gemms, [c](const TracedGemms& g) {
+    if (c->gpu->PeakFlops(g.dtype) > 0) return false;
+    c->gemm_stats.other_dtype += g.calls;
+    return true;
+  });
+  for (TracedGemms& g : c->gemms) g.gpu = c->gpu;
 }
 
 }  // namespace
@@ -147,15 +256,44 @@ StatusOr<CostInputs> ExpandCostInputs(const std::vector<std::string>& inputs,
   return out;
 }
 
+uint64_t TraceCalibration::GemmPoints() const {
+  uint64_t n = 0;
+  for (const TracedGemms& g : gemms) n += g.points.size();
+  return n;
+}
+
+namespace {
+
+// "; GEMM: ..." of Describe().
+std::string DescribeGemms(const TraceCalibration& c) {
+  const TraceCalibration::GemmStats& s = c.gemm_stats;
+  if (s.kernels == 0) return "; GEMM: no kernel with a GEMM shape";
+  std::string out = "; GEMM: " + std::to_string(s.calls) + " call(s) (" +
+                    std::to_string(s.kernels) + " kernel(s))";
+  std::string left_out;
+  if (s.batched > 0) left_out += std::to_string(s.batched) + " batched";
+  if (s.other_dtype > 0) {
+    left_out += (left_out.empty() ? "" : ", ") + std::to_string(s.other_dtype) +
+                " in a dtype without a peak on this GPU or not modelled";
+  }
+  if (!left_out.empty()) out += " (left out: " + left_out + ")";
+  if (c.gemms.empty()) return out + ": calibrates nothing";
+  out += ": " + std::to_string(c.GemmPoints()) + " point(s) (one per shape, the median of its " +
+         "calls) on " + c.gemms.front().gpu->name;
+  for (size_t i = 0; i < c.gemms.size(); ++i) {
+    out += (i == 0 ? " " : ", ") + std::string(DTypeName(c.gemms[i].dtype)) + " " +
+           std::to_string(c.gemms[i].points.size());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string TraceCalibration::Describe() const {
   std::string out = "job " + job_id + " (" + std::to_string(ranks) + " rank(s)";
   if (hosts > 1) out += " on " + std::to_string(hosts) + " hosts";
   out += ", " + (device.empty() ? std::string("no GPU named") : device) + "): ";
-  if (stats.operations == 0) {
-    return out +
-           "no collective operations: calibrates nothing; GEMM kernels are not read from "
-           "traces yet";
-  }
+  if (stats.operations == 0) return out + "no collective operations" + DescribeGemms(*this);
   out += std::to_string(stats.operations) + " collective operation(s)";
   std::string left_out;
   auto note = [&left_out](uint64_t n, const char* what) {
@@ -179,7 +317,7 @@ std::string TraceCalibration::Describe() const {
       out += ", " + std::to_string(stats.points - sized) + " without a message size";
     }
   }
-  return out + "; GEMM kernels are not read from traces yet";
+  return out + DescribeGemms(*this);
 }
 
 StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
@@ -224,11 +362,9 @@ StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
       ++c.sized;
       if (p.nodes > 1) ++c.multi_node;
     }
-    // GEMM kernels: not calibrated from traces yet. Traces carry GEMM shapes since schema 2.2
-    // (the cublas channel, Kineto imports with record_shapes: RankTrace::GemmOf). This is where
-    // the job's GEMM kernels are to become GemmPoints (shape, dtype, measured duration) on
-    // c.gpu, for FitCostInputs (cost_queries.cc) to fit beside the tables' rows.
+    ReadTracedGemms(*job, &c);
     LUMOS_RETURN_IF_ERROR(PlaceJob(headers, specs, &c));
+    PlaceGemms(&c);
     out.push_back(std::move(c));
   }
   return out;

@@ -13,8 +13,21 @@
 //     The GPU is the one the headers' CUDA device names map to in the specs; a job naming
 //     devices the specs do not know, or GPUs of two kinds, is an error once it has points with
 //     a size (a job whose collectives carry no sizes, as PyTorch profiler imports, calibrates
-//     nothing and only says so). GEMM kernels are not read from traces yet (their shapes,
-//     RankTrace::GemmOf, came with schema 2.2; ReadTraceCalibrations is where they will be).
+//     nothing and only says so).
+//   Traced GEMMs (schema 2.2: RankTrace::GemmOf, the agent's cublas channel or an imported
+//     trace's "Input Dims"): every kernel linked to a GEMM call (api not an attention one)
+//     counts. One GEMM is one call as the program made it: an agent's GemmCall, or an
+//     imported operator's calls (one per launch, sharing thread, span and External id), so a
+//     GEMM launched as several kernels (split-K and its splitKreduce kernel) takes the sum of
+//     its kernels' durations. Its dtype is its A operand's: bf16, fp16, fp8 (either kind);
+//     fp32 is tf32 when the call says so (math mode TF32_TENSOR_OP, compute type
+//     FLOAT32_FAST_TF32) or one of its kernels is a TF32 tensor-core kernel by name (cuBLAS /
+//     CUTLASS "s1688gemm", "tf32": imported traces do not record the math mode), else fp32.
+//     Each distinct shape (m, n, k) of a dtype is one measured point of the GEMM calibration of
+//     the job's GPU and that dtype: the median of its GEMMs' durations (the mean of the two
+//     middle ones for an even count). Left out, and counted: batched GEMMs (batch > 1: the
+//     model's points are batch 1), other dtypes (int8, fp64, complex), and dtypes the GPU has
+//     no peak for in the specs.
 // Threading: no shared state; one job in memory at a time.
 #pragma once
 
@@ -24,6 +37,7 @@
 
 #include "base/status.h"
 #include "modeler/models/collective_calibration.h"
+#include "modeler/models/gemm_fit.h"
 #include "modeler/models/hardware_specs.h"
 
 namespace lumos::modeler::models {
@@ -50,13 +64,25 @@ struct TraceCalibration {
   uint64_t sized = 0;       // Points with a message size (the others fit nothing).
   uint64_t multi_node = 0;  // Sized points whose ranks span hosts.
 
+  // Traced GEMMs (above): points per dtype on `gpu`, ordered by dtype.
+  std::vector<TracedGemms> gemms;
+  struct GemmStats {
+    uint64_t kernels = 0;      // Kernels linked to a GEMM call (attention excluded).
+    uint64_t calls = 0;        // GEMMs they make (a split-K GEMM's kernels are one).
+    uint64_t batched = 0;      // GEMMs left out: batch > 1.
+    uint64_t other_dtype = 0;  // GEMMs left out: a dtype the model has not, or the GPU no peak.
+  } gemm_stats;
+  uint64_t GemmPoints() const;
+
   // "job dlrm_kineto (8 ranks, Tesla V100-SXM2-32GB): 8 collective operations, 6 timed, none
-  // with a message size: calibrates nothing; GEMM kernels are not read from traces yet".
+  // with a message size: calibrates nothing; GEMM: none with a shape", or "...; GEMM: 1782
+  // calls (2388 kernels): 200 points (repeated shapes: the median) on A100-SXM4-40GB tf32".
   std::string Describe() const;
 };
 
 // Reads the traces job by job. Unreadable, damaged and unclosed files are named in `problems`
-// (what could be read is used); an error is a job the specs cannot place (see above).
+// (what could be read is used); an error is a job the specs cannot place (see above) that has
+// collective points with a size or GEMM points.
 StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
     const std::vector<std::string>& traces, const SpecTable& specs,
     std::vector<std::string>* problems);

@@ -36,10 +36,12 @@ void AppendString(std::string* out, std::string_view text) {
 
 }  // namespace
 
-StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const SpecTable& specs) {
+StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const SpecTable& specs,
+                                 const std::vector<TracedGemms>& traced,
+                                 std::vector<std::string>* skipped) {
   CostModel model;
   for (const GemmTable& table : tables) model.inputs.push_back(table.table->path);
-  LUMOS_ASSIGN_OR_RETURN(model.gemm, FitGemmTables(tables, specs));
+  LUMOS_ASSIGN_OR_RETURN(model.gemm, FitGemmTables(tables, specs, traced, skipped));
   return model;
 }
 

@@ -32,8 +32,10 @@ struct CostModel {
   std::vector<CollectiveCalibration> collectives;  // By GPU name.
 };
 
-// The GEMM model of `tables` (gemm_fit.h), the tables named as its inputs.
-StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const SpecTable& specs);
+// The GEMM model of `tables` and traced jobs' GEMMs (gemm_fit.h), the tables named as inputs.
+StatusOr<CostModel> FitCostModel(const std::vector<GemmTable>& tables, const SpecTable& specs,
+                                 const std::vector<TracedGemms>& traced = {},
+                                 std::vector<std::string>* skipped = nullptr);
 
 // The model file's text.
 std::string CostModelJson(const CostModel& model);

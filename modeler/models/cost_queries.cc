@@ -43,28 +43,31 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
       }
     }
   }
-  // Traced jobs: their collectives (GEMM kernels are not in traces yet: cost_inputs.h).
+  // Traced jobs: their collectives and GEMMs (cost_inputs.h).
   std::string nothing;  // Why the traces calibrated nothing, for the error below.
+  std::vector<TracedGemms> traced_gemms;
   if (!inputs.traces.empty()) {
     LUMOS_ASSIGN_OR_RETURN(std::vector<TraceCalibration> traced,
                            ReadTraceCalibrations(inputs.traces, specs, &log->problems));
     for (TraceCalibration& job : traced) {
       log->notes.push_back(job.Describe());
-      if (job.sized == 0) {
-        if (nothing.empty()) nothing = log->notes.back();
-        continue;
-      }
+      if (job.sized == 0 && job.gemms.empty() && nothing.empty()) nothing = log->notes.back();
+      for (TracedGemms& g : job.gemms) traced_gemms.push_back(std::move(g));
+      if (job.sized == 0) continue;
       collectives.Add(*job.gpu, "job " + job.job_id, std::move(job.collectives.points));
     }
   }
   CostModel model;
-  if (!gemm.empty()) {
-    LUMOS_ASSIGN_OR_RETURN(model, FitCostModel(gemm, specs));
+  if (!gemm.empty() || !traced_gemms.empty()) {
+    LUMOS_ASSIGN_OR_RETURN(model, FitCostModel(gemm, specs, traced_gemms, &log->skipped));
   }
   LUMOS_ASSIGN_OR_RETURN(model.collectives, collectives.Fit(network));
   model.inputs = inputs.tables;
   model.inputs.insert(model.inputs.end(), inputs.traces.begin(), inputs.traces.end());
   if (model.gemm.calibrations().empty() && model.collectives.empty()) {
+    if (!log->skipped.empty()) {
+      return ErrorStatus("nothing to fit: %s", log->skipped.front().c_str());
+    }
     if (!nothing.empty()) return ErrorStatus("nothing to fit: %s", nothing.c_str());
     // Only traces that could not be read: one of them is the error itself (as every command
     // says it), several stay named and the error says that none could be used.

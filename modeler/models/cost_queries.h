@@ -29,6 +29,7 @@ namespace lumos::modeler::models {
 
 struct FitLog {
   std::vector<std::string> notes;     // One line per traced job: what it calibrated.
+  std::vector<std::string> skipped;   // Traced GEMM groups too small to fit (gemm_fit.h).
   std::vector<std::string> problems;  // Input problems (exit 1); what could be read was used.
 };
 

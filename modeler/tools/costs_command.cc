@@ -34,8 +34,10 @@ constexpr const char kDescription[] =
     "           collectives (gpu, op, dtype, ranks, elements, bytes, latency_us; nodes\n"
     "           optional). A traced job's collectives (op, bytes, dtype, algorithm, protocol,\n"
     "           channels, the transfer time the replay sees) calibrate the collective model on\n"
-    "           the GPU its headers name; each job says in one line what it calibrated (GEMM\n"
-    "           kernels are not read from traces yet). --net names the network between the\n"
+    "           the GPU its headers name, and its GEMM kernels with a shape (schema 2.2) the\n"
+    "           GEMM model: one point per shape and dtype, the median of its calls (a split-K\n"
+    "           GEMM's kernels summed); a shape in a table too is the trace's. Each job says\n"
+    "           in one line what it calibrated. --net names the network between the\n"
     "           traced nodes (default ib400). Writes MODEL.json (versioned;\n"
     "           modeler/models/README.md), reused by predict.\n"
     "  predict  QUERIES.csv has the columns of one kind of table without latency_us; rows\n"
@@ -152,6 +154,7 @@ int RunFit(const Args& args) {
                output.c_str(), model->gemm.calibrations().size(), model->collectives.size(),
                expanded->tables.size(), jobs);
   for (const std::string& note : log.notes) std::fprintf(outcome.out(), "  %s\n", note.c_str());
+  for (const std::string& note : log.skipped) std::fprintf(outcome.out(), "  %s\n", note.c_str());
   std::fputs(models::DescribeCostModel(*model).c_str(), outcome.out());
   return outcome.Finish();
 }

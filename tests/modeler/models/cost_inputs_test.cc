@@ -111,8 +111,8 @@ TEST(TraceCalibrationTest, TheDlrmImportCalibratesNothingAndSaysSo) {
   EXPECT_EQ(job.sized, 0u);
   EXPECT_EQ(job.Describe(),
             "job dlrm_kineto (8 rank(s), Tesla V100-SXM2-32GB): 8 collective operation(s) (2 "
-            "without a transfer time), none with a message size: calibrates nothing; GEMM "
-            "kernels are not read from traces yet");
+            "without a transfer time), none with a message size: calibrates nothing; GEMM: "
+            "no kernel with a GEMM shape");
   // Alone it fits nothing: an error that says why.
   FitLog log;
   auto model = FitCostInputs(*inputs, SpecTable::Builtin(),
@@ -161,7 +161,7 @@ TEST(TraceCalibrationTest, AnAgentTraceCalibratesTheCollectiveModelOnItsGpu) {
   EXPECT_EQ(spread.Describe(),
             "job two-nodes (16 rank(s) on 2 hosts, NVIDIA H100 80GB HBM3): 4 collective "
             "operation(s): 4 calibration point(s) for the collective model on H100-SXM5-80GB (4 "
-            "across hosts: measurements only); GEMM kernels are not read from traces yet");
+            "across hosts: measurements only); GEMM: no kernel with a GEMM shape");
 
   // Fitted with the H100 table: one H100 calibration holding both; the traced cases answer as
   // measured, their own transfer times.

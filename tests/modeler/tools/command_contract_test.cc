@@ -445,7 +445,7 @@ std::vector<Row> Rows() {
        1,
        kTruncated,
        {"1 GEMM calibration(s), 0 collective calibration(s) from 1 table(s) and 1 traced job(s)",
-        "  job golden (1 rank(s), NVIDIA H200): no collective operations: calibrates nothing"}},
+        "  job golden (1 rank(s), NVIDIA H200): no collective operations; GEMM: "}},
       {"costs fit",
        Input::kUnclosedTrace,
        1,

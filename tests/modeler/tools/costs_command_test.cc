@@ -4,6 +4,7 @@
 // against CollectivePredictor on the model file it wrote), and one error line naming the row
 // for each kind of bad query, with nothing written.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "modeler/models/collective_costs.h"
 #include "modeler/models/collective_validation.h"
 #include "modeler/models/cost_model.h"
+#include "modeler/models/cost_table.h"
 #include "modeler/models/hardware_specs.h"
 #include "tests/testing/collective_job.h"
 #include "tests/testing/run_command.h"
@@ -233,8 +235,8 @@ TEST_F(CostsCommandTest, ATraceWithoutSizesCalibratesNothingAndSaysSo) {
   const std::string example = std::string(LUMOS_SOURCE_DIR) + "/examples/dlrm-8rank";
   const std::string note =
       "  job dlrm_kineto (8 rank(s), Tesla V100-SXM2-32GB): 8 collective operation(s) (2 "
-      "without a transfer time), none with a message size: calibrates nothing; GEMM kernels "
-      "are not read from traces yet\n";
+      "without a transfer time), none with a message size: calibrates nothing; GEMM: no kernel "
+      "with a GEMM shape\n";
   const auto with_table = RunCommand(LumosModelBinary() + " costs fit " + example + " " +
                                      Costs("nccl_h100.csv") + " -o " + File("t.json"));
   EXPECT_EQ(with_table.exit_code, 0) << with_table.err;
@@ -267,6 +269,93 @@ TEST_F(CostsCommandTest, ATraceWithoutSizesCalibratesNothingAndSaysSo) {
       << one_rank.out;
 }
 
+// The shared HTA control trace (A100, PyTorch profiler with record_shapes) imported: its traced
+// GEMMs are points of the GEMM model on its GPU, as scripts/traced-gemms.py reads them from the
+// JSON independently (counts, and the median of every shape); predict answers a traced shape as
+// measured, its median; a table of the same GPU and dtype joins them, the trace's shapes
+// winning.
+TEST_F(CostsCommandTest, TracedGemmsArePointsOfTheirGpuAsTheJsonSays) {
+  const std::string hta =
+      std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces/hta-single-rank/control.json.gz";
+  if (access(hta.c_str(), R_OK) != 0) GTEST_SKIP() << "no " << hta;
+  if (RunCommand("python3 -c pass").exit_code != 0) GTEST_SKIP() << "no python3";
+  TempDir out;
+  const auto imported = RunCommand(LumosModelBinary() + " import kineto " + hta + " -o " +
+                                   out.File("control.pb.zst"));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto script =
+      RunCommand("python3 " + std::string(LUMOS_SOURCE_DIR) + "/scripts/traced-gemms.py " + hta);
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element expected;
+  ASSERT_EQ(parser.parse(script.out).get(expected), simdjson::SUCCESS) << script.out;
+  const int64_t kernels = expected["kernels"].get_int64().value();
+  const int64_t calls = expected["calls"].get_int64().value();
+  const int64_t batched = expected["batched"].get_int64().value();
+  const int64_t fp32 = expected["points"]["fp32"].get_int64().value();
+  const int64_t tf32 = expected["points"]["tf32"].get_int64().value();
+  EXPECT_EQ(kernels, 2388);  // inspect: "kernels with a GEMM shape: 2388 of 8568".
+  const auto fit = RunCommand(LumosModelBinary() + " costs fit " + out.File("control.pb.zst") +
+                              " -o " + out.File("m.json"));
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const std::string note =
+      "GEMM: " + std::to_string(calls) + " call(s) (" + std::to_string(kernels) +
+      " kernel(s)) (left out: " + std::to_string(batched) +
+      " batched): " + std::to_string(fp32 + tf32) +
+      " point(s) (one per shape, the median of its calls) on A100-SXM4-40GB fp32 " +
+      std::to_string(fp32) + ", tf32 " + std::to_string(tf32) + "\n";
+  EXPECT_NE(fit.out.find(note), std::string::npos) << fit.out;
+  // fp32: fewer shapes than the surface has terms, so said and not fitted.
+  EXPECT_NE(fit.out.find("  GEMM A100-SXM4-40GB fp32: " + std::to_string(fp32) +
+                         " traced shape(s) (job control), fewer than the 20 the surface needs: "
+                         "not fitted\n"),
+            std::string::npos)
+      << fit.out;
+  auto model = models::ReadCostModel(out.File("m.json"));
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_EQ(model->gemm.calibrations().size(), 1u);
+  const models::GemmCalibration& c = model->gemm.calibrations().front();
+  EXPECT_EQ(c.gpu(), "A100-SXM4-40GB");
+  EXPECT_EQ(c.dtype(), models::DType::kTf32);
+  ASSERT_EQ(static_cast<int64_t>(c.points().size()), tf32);
+  // Every traced tf32 shape is a point with the script's median; the queries of all of them
+  // answer as measured, with that median; a table of those shapes at twice the time is
+  // overruled by the trace.
+  std::string queries = "m,n,k,dtype\n", doubled = "gpu,dtype,m,n,k,latency_us\n";
+  std::string answers;
+  size_t matched = 0;
+  for (simdjson::dom::element row : expected["shapes"].get_array()) {
+    std::string_view dtype = row.at(0).get_string().value();
+    if (dtype != "tf32") continue;
+    const int64_t m = row.at(1).get_int64().value(), n = row.at(2).get_int64().value(),
+                  k = row.at(3).get_int64().value(), median = row.at(4).get_int64().value();
+    for (const models::GemmPoint& p : c.points()) {
+      if (p.shape.m == m && p.shape.n == n && p.shape.k == k && p.latency_ns == median) ++matched;
+    }
+    const std::string shape = std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k);
+    queries += shape + ",tf32\n";
+    doubled += "A100-SXM4-40GB,tf32," + shape + "," + models::FormatMicroseconds(2 * median) + "\n";
+    answers += shape + ",tf32," + models::FormatMicroseconds(median) + ",measured\n";
+  }
+  EXPECT_EQ(static_cast<int64_t>(matched), tf32);
+  WriteFileBytes(out.File("q.csv"), queries);
+  const auto predicted = RunCommand(LumosModelBinary() + " costs predict " + out.File("m.json") +
+                                    " " + out.File("q.csv") + " --gpu 'NVIDIA A100-PG509-200'");
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+  EXPECT_EQ(predicted.out, "m,n,k,dtype,predicted_us,source\n" + answers);
+  WriteFileBytes(out.File("doubled.csv"), doubled);
+  const auto both = RunCommand(LumosModelBinary() + " costs fit " + out.File("doubled.csv") + " " +
+                               out.File("control.pb.zst") + " -o " + out.File("both.json"));
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("  GEMM A100-SXM4-40GB tf32: " + std::to_string(tf32) + " shapes"),
+            std::string::npos)
+      << both.out;
+  const auto again = RunCommand(LumosModelBinary() + " costs predict " + out.File("both.json") +
+                                " " + out.File("q.csv") + " --gpu A100-SXM4-40GB");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, predicted.out);
+}
+
 // A job as the agent records it (sizes, algorithms, protocols): its collectives calibrate the
 // collective model on the GPU of its headers, and the traced cases answer as measured, across
 // nodes too when predict names the network the fit did.
@@ -287,8 +376,8 @@ TEST_F(CostsCommandTest, AnAgentTraceCalibratesTheCollectiveModel) {
   ASSERT_EQ(fit.exit_code, 0) << fit.err;
   EXPECT_NE(fit.out.find("  job llm (16 rank(s) on 2 hosts, NVIDIA H100 80GB HBM3): 2 collective "
                          "operation(s): 2 calibration point(s) for the collective model on "
-                         "H100-SXM5-80GB (2 across hosts: measurements only); GEMM kernels are "
-                         "not read from traces yet\n"),
+                         "H100-SXM5-80GB (2 across hosts: measurements only); GEMM: no kernel "
+                         "with a GEMM shape\n"),
             std::string::npos)
       << fit.out;
   EXPECT_NE(fit.out.find("collectives H100-SXM5-80GB (ib800 between nodes): 504 points fitted, "
@@ -449,9 +538,9 @@ TEST(CostsHelpTest, DocumentsGemmAndCollectiveQueriesAndEveryNetwork) {
   EXPECT_EQ(help.err, "");
   for (const char* part :
        {"collectives (gpu, op, dtype, ranks, elements, bytes, latency_us; nodes", "Lumos traces",
-        "kernels are not read from traces yet", "span nodes over --net", "scaled from GPU OP fit",
-        "model only (NCCL's constants)", "--net NAME", "op,dtype,ranks,bytes",
-        "--gpu B200 --net ib800"}) {
+        "GEMM kernels with a shape", "the median of its calls", "span nodes over --net",
+        "scaled from GPU OP fit", "model only (NCCL's constants)", "--net NAME",
+        "op,dtype,ranks,bytes", "--gpu B200 --net ib800"}) {
     EXPECT_NE(help.out.find(part), std::string::npos) << part << "\n" << help.out;
   }
   // Every network of the built-in specs is named.
