@@ -201,10 +201,10 @@ class SpecParser {
       return Status::Ok();
     }
     if (field != "hbm_gb_per_s" && field != "hbm_gb" && field != "l2_mib" &&
-        field != "nvlink_gb_per_s") {
+        field != "nvlink_gb_per_s" && field != "host_gb_per_s") {
       return ErrorStatus(
           "unknown gpu field '%s' (device, sms, boost_clock_mhz, tflops, hbm_gb_per_s, hbm_gb, "
-          "l2_mib, nvlink_gb_per_s, nvlink_domain_gpus, compute_capability, nvls)",
+          "l2_mib, nvlink_gb_per_s, nvlink_domain_gpus, compute_capability, nvls, host_gb_per_s)",
           name.c_str());
     }
     LUMOS_ASSIGN_OR_RETURN(std::optional<double> x, Number(value, name));
@@ -215,6 +215,8 @@ class SpecParser {
       if (x) gpu_.hbm_bytes = *x * kGiga;
     } else if (field == "l2_mib") {
       if (x) gpu_.l2_bytes = *x * kMebi;
+    } else if (field == "host_gb_per_s") {
+      if (x) gpu_.host_bytes_per_s = *x * kGiga;
     } else if (x) {
       gpu_.nvlink_bytes_per_s = *x * kGiga;
     }

@@ -21,6 +21,9 @@
 
 namespace lumos::modeler::models {
 
+// PCIe Gen4 x16, one direction: the host link of a GPU whose entry gives none.
+inline constexpr double kDefaultHostBytesPerS = 32e9;
+
 struct GpuSpec {
   std::string name;                  // "H100-SXM5-80GB"
   std::vector<std::string> devices;  // CUDA device names: "NVIDIA H100 80GB HBM3"
@@ -32,9 +35,10 @@ struct GpuSpec {
   std::optional<double> l2_bytes;
   std::optional<double> nvlink_bytes_per_s;  // Both directions added, as NVIDIA quotes it.
   std::optional<int> nvlink_domain_gpus;
-  std::optional<int> compute_capability;  // 90 for "9.0".
-  bool nvls = false;                      // NVLink SHARP in the NVLink switches.
-  std::string where;                      // "FILE:LINE" of the entry's first line.
+  std::optional<int> compute_capability;   // 90 for "9.0".
+  bool nvls = false;                       // NVLink SHARP in the NVLink switches.
+  std::optional<double> host_bytes_per_s;  // The host link (PCIe, NVLink-C2C), one direction.
+  std::string where;                       // "FILE:LINE" of the entry's first line.
 
   double PeakFlops(DType dtype) const { return peak_flops_per_s[static_cast<int>(dtype)]; }
 };

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "modeler/models/hardware_specs.h"
-#include "modeler/models/host_link_specs.h"
 #include "modeler/models/kernel_class.h"
 
 namespace lumos::modeler::models {
@@ -146,7 +145,7 @@ KernelRooflineSpec KernelRooflineFor(const GpuSpec& gpu, DType dtype) {
   spec.vector_flops_per_s = gpu.PeakFlops(DType::kFp32);
   spec.matrix_flops_per_s = gpu.PeakFlops(dtype);
   spec.hbm_bytes_per_s = gpu.hbm_bytes_per_s;
-  spec.host_bytes_per_s = HostLinkBytesPerS(gpu.name).value_or(kDefaultHostBytesPerS);
+  spec.host_bytes_per_s = gpu.host_bytes_per_s.value_or(kDefaultHostBytesPerS);
   spec.peer_bytes_per_s = gpu.nvlink_bytes_per_s.value_or(0) / 2;
   return spec;
 }

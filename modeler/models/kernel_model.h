@@ -5,8 +5,8 @@
 //             tensor-core peak of the dtype for attention and convolutions (and GEMMs, when a
 //             GEMM is scaled here: its shape unknown) and the FP32 CUDA-core peak for the
 //             others; tm = bytes / bandwidth: HBM for kernels and memsets, the host link for
-//             host↔device copies (host_link_specs.h), NVLink for peer copies, HBM twice for a
-//             device-to-device copy (it reads and writes each byte);
+//             host↔device copies (the specs' host_gb_per_s), NVLink for peer copies, HBM twice
+//             for a device-to-device copy (it reads and writes each byte);
 //   duration  t = sqrt(floor² + (r / e)²): a launch and latency floor a long kernel hides, and
 //             the class's achieved efficiency e on that GPU (0 < e; above 1 where the bytes
 //             counted overstate the traffic, e.g. operands that stay in L2).
@@ -81,7 +81,7 @@ struct KernelRooflineSpec {
   double vector_flops_per_s = 0;  // FP32 on the CUDA cores (the specs' fp32 figure).
   double matrix_flops_per_s = 0;  // Dense tensor-core peak of the dtype; 0: none (use vector).
   double hbm_bytes_per_s = 0;
-  double host_bytes_per_s = 0;  // One direction (host_link_specs.h).
+  double host_bytes_per_s = 0;  // One direction (the specs' host_gb_per_s).
   double peer_bytes_per_s = 0;  // NVLink, one direction; 0: peer copies go over the host link.
 
   bool operator==(const KernelRooflineSpec&) const = default;

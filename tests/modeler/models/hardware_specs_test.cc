@@ -70,6 +70,33 @@ TEST(HardwareSpecsTest, BuiltinGpusSayTheirArchitectureAndWhetherTheirSwitchesRe
   EXPECT_TRUE(mine.FindGpu("X2")->nvls);
 }
 
+TEST(HardwareSpecsTest, BuiltinGpusSayTheirHostLinkOneDirectionAndAUserFileSetsIt) {
+  const SpecTable& specs = SpecTable::Builtin();
+  // Half of each datasheet's both-directions figure (specs/hardware.txt names the source).
+  const std::pair<const char*, double> cases[] = {
+      {"V100-SXM2-32GB", 16e9}, {"A100-SXM4-40GB", 32e9}, {"A100-SXM4-80GB", 32e9},
+      {"H100-SXM5-80GB", 64e9}, {"H200-SXM-141GB", 64e9}, {"B200", 64e9},
+      {"GB200", 450e9},
+  };
+  for (const auto& [name, bytes_per_s] : cases) {
+    const GpuSpec* gpu = specs.FindGpu(name);
+    ASSERT_NE(gpu, nullptr) << name;
+    ASSERT_TRUE(gpu->host_bytes_per_s.has_value()) << name;
+    EXPECT_DOUBLE_EQ(*gpu->host_bytes_per_s, bytes_per_s) << name;
+  }
+  SpecTable mine;
+  ASSERT_TRUE(mine.Add("gpu X1\n  sms 10\n  tflops bf16 100\n  hbm_gb_per_s 1000\n"
+                       "gpu X2\n  sms 10\n  tflops bf16 100\n  hbm_gb_per_s 1000\n"
+                       "  host_gb_per_s 25.5\n"
+                       "gpu X3\n  sms 10\n  tflops bf16 100\n  hbm_gb_per_s 1000\n"
+                       "  host_gb_per_s unknown\n",
+                       "mine.txt")
+                  .ok());
+  EXPECT_FALSE(mine.FindGpu("X1")->host_bytes_per_s.has_value());
+  EXPECT_DOUBLE_EQ(*mine.FindGpu("X2")->host_bytes_per_s, 25.5e9);
+  EXPECT_FALSE(mine.FindGpu("X3")->host_bytes_per_s.has_value());
+}
+
 TEST(HardwareSpecsTest, CudaDeviceNamesOfTraceHeadersMapOntoEntries) {
   const SpecTable& specs = SpecTable::Builtin();
   const std::pair<const char*, const char*> cases[] = {
@@ -185,13 +212,16 @@ INSTANTIATE_TEST_SUITE_P(
             "2: hbm_gb_per_s: 'inf' is not a number > 0 (or 'unknown')"},
         Bad{"UnknownGpuField", "gpu X1\n  colour green\n",
             "2: unknown gpu field 'colour' (device, sms, boost_clock_mhz, tflops, hbm_gb_per_s, "
-            "hbm_gb, l2_mib, nvlink_gb_per_s, nvlink_domain_gpus, compute_capability, nvls)"},
+            "hbm_gb, l2_mib, nvlink_gb_per_s, nvlink_domain_gpus, compute_capability, nvls, "
+            "host_gb_per_s)"},
         Bad{"ComputeCapabilityNotMajorMinor", "gpu X1\n  compute_capability 90\n",
             "2: compute_capability: '90' is not MAJOR.MINOR (such as 9.0)"},
         Bad{"ComputeCapabilityTwoMinorDigits", "gpu X1\n  compute_capability 9.10\n",
             "2: compute_capability: '9.10' is not MAJOR.MINOR (such as 9.0)"},
         Bad{"NvlsNotYesOrNo", "gpu X1\n  nvls maybe\n", "2: nvls: 'maybe' is not yes or no"},
         Bad{"NvlsTwice", "gpu X1\n  nvls yes\n  nvls no\n", "3: nvls given twice"},
+        Bad{"HostLinkNotPositive", "gpu X1\n  host_gb_per_s 0\n",
+            "2: host_gb_per_s: '0' is not a number > 0 (or 'unknown')"},
         Bad{"NoSms", "\n\ngpu X1\n  tflops bf16 100\n  hbm_gb_per_s 1000\n", "3: gpu X1: no sms"},
         Bad{"NoPeak", "gpu X1\n  sms 10\n  hbm_gb_per_s 1000\ngpu X2\n",
             "1: gpu X1: no tflops line"},

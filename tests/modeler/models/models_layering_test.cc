@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 bool InBaseLibrary(const std::string& name) {
   for (const char* prefix :
        {"cost_table.", "dtype.", "gemm_fit.", "gemm_grid.", "gemm_model.", "gemm_roofline.",
-        "gemm_validation.", "hardware_specs", "host_link_specs.", "kernel_class.", "kernel_model.",
-        "kernel_op_link.", "kernel_op_work.", "kernel_query.", "kernel_work.", "text_file."}) {
+        "gemm_validation.", "hardware_specs", "kernel_class.", "kernel_model.", "kernel_op_link.",
+        "kernel_op_work.", "kernel_query.", "kernel_work.", "text_file."}) {
     if (name.rfind(prefix, 0) == 0) return true;
   }
   return false;
