@@ -164,5 +164,40 @@ TEST(CostModelFileTest, AVersionOneFileIsStillRead) {
   EXPECT_NE(CostModelJson(*model).find("\"collectives\": []"), std::string::npos);
 }
 
+// A version 2 file (tests/data/cost_model_v2/, written by the version 2 code) is still read:
+// GEMMs and collectives, no kernel calibrations, answering as it did then.
+TEST(CostModelFileTest, AVersionTwoFileIsStillRead) {
+  const std::string path =
+      std::string(LUMOS_SOURCE_DIR) + "/tests/data/cost_model_v2/gemm_nccl_a100.json";
+  auto model = ReadCostModel(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_EQ(model->gemm.calibrations().size(), 1u);
+  EXPECT_EQ(model->gemm.calibrations()[0].points().size(), 572u);
+  ASSERT_EQ(model->collectives.size(), 1u);
+  EXPECT_EQ(model->collectives[0].gpu, "A100-SXM4-80GB");
+  const SpecTable& specs = SpecTable::Builtin();
+  const GpuSpec* a100 = specs.FindGpu("A100-SXM4-80GB");
+  auto gemm = ParseCsv("m,n,k,dtype\n8192,8192,8192,bf16\n3000,5000,7000,bf16\n", "q.csv");
+  ASSERT_TRUE(gemm.ok());
+  auto gemm_out = PredictCostQueries(*model, *gemm, a100, specs);
+  ASSERT_TRUE(gemm_out.ok()) << gemm_out.status().message();
+  // What the version 2 command answered for this file (its README).
+  EXPECT_EQ(gemm_out->csv,
+            "m,n,k,dtype,predicted_us,source\n"
+            "8192,8192,8192,bf16,4188.501,measured\n"
+            "3000,5000,7000,bf16,785.923,interpolated\n");
+  auto ar = ParseCsv(
+      "op,dtype,ranks,bytes\nall_reduce,bfloat16,8,1073741824\nall_reduce,bfloat16,64,1073741824\n",
+      "ar.csv");
+  ASSERT_TRUE(ar.ok());
+  auto ar_out = PredictCostQueries(*model, *ar, a100, specs);
+  ASSERT_TRUE(ar_out.ok()) << ar_out.status().message();
+  EXPECT_EQ(ar_out->csv,
+            "op,dtype,ranks,bytes,predicted_us,source\n"
+            "all_reduce,bfloat16,8,1073741824,8904.808,scaled from A100-SXM4-80GB all_reduce fit\n"
+            "all_reduce,bfloat16,64,1073741824,53015.651,model only (A100-SXM4-80GB all_reduce "
+            "fit; network never measured)\n");
+}
+
 }  // namespace
 }  // namespace lumos::modeler::models
