@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "modeler/graph/job.h"
+#include "modeler/models/kernel_trace.h"
 #include "modeler/trace/trace_reader.h"
 #include "modeler/trace/trace_set.h"
 
@@ -245,6 +246,26 @@ void PlaceGemms(TraceCalibration* c) {
   for (TracedGemms& g : c->gemms) g.gpu = c->gpu;
 }
 
+// The job's non-GEMM GPU work of known work, per key (cost_inputs.h), once its GPU is placed.
+void ReadTracedKernels(const Job& job, TraceCalibration* c) {
+  std::map<std::string, TraceCalibration::KernelSamples> by_key;  // By KeyName: a stable order.
+  for (const RankTrace& rank : job.ranks) {
+    for (const TraceGpuWork& w : ClassifyRank(rank)) {
+      if (w.key.kind == KernelClass::kGemm || w.key.kind == KernelClass::kCommunication) continue;
+      ++c->gpu_records;
+      if (c->gpu == nullptr || w.duration_ns <= 0 || w.bytes == 0 ||
+          (w.key.kind != KernelClass::kMemcpy && w.key.kind != KernelClass::kMemset)) {
+        ++c->without_work;
+        continue;
+      }
+      TraceCalibration::KernelSamples& k = by_key[KeyName(w.key)];
+      k.key = w.key;
+      k.samples.push_back(KernelSample{KernelWork{0, static_cast<double>(w.bytes)}, w.duration_ns});
+    }
+  }
+  for (auto& [name, k] : by_key) c->kernel_samples.push_back(std::move(k));
+}
+
 }  // namespace
 
 StatusOr<CostInputs> ExpandCostInputs(const std::vector<std::string>& inputs,
@@ -287,13 +308,31 @@ std::string DescribeGemms(const TraceCalibration& c) {
   return out;
 }
 
+// "; kernels: ..." of Describe().
+std::string DescribeKernels(const TraceCalibration& c) {
+  if (c.gpu_records == 0) return "";  // No GPU work besides GEMMs and collectives: nothing to say.
+  std::string out = "; kernels: " + std::to_string(c.gpu_records) + " GPU record(s), " +
+                    std::to_string(c.without_work) + " without work";
+  if (c.gpu == nullptr) return out + " (no GPU of the specs: calibrates nothing)";
+  if (c.kernel_samples.empty()) return out + ": calibrates nothing";
+  uint64_t samples = 0;
+  std::string keys;
+  for (const TraceCalibration::KernelSamples& k : c.kernel_samples) {
+    samples += k.samples.size();
+    keys += (keys.empty() ? "" : ", ") + KeyName(k.key) + " " + std::to_string(k.samples.size());
+  }
+  return out + ": " + std::to_string(samples) + " sample(s) on " + c.gpu->name + " (" + keys + ")";
+}
+
 }  // namespace
 
 std::string TraceCalibration::Describe() const {
   std::string out = "job " + job_id + " (" + std::to_string(ranks) + " rank(s)";
   if (hosts > 1) out += " on " + std::to_string(hosts) + " hosts";
   out += ", " + (device.empty() ? std::string("no GPU named") : device) + "): ";
-  if (stats.operations == 0) return out + "no collective operations" + DescribeGemms(*this);
+  if (stats.operations == 0) {
+    return out + "no collective operations" + DescribeGemms(*this) + DescribeKernels(*this);
+  }
   out += std::to_string(stats.operations) + " collective operation(s)";
   std::string left_out;
   auto note = [&left_out](uint64_t n, const char* what) {
@@ -317,7 +356,7 @@ std::string TraceCalibration::Describe() const {
       out += ", " + std::to_string(stats.points - sized) + " without a message size";
     }
   }
-  return out + DescribeGemms(*this);
+  return out + DescribeGemms(*this) + DescribeKernels(*this);
 }
 
 StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
@@ -365,6 +404,7 @@ StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
     ReadTracedGemms(*job, &c);
     LUMOS_RETURN_IF_ERROR(PlaceJob(headers, specs, &c));
     PlaceGemms(&c);
+    ReadTracedKernels(*job, &c);
     out.push_back(std::move(c));
   }
   return out;

@@ -28,6 +28,12 @@
 //     middle ones for an even count). Left out, and counted: batched GEMMs (batch > 1: the
 //     model's points are batch 1), other dtypes (int8, fp64, complex), and dtypes the GPU has
 //     no peak for in the specs.
+//   Traced kernels other than GEMMs (kernel_trace.h, ClassifyRank: every kernel, copy and memset
+//     of a rank with its KernelKey and bytes): the ones of known work become samples of the
+//     non-GEMM kernel model's calibration of that key on the job's GPU (kernel_model.h,
+//     KernelCalibration::Fit, dtype fp32 as the validation fits them): copies and memsets by
+//     their bytes. Kernels carry no work in Lumos traces yet (no op shapes: kernel_kineto.h), so
+//     they are counted, not sampled. A job whose GPU the specs cannot place samples nothing.
 // Threading: no shared state; one job in memory at a time.
 #pragma once
 
@@ -39,6 +45,7 @@
 #include "modeler/models/collective_calibration.h"
 #include "modeler/models/gemm_fit.h"
 #include "modeler/models/hardware_specs.h"
+#include "modeler/models/kernel_model.h"
 
 namespace lumos::modeler::models {
 
@@ -74,9 +81,20 @@ struct TraceCalibration {
   } gemm_stats;
   uint64_t GemmPoints() const;
 
+  // Traced non-GEMM GPU work (above): samples per key on `gpu`, in KeyName order.
+  struct KernelSamples {
+    KernelKey key;
+    std::vector<KernelSample> samples;
+  };
+  std::vector<KernelSamples> kernel_samples;
+  uint64_t gpu_records = 0;   // Non-GEMM, non-communication kernels, copies and memsets.
+  uint64_t without_work = 0;  // Of them: no work known (kernels), or no duration.
+
   // "job dlrm_kineto (8 ranks, Tesla V100-SXM2-32GB): 8 collective operations, 6 timed, none
   // with a message size: calibrates nothing; GEMM: none with a shape", or "...; GEMM: 1782
-  // calls (2388 kernels): 200 points (repeated shapes: the median) on A100-SXM4-40GB tf32".
+  // calls (2388 kernels): 200 points (repeated shapes: the median) on A100-SXM4-40GB tf32",
+  // then "; kernels: 5120 GPU record(s), 4800 without work: 320 sample(s) on V100-SXM2-32GB
+  // (memcpy HtoD pinned 200, memset 120)".
   std::string Describe() const;
 };
 

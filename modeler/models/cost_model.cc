@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "modeler/models/collective_model_json.h"
+#include "modeler/models/kernel_model_json.h"
 
 namespace lumos::modeler::models {
 namespace {
@@ -109,7 +110,10 @@ std::string CostModelJson(const CostModel& model) {
     out += json;
     out += "}";
   }
-  out += model.collectives.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  out += model.collectives.empty() ? "],\n" : "\n  ],\n";
+  std::string kernels = KernelModelJson(model.kernels);
+  while (!kernels.empty() && kernels.back() == '\n') kernels.pop_back();
+  out += "  \"kernels\": " + kernels + "\n}\n";
   return out;
 }
 

@@ -1,13 +1,13 @@
 // Design: a fitted cost model as `costs fit` writes it and `costs predict` (later `estimate`)
-// reads it back: the GEMM calibrations (one per GPU and dtype found in the inputs) and the
-// collective calibrations (one per GPU, collective_costs.h). The file is JSON, versioned
-// (kCostModelVersion; a reader refuses a newer version and reads every older one: version 1
-// files hold no collectives), documented in modeler/models/README.md; the same inputs give
-// byte-identical files.
-// Fitting takes measured tables (cost_table.h); each row's GPU is looked up in the specs
-// (hardware_specs.h), whose figures for that GPU (roofline, fabric) are written into the model,
-// so a model file answers the same way whatever specs file predict is given later.
-// Threading: no shared state.
+// reads it back: the GEMM calibrations (one per GPU and dtype found in the inputs), the
+// collective calibrations (one per GPU, collective_costs.h) and the non-GEMM kernel calibrations
+// (one per GPU and key, kernel_model.h, under "kernels" as kernel_model_json.h writes them). The
+// file is JSON, versioned (kCostModelVersion; a reader refuses a newer version and reads every
+// older one: version 1 files hold no collectives, versions 1 and 2 no kernels), documented in
+// modeler/models/README.md; the same inputs give byte-identical files. Fitting takes measured
+// tables (cost_table.h); each row's GPU is looked up in the specs (hardware_specs.h), whose figures
+// for that GPU (roofline, fabric) are written into the model, so a model file answers the same way
+// whatever specs file predict is given later. Threading: no shared state.
 #pragma once
 
 #include <string>
@@ -19,17 +19,19 @@
 #include "modeler/models/gemm_fit.h"
 #include "modeler/models/gemm_model.h"
 #include "modeler/models/hardware_specs.h"
+#include "modeler/models/kernel_model.h"
 
 namespace lumos::modeler::models {
 
-// 1: GEMM calibrations; 2: collective calibrations too.
-inline constexpr int kCostModelVersion = 2;
+// 1: GEMM calibrations; 2: collective calibrations too; 3: non-GEMM kernel calibrations too.
+inline constexpr int kCostModelVersion = 3;
 inline constexpr const char kCostModelFormat[] = "lumos-cost-model";
 
 struct CostModel {
   std::vector<std::string> inputs;  // What it was fitted from: tables, then traced jobs.
   GemmModel gemm;
   std::vector<CollectiveCalibration> collectives;  // By GPU name.
+  KernelModel kernels;  // By GPU name, then key (KeyName); none: every query is roofline only.
 };
 
 // The GEMM model of `tables` and traced jobs' GEMMs (gemm_fit.h), the tables named as inputs.

@@ -10,6 +10,7 @@
 
 #include "modeler/models/collective_model_json.h"
 #include "modeler/models/cost_model.h"
+#include "modeler/models/kernel_model_json.h"
 #include "modeler/models/text_file.h"
 
 namespace lumos::modeler::models {
@@ -211,6 +212,15 @@ StatusOr<CostModel> ParseCostModel(std::string_view json, const std::string& pat
                              reader.Collectives(e, "collectives[" + std::to_string(index++) + "]"));
       model.collectives.push_back(std::move(c));
     }
+  }
+  if (version >= 3) {
+    element kernels;
+    if (o["kernels"].get(kernels) != simdjson::SUCCESS) {
+      return reader.Error("", "no \"kernels\" object");
+    }
+    StatusOr<KernelModel> read = ReadKernelModelJson(kernels);
+    if (!read.ok()) return reader.Error("kernels", read.status().message());
+    model.kernels = std::move(*read);
   }
   return model;
 }

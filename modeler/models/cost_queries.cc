@@ -1,5 +1,6 @@
 #include "modeler/models/cost_queries.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <utility>
@@ -11,6 +12,74 @@ namespace {
 
 StatusOr<NetworkSpec> DefaultNetwork(const SpecTable& specs) {
   return specs.ResolveNetwork(kDefaultNetwork);
+}
+
+// Traced non-GEMM samples of all jobs, by GPU name and KeyName (an order that does not depend on
+// the order of the jobs).
+struct KernelSamplesOfKey {
+  const GpuSpec* gpu = nullptr;
+  KernelKey key;
+  std::vector<KernelSample> samples;
+};
+using KernelSamplesByGpu = std::map<std::pair<std::string, std::string>, KernelSamplesOfKey>;
+
+// One calibration per GPU and key with enough samples (fp32, as cost_inputs.h says); the others
+// are said in `skipped`.
+KernelModel FitKernelSamples(const KernelSamplesByGpu& samples, std::vector<std::string>* skipped) {
+  KernelModel model;
+  for (const auto& [name, k] : samples) {
+    const std::string what = "kernels " + name.first + " " + name.second + ": ";
+    if (k.samples.size() < KernelCalibration::kMinSamples) {
+      skipped->push_back(what + std::to_string(k.samples.size()) + " sample(s), fewer than " +
+                         std::to_string(KernelCalibration::kMinSamples) + ": not fitted");
+      continue;
+    }
+    StatusOr<KernelCalibration> c = KernelCalibration::Fit(
+        k.gpu->name, k.key, DType::kFp32, KernelRooflineFor(*k.gpu, DType::kFp32), k.samples);
+    if (!c.ok()) {
+      skipped->push_back(what + c.status().message() + ": not fitted");
+      continue;
+    }
+    model.Add(std::move(*c));
+  }
+  return model;
+}
+
+// The model's Predict of each row (cost_table.h, ReadKernelRows), with its source.
+StatusOr<PredictedTable> PredictKernelQueries(const KernelModel& model, const CsvTable& queries,
+                                              const GpuSpec* default_gpu, const SpecTable& specs) {
+  LUMOS_ASSIGN_OR_RETURN(std::vector<KernelRow> rows, ReadKernelRows(queries));
+  PredictedTable out;
+  for (size_t i = 0; i < queries.header.size(); ++i) {
+    out.csv += (i > 0 ? "," : "") + queries.header[i];
+  }
+  out.csv += ",predicted_us,source\n";
+  std::map<std::string, const GpuSpec*> gpus;  // Each name looked up once.
+  for (const KernelRow& row : rows) {
+    const GpuSpec* gpu = default_gpu;
+    if (!row.gpu.empty()) {
+      auto [it, inserted] = gpus.emplace(row.gpu, nullptr);
+      if (inserted) it->second = specs.FindGpu(row.gpu);
+      gpu = it->second;
+      if (gpu == nullptr) return UnknownGpu(row.gpu, specs).WithContext(queries.Where(row.row));
+    }
+    if (gpu == nullptr) {
+      return ErrorStatus("%s: no gpu (the row names none and no --gpu was given)",
+                         queries.Where(row.row).c_str());
+    }
+    StatusOr<Prediction> prediction =
+        model.Predict(KernelWorkQuery{row.key, row.work, row.dtype, gpu});
+    if (!prediction.ok()) return prediction.status().WithContext(queries.Where(row.row));
+    // The source text's commas would split its CSV cell: "(elementwise; 812 kernels)".
+    std::string source = model.SourceText(*prediction);
+    std::replace(source.begin(), source.end(), ',', ';');
+    const std::vector<std::string>& fields = queries.rows[row.row];
+    for (size_t i = 0; i < fields.size(); ++i) out.csv += (i > 0 ? "," : "") + fields[i];
+    out.csv += "," + FormatMicroseconds(prediction->duration_ns) + "," + source + "\n";
+    ++out.sources[static_cast<int>(prediction->source)];
+    ++out.rows;
+  }
+  return out;
 }
 
 }  // namespace
@@ -41,18 +110,34 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
         LUMOS_RETURN_IF_ERROR(collectives.AddTable(table, rows, specs));
         break;
       }
+      case TableKind::kKernel:
+        return ErrorStatus(
+            "%s: kernel queries (a class column) are for costs predict; costs fit calibrates "
+            "the kernel model from traces",
+            table.path.c_str());
     }
   }
   // Traced jobs: their collectives and GEMMs (cost_inputs.h).
   std::string nothing;  // Why the traces calibrated nothing, for the error below.
   std::vector<TracedGemms> traced_gemms;
+  KernelSamplesByGpu kernel_samples;
   if (!inputs.traces.empty()) {
     LUMOS_ASSIGN_OR_RETURN(std::vector<TraceCalibration> traced,
                            ReadTraceCalibrations(inputs.traces, specs, &log->problems));
     for (TraceCalibration& job : traced) {
       log->notes.push_back(job.Describe());
-      if (job.sized == 0 && job.gemms.empty() && nothing.empty()) nothing = log->notes.back();
+      if (job.sized == 0 && job.gemms.empty() && job.kernel_samples.empty() && nothing.empty()) {
+        nothing = log->notes.back();
+      }
       for (TracedGemms& g : job.gemms) traced_gemms.push_back(std::move(g));
+      if (job.gpu != nullptr) {
+        for (TraceCalibration::KernelSamples& k : job.kernel_samples) {
+          KernelSamplesOfKey& into = kernel_samples[{job.gpu->name, KeyName(k.key)}];
+          into.gpu = job.gpu;
+          into.key = k.key;
+          into.samples.insert(into.samples.end(), k.samples.begin(), k.samples.end());
+        }
+      }
       if (job.sized == 0) continue;
       collectives.Add(*job.gpu, "job " + job.job_id, std::move(job.collectives.points));
     }
@@ -62,9 +147,11 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
     LUMOS_ASSIGN_OR_RETURN(model, FitCostModel(gemm, specs, traced_gemms, &log->skipped));
   }
   LUMOS_ASSIGN_OR_RETURN(model.collectives, collectives.Fit(network));
+  model.kernels = FitKernelSamples(kernel_samples, &log->skipped);
   model.inputs = inputs.tables;
   model.inputs.insert(model.inputs.end(), inputs.traces.begin(), inputs.traces.end());
-  if (model.gemm.calibrations().empty() && model.collectives.empty()) {
+  if (model.gemm.calibrations().empty() && model.collectives.empty() &&
+      model.kernels.calibrations().empty()) {
     if (!log->skipped.empty()) {
       return ErrorStatus("nothing to fit: %s", log->skipped.front().c_str());
     }
@@ -114,6 +201,14 @@ std::string DescribeCostModel(const CostModel& model) {
                   c.MultiNodeMeasurements());
     out += line + origins + "\n";
   }
+  for (const KernelCalibration& c : model.kernels.calibrations()) {
+    std::snprintf(line, sizeof(line),
+                  "  kernels %s %s: %u kernels, efficiency %.3f, floor %s us, median error "
+                  "%.1f %%\n",
+                  c.gpu().c_str(), KeyName(c.key()).c_str(), c.kernels(), c.efficiency(),
+                  FormatMicroseconds(c.floor_ns()).c_str(), 100 * c.median_error());
+    out += line;
+  }
   return out;
 }
 
@@ -133,6 +228,9 @@ StatusOr<PredictedTable> PredictCostQueries(const CostModel& model, const CsvTab
     }
     LUMOS_ASSIGN_OR_RETURN(NetworkSpec fallback, DefaultNetwork(specs));
     return PredictCollectiveQueries(model.collectives, queries, default_gpu, specs, fallback);
+  }
+  if (kind == TableKind::kKernel) {
+    return PredictKernelQueries(model.kernels, queries, default_gpu, specs);
   }
   LUMOS_ASSIGN_OR_RETURN(std::vector<GemmRow> rows, ReadGemmRows(queries, Latency::kIgnored));
   PredictedTable out;

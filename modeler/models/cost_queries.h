@@ -3,16 +3,21 @@
 //   fit: the inputs are CSV tables with the columns of ../shared/data/costs/ and Lumos traces
 //        (cost_inputs.h). A table's kind comes from its header (cost_table.h): GEMM tables fit
 //        the GEMM model, collective tables the collective model (collective_costs.h); a traced
-//        job's collectives calibrate the collective model too, and each job says in one note
-//        what it calibrated. One dispatch per kind, so another kind is one more case. Nothing
-//        fitted at all is an error that says why.
+//        job's collectives calibrate the collective model too, its copies and memsets the
+//        non-GEMM kernel model (one calibration per GPU and key over all jobs, at least
+//        KernelCalibration::kMinSamples samples; fewer are said in `skipped`), and each job says
+//        in one note what it calibrated. Kernel query tables are refused (predict only). One
+//        dispatch per kind, so another kind is one more case. Nothing fitted at all is an error
+//        that says why.
 //   predict: a query table of one kind, the columns of the measured tables without latency_us;
 //        `gpu` per row, or the default GPU (--gpu) where the column is absent or a cell empty;
 //        collective queries across nodes use `network` (--net, default kDefaultNetwork).
 //        The output is every query column as given, then predicted_us (3 decimals) and source
-//        (gemm_model.h SourceText, collective_costs.h CollectiveSourceText). An unknown GPU, a
-//        malformed row or an impossible query is one error naming the row ("q.csv:7: ..."),
-//        and nothing is output.
+//        (gemm_model.h SourceText, collective_costs.h CollectiveSourceText, KernelModel::SourceText
+//        for kernel queries, its commas as semicolons: "class fit on V100-SXM2-32GB (memset; 40
+//        kernels)", "roofline only" where the model has no calibration of the key). An unknown GPU,
+//        a malformed row or an impossible query is one error naming the row ("q.csv:7: ..."), and
+//        nothing is output.
 // Threading: no shared state.
 #pragma once
 

@@ -24,9 +24,9 @@ constexpr const char kSynopsis[] =
     "                                 [-o OUT.csv] [--specs FILE]";
 
 constexpr const char kDescription[] =
-    "Cost models of GEMM kernels and NCCL collectives: fit them to measurements, then predict\n"
-    "durations for other shapes, sizes, dtypes, rank counts, GPUs or networks, each with its\n"
-    "source.\n"
+    "Cost models of GEMM kernels, other kernels (copies, memsets, elementwise, attention, ...)\n"
+    "and NCCL collectives: fit them to measurements, then predict durations for other shapes,\n"
+    "sizes, dtypes, rank counts, GPUs or networks, each with its source.\n"
     "\n"
     "  fit      IN are CSV tables with the columns of ../shared/data/costs/, Lumos traces\n"
     "           (*.pb.zst), or directories and patterns of them. What a table holds is read\n"
@@ -37,7 +37,9 @@ constexpr const char kDescription[] =
     "           the GPU its headers name, and its GEMM kernels with a shape (schema 2.2) the\n"
     "           GEMM model: one point per shape and dtype, the median of its calls (a split-K\n"
     "           GEMM's kernels summed); a shape in a table too is the trace's. Each job says\n"
-    "           in one line what it calibrated. --net names the network between the\n"
+    "           in one line what it calibrated. Its copies and memsets (by their bytes)\n"
+    "           calibrate the non-GEMM kernel model per GPU and class (kernels carry no work\n"
+    "           in Lumos traces yet). --net names the network between the\n"
     "           traced nodes (default ib400). Writes MODEL.json (versioned;\n"
     "           modeler/models/README.md), reused by predict.\n"
     "  predict  QUERIES.csv has the columns of one kind of table without latency_us; rows\n"
@@ -48,6 +50,13 @@ constexpr const char kDescription[] =
     "           measured|interpolated, surface fitted on GPU DTYPE, roofline only. Collective\n"
     "           sources: measured, interpolated, scaled from GPU OP fit, model only (GPU OP fit;\n"
     "           network|NVLS|protocol never measured), model only (NCCL's constants).\n"
+    "           Kernel queries (a class column): class, dtype, bytes, flops[, gpu]; class is\n"
+    "           attention, convolution, elementwise, norm, softmax, reduction, optimizer,\n"
+    "           embedding, memset, other, or memcpy HtoD|DtoH|DtoD|PtoP|HtoH [pinned|pageable];\n"
+    "           bytes and flops >= 0 (empty: 0, not both). Attention rows may give their shape\n"
+    "           instead: batch, heads, seq_q, head_dim (seq_kv, kv_heads, causal, backward\n"
+    "           optional: 0|1), bytes and flops empty. Sources: class fit on GPU (KEY; N\n"
+    "           kernels), roofline only (no calibration of the class).\n"
     "\n"
     "GPUs and networks come from the built-in specs (modeler/models/specs/hardware.txt) and\n"
     "--specs FILE (same format: adds entries or replaces them by name); a GPU may be named as\n"
@@ -61,7 +70,10 @@ constexpr const char kDescription[] =
     "  lumos-model costs predict costs.json gemm.csv --gpu H100-SXM5-80GB\n"
     "  printf 'op,dtype,ranks,bytes\\nall_reduce,bfloat16,64,1073741824\\n' > ar.csv\n"
     "  lumos-model costs predict costs.json ar.csv --gpu H100-SXM5-80GB --net ib400\n"
-    "  lumos-model costs predict costs.json ar.csv --gpu B200 --net ib800 -o ar_b200.csv";
+    "  lumos-model costs predict costs.json ar.csv --gpu B200 --net ib800 -o ar_b200.csv\n"
+    "  lumos-model costs fit examples/dlrm-8rank -o dlrm.json\n"
+    "  printf 'class,dtype,bytes,flops\\nmemcpy HtoD pinned,fp32,8388608,\\n' > k.csv\n"
+    "  lumos-model costs predict dlrm.json k.csv --gpu V100-SXM2-32GB";
 
 constexpr const char kExitStatus[] =
     "exit status: 0 done; 1 an input could not be read, a row is malformed, names an unknown\n"
@@ -149,10 +161,10 @@ int RunFit(const Args& args) {
   if (!WriteOutput(output, models::CostModelJson(*model), &outcome)) return outcome.Finish();
   size_t jobs = log.notes.size();
   std::fprintf(outcome.out(),
-               "%s: %zu GEMM calibration(s), %zu collective calibration(s) from %zu table(s) and "
-               "%zu traced job(s)\n",
+               "%s: %zu GEMM calibration(s), %zu collective calibration(s), %zu kernel "
+               "calibration(s) from %zu table(s) and %zu traced job(s)\n",
                output.c_str(), model->gemm.calibrations().size(), model->collectives.size(),
-               expanded->tables.size(), jobs);
+               model->kernels.calibrations().size(), expanded->tables.size(), jobs);
   for (const std::string& note : log.notes) std::fprintf(outcome.out(), "  %s\n", note.c_str());
   for (const std::string& note : log.skipped) std::fprintf(outcome.out(), "  %s\n", note.c_str());
   std::fputs(models::DescribeCostModel(*model).c_str(), outcome.out());

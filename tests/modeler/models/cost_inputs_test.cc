@@ -112,13 +112,19 @@ TEST(TraceCalibrationTest, TheDlrmImportCalibratesNothingAndSaysSo) {
   EXPECT_EQ(job.Describe(),
             "job dlrm_kineto (8 rank(s), Tesla V100-SXM2-32GB): 8 collective operation(s) (2 "
             "without a transfer time), none with a message size: calibrates nothing; GEMM: "
-            "no kernel with a GEMM shape");
-  // Alone it fits nothing: an error that says why.
-  FitLog log;
-  auto model = FitCostInputs(*inputs, SpecTable::Builtin(),
-                             *SpecTable::Builtin().FindNetwork("ib400"), &log);
-  ASSERT_FALSE(model.ok());
-  EXPECT_EQ(model.status().message(), "nothing to fit: " + job.Describe());
+            "no kernel with a GEMM shape; kernels: 1956 GPU record(s), 1816 without work: 140 "
+            "sample(s) on V100-SXM2-32GB (memcpy DtoD 8, memcpy DtoH pageable 16, memcpy HtoD "
+            "pageable 64, memcpy HtoD pinned 40, memset 12)");
+  // Its copies and memsets are the samples: every one with bytes and a duration.
+  uint64_t samples = 0;
+  for (const TraceCalibration::KernelSamples& k : job.kernel_samples) {
+    samples += k.samples.size();
+    for (const KernelSample& s : k.samples) {
+      EXPECT_GT(s.work.bytes, 0);
+      EXPECT_GT(s.duration_ns, 0);
+    }
+  }
+  EXPECT_EQ(samples, 140u);
 }
 
 // A job as the agent records it: every collective a point with the replay's transfer time on

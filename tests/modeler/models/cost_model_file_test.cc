@@ -71,14 +71,14 @@ TEST(CostModelFileTest, TheSameInputsGiveTheSameBytesWhateverTheirOrder) {
 
 TEST(CostModelFileTest, ANewerVersionOrAnotherFileIsRefusedWithOneError) {
   std::string json = CostModelJson(Fitted());
-  const std::string version = "\"version\": 2,";
+  const std::string version = "\"version\": 3,";
   ASSERT_NE(json.find(version), std::string::npos);
   std::string newer = json;
-  newer.replace(newer.find(version), version.size(), "\"version\": 3,");
+  newer.replace(newer.find(version), version.size(), "\"version\": 4,");
   auto refused = ParseCostModel(newer, "m.json");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().message(),
-            "m.json: model version 3 is newer than this lumos-model reads (2)");
+            "m.json: model version 4 is newer than this lumos-model reads (3)");
   const std::pair<const char*, const char*> bad[] = {
       {"", "m.json: not valid JSON ("},
       {"[1, 2]", "m.json: not a Lumos cost model (no \"format\": \"lumos-cost-model\"; "},
@@ -87,6 +87,11 @@ TEST(CostModelFileTest, ANewerVersionOrAnotherFileIsRefusedWithOneError) {
        "m.json: gemm[0]: no \"dtype\""},
       {"{\"format\": \"lumos-cost-model\", \"version\": 2, \"gemm\": []}",
        "m.json: no \"collectives\" array"},
+      {"{\"format\": \"lumos-cost-model\", \"version\": 3, \"gemm\": [], \"collectives\": []}",
+       "m.json: no \"kernels\" object"},
+      {"{\"format\": \"lumos-cost-model\", \"version\": 3, \"gemm\": [], \"collectives\": [], "
+       "\"kernels\": {\"format\": \"lumos-kernel-model\", \"version\": 9, \"calibrations\": []}}",
+       "m.json: kernels: "},
       {"{\"format\": \"lumos-cost-model\", \"version\": 2, \"gemm\": [], \"collectives\": "
        "[{\"gpu\": \"X\", \"network\": \"ib400\", \"model\": {\"format\": \"x\"}}]}",
        "m.json: collectives[0]: collective model: the document: format is 'x', not "
@@ -159,9 +164,10 @@ TEST(CostModelFileTest, AVersionOneFileIsStillRead) {
             "m,n,k,dtype,predicted_us,source\n"
             "8192,8192,8192,bf16,4188.501,measured\n"
             "3000,5000,7000,bf16,785.923,interpolated\n");
-  // Written again it is a version 2 file with no collectives.
-  EXPECT_NE(CostModelJson(*model).find("\"version\": 2,"), std::string::npos);
+  // Written again it is a version 3 file with no collectives and no kernel calibrations.
+  EXPECT_NE(CostModelJson(*model).find("\"version\": 3,"), std::string::npos);
   EXPECT_NE(CostModelJson(*model).find("\"collectives\": []"), std::string::npos);
+  EXPECT_NE(CostModelJson(*model).find("\"calibrations\":[]"), std::string::npos);
 }
 
 // A version 2 file (tests/data/cost_model_v2/, written by the version 2 code) is still read:

@@ -423,7 +423,8 @@ std::vector<Row> Rows() {
        Input::kSoundWithOptEquals,
        0,
        "",
-       {"/m.json: 1 GEMM calibration(s), 0 collective calibration(s) from 1 table(s) and 0 "
+       {"/m.json: 1 GEMM calibration(s), 0 collective calibration(s), 0 kernel calibration(s) from "
+        "1 table(s) and 0 "
         "traced job(s)",
         "GEMM A100-SXM4-80GB bf16: 9240 shapes"}},
       {"costs fit",
@@ -444,7 +445,8 @@ std::vector<Row> Rows() {
        Input::kTruncatedTrace,
        1,
        kTruncated,
-       {"1 GEMM calibration(s), 0 collective calibration(s) from 1 table(s) and 1 traced job(s)",
+       {"1 GEMM calibration(s), 0 collective calibration(s), 0 kernel calibration(s) from 1 "
+        "table(s) and 1 traced job(s)",
         "  job golden (1 rank(s), NVIDIA H200): no collective operations; GEMM: "}},
       {"costs fit",
        Input::kUnclosedTrace,

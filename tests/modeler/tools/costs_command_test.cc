@@ -57,9 +57,10 @@ class CostsCommandTest : public ::testing::Test {
   static std::string File(const std::string& name) { return dir_->File(name); }
   // Runs `costs predict MODEL QUERIES ARGS` on `queries` written to q.csv.
   static ::lumos::testing::CommandResult Predict(const std::string& queries,
-                                                 const std::string& args) {
+                                                 const std::string& args,
+                                                 const std::string& model = Model()) {
     WriteFileBytes(File("q.csv"), queries);
-    return RunCommand(LumosModelBinary() + " costs predict " + Model() + " " + File("q.csv") + " " +
+    return RunCommand(LumosModelBinary() + " costs predict " + model + " " + File("q.csv") + " " +
                       args);
   }
   static std::unique_ptr<TempDir> dir_;
@@ -73,19 +74,21 @@ TEST_F(CostsCommandTest, FitWritesAModelAndSaysWhatItHolds) {
                             Costs("gemm_h100_fp8.csv") + " -o " + out.File("m.json"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_NE(r.out.find("m.json: 2 GEMM calibration(s), 0 collective calibration(s) from 2 "
+  EXPECT_NE(r.out.find("m.json: 2 GEMM calibration(s), 0 collective calibration(s), 0 kernel "
+                       "calibration(s) from 2 "
                        "table(s) and 0 traced job(s)\n"),
             std::string::npos);
   EXPECT_NE(r.out.find("GEMM H100-SXM5-80GB bf16: 35700 shapes, floor 2.535 us"), std::string::npos)
       << r.out;
   const std::string model = ReadFileBytes(out.File("m.json"));
-  EXPECT_EQ(model.rfind("{\n  \"format\": \"lumos-cost-model\",\n  \"version\": 2,", 0), 0u);
+  EXPECT_EQ(model.rfind("{\n  \"format\": \"lumos-cost-model\",\n  \"version\": 3,", 0), 0u);
   // A directory of tables is every *.csv inside it.
   fs::copy_file(Costs("gemm_a100_bf16.csv"), out.File("a.csv"));
   const auto dir =
       RunCommand(LumosModelBinary() + " costs fit " + out.path() + " -o " + out.File("d.json"));
   EXPECT_EQ(dir.exit_code, 0) << dir.err;
-  EXPECT_NE(dir.out.find("1 GEMM calibration(s), 0 collective calibration(s) from 1 table(s)"),
+  EXPECT_NE(dir.out.find("1 GEMM calibration(s), 0 collective calibration(s), 0 kernel "
+                         "calibration(s) from 1 table(s)"),
             std::string::npos)
       << dir.out;
 }
@@ -182,6 +185,27 @@ INSTANTIATE_TEST_SUITE_P(
                  1, ":2: 64 ranks on 2 node(s): more than the 8 GPUs of an NVLink domain of "},
         BadQuery{"CollectiveUnknownNetwork", "op,dtype,ranks,bytes\nall_reduce,half,64,1024\n",
                  "--gpu B200 --net ib1600", 2, "--net: unknown network 'ib1600' (known: ib100, "},
+        BadQuery{"KernelUnknownClass",
+                 "class,dtype,bytes,flops\nelementwise,fp32,8,\nsorting,fp32,8,\n", "--gpu B200", 1,
+                 ":3: class: unknown 'sorting' ("},
+        BadQuery{"KernelGemmClass", "class,dtype,bytes,flops\ngemm,fp32,8,8\n", "--gpu B200", 1,
+                 ":2: class: unknown 'gemm' ("},
+        BadQuery{"KernelNegativeBytes", "class,dtype,bytes,flops\nmemset,fp32,-8,\n", "--gpu B200",
+                 1, ":2: bytes: '-8' must be a number >= 0"},
+        BadQuery{"KernelMalformedRow", "class,dtype,bytes,flops\nmemset,fp32,8\n", "--gpu B200", 1,
+                 ":2: 3 fields, the header has 4"},
+        BadQuery{"KernelNoWork", "class,dtype,bytes,flops\nnorm,fp32,,\n", "--gpu B200", 1,
+                 ":2: no work: give bytes or flops"},
+        BadQuery{"KernelUnknownGpuInARow",
+                 "class,dtype,bytes,flops,gpu\nnorm,fp32,8,,B200\nnorm,fp32,8,,TPUv5\n", "", 1,
+                 ":3: gpu 'TPUv5' is not in the specs (known: V100-SXM2-32GB, "},
+        BadQuery{"KernelShapeOnAnotherClass",
+                 "class,dtype,bytes,flops,batch,heads,seq_q,head_dim\nnorm,fp32,8,,1,1,8,8\n",
+                 "--gpu B200", 1, ":2: the attention columns (batch, heads, seq_q, ...) are for "},
+        BadQuery{
+            "KernelNoPeakForDtype",
+            "class,dtype,batch,heads,seq_q,head_dim,bytes,flops\nattention,bf16,1,8,512,64,,\n",
+            "--gpu V100-SXM2-32GB", 1, ":2: V100-SXM2-32GB has no bf16 peak in the specs"},
         BadQuery{"UnknownGpuOption", "m,n,k,dtype\n8,8,8,bf16\n", "--gpu TPUv5", 2,
                  "--gpu: gpu 'TPUv5' is not in the specs"},
         BadQuery{"UnknownNetwork", "m,n,k,dtype\n8,8,8,bf16\n", "--gpu B200 --net ib9000", 2,
@@ -212,7 +236,8 @@ TEST_F(CostsCommandTest, FitTakesBothKindsOfTableAndSaysWhatItFitted) {
                                Costs("gemm_a100_bf16.csv") + " -o " + File("b.json"));
   EXPECT_EQ(both.exit_code, 0) << both.err;
   EXPECT_EQ(both.err, "");
-  EXPECT_NE(both.out.find("b.json: 1 GEMM calibration(s), 1 collective calibration(s) from 2 "
+  EXPECT_NE(both.out.find("b.json: 1 GEMM calibration(s), 1 collective calibration(s), 0 kernel "
+                          "calibration(s) from 2 "
                           "table(s) and 0 traced job(s)\n"),
             std::string::npos)
       << both.out;
@@ -232,26 +257,42 @@ TEST_F(CostsCommandTest, FitTakesBothKindsOfTableAndSaysWhatItFitted) {
 
 // Traces as inputs: a job whose collectives carry no sizes (the bundled DLRM import, the
 // shared HTA trace imported) calibrates nothing and says so; alone it is an error.
-TEST_F(CostsCommandTest, ATraceWithoutSizesCalibratesNothingAndSaysSo) {
+TEST_F(CostsCommandTest, ATraceWithoutSizesCalibratesOnlyItsCopiesAndMemsetsAndSaysSo) {
   const std::string example = std::string(LUMOS_SOURCE_DIR) + "/examples/dlrm-8rank";
   const std::string note =
       "  job dlrm_kineto (8 rank(s), Tesla V100-SXM2-32GB): 8 collective operation(s) (2 "
       "without a transfer time), none with a message size: calibrates nothing; GEMM: no kernel "
-      "with a GEMM shape\n";
+      "with a GEMM shape; kernels: 1956 GPU record(s), 1816 without work: 140 sample(s) on "
+      "V100-SXM2-32GB (memcpy DtoD 8, memcpy DtoH pageable 16, memcpy HtoD pageable 64, memcpy "
+      "HtoD pinned 40, memset 12)\n";
   const auto with_table = RunCommand(LumosModelBinary() + " costs fit " + example + " " +
                                      Costs("nccl_h100.csv") + " -o " + File("t.json"));
   EXPECT_EQ(with_table.exit_code, 0) << with_table.err;
   EXPECT_EQ(with_table.err, "");
-  EXPECT_NE(with_table.out.find(
-                "1 collective calibration(s) from 1 table(s) and 1 traced job(s)\n" + note),
+  EXPECT_NE(with_table.out.find("1 collective calibration(s), 5 kernel calibration(s) from 1 "
+                                "table(s) and 1 traced job(s)\n" +
+                                note),
             std::string::npos)
       << with_table.out;
+  // Alone: the kernel model only; predict answers its copies by their class fit, the rest from
+  // the roofline, each saying so.
   const auto alone =
       RunCommand(LumosModelBinary() + " costs fit " + example + " -o " + File("alone.json"));
-  EXPECT_EQ(alone.exit_code, 1);
-  EXPECT_EQ(alone.out, "");
-  EXPECT_EQ(alone.err, "lumos-model costs fit: nothing to fit: " + note.substr(2));
-  EXPECT_FALSE(fs::exists(File("alone.json")));
+  EXPECT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_EQ(alone.err, "");
+  EXPECT_NE(alone.out.find("  kernels V100-SXM2-32GB memcpy HtoD pinned: 40 kernels, "),
+            std::string::npos)
+      << alone.out;
+  const auto predicted = Predict(
+      "class,dtype,bytes,flops\nmemcpy HtoD pinned,fp32,8388608,\nelementwise,fp32,4096,1024\n",
+      "--gpu V100-SXM2-32GB", File("alone.json"));
+  EXPECT_EQ(predicted.exit_code, 0) << predicted.err;
+  EXPECT_NE(predicted.out.find("\nmemcpy HtoD pinned,fp32,8388608,,"), std::string::npos);
+  EXPECT_NE(predicted.out.find(",class fit on V100-SXM2-32GB (memcpy HtoD pinned; 40 kernels)\n"
+                               "elementwise,fp32,4096,1024,"),
+            std::string::npos)
+      << predicted.out;
+  EXPECT_NE(predicted.out.find(",roofline only\n"), std::string::npos) << predicted.out;
   // A shared trace with sizes, but one rank of two: its collectives are incomplete.
   const std::string hta =
       std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces/hta-single-rank/nccl_data.json.gz";
@@ -304,7 +345,7 @@ TEST_F(CostsCommandTest, TracedGemmsArePointsOfTheirGpuAsTheJsonSays) {
       " kernel(s)) (left out: " + std::to_string(batched) +
       " batched): " + std::to_string(fp32 + tf32) +
       " point(s) (one per shape, the median of its calls) on A100-SXM4-40GB fp32 " +
-      std::to_string(fp32) + ", tf32 " + std::to_string(tf32) + "\n";
+      std::to_string(fp32) + ", tf32 " + std::to_string(tf32) + "; kernels: ";
   EXPECT_NE(fit.out.find(note), std::string::npos) << fit.out;
   // fp32: fewer shapes than the surface has terms, so said and not fitted.
   EXPECT_NE(fit.out.find("  GEMM A100-SXM4-40GB fp32: " + std::to_string(fp32) +
