@@ -70,9 +70,7 @@ StatusOr<PredictedTable> PredictKernelQueries(const KernelModel& model, const Cs
     StatusOr<Prediction> prediction =
         model.Predict(KernelWorkQuery{row.key, row.work, row.dtype, gpu});
     if (!prediction.ok()) return prediction.status().WithContext(queries.Where(row.row));
-    // The source text's commas would split its CSV cell: "(elementwise; 812 kernels)".
-    std::string source = model.SourceText(*prediction);
-    std::replace(source.begin(), source.end(), ',', ';');
+    const std::string source = model.SourceText(*prediction);
     const std::vector<std::string>& fields = queries.rows[row.row];
     for (size_t i = 0; i < fields.size(); ++i) out.csv += (i > 0 ? "," : "") + fields[i];
     out.csv += "," + FormatMicroseconds(prediction->duration_ns) + "," + source + "\n";

@@ -403,7 +403,8 @@ std::string KernelModel::SourceText(const Prediction& prediction,
       return "measured";
     case SourceKind::kClassFit:
       if (c == nullptr) return "class fit";
-      return "class fit on " + c->gpu() + " (" + KeyName(c->key()) + ", " +
+      // No comma: the text is one cell of `costs predict`'s CSV.
+      return "class fit on " + c->gpu() + " (" + KeyName(c->key()) + "; " +
              std::to_string(c->kernels()) + " kernels)";
     case SourceKind::kScaledKernel: {
       std::string text = "scaled from measured";

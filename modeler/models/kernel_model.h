@@ -191,7 +191,7 @@ class KernelModel {
   StatusOr<Prediction> Scale(const MeasuredKernel& measured, const WorkFactors& factors,
                              const GpuSpec& to) const;
 
-  // "class fit on V100-SXM2-32GB (elementwise, 812 kernels)", "roofline only", "scaled from
+  // "class fit on V100-SXM2-32GB (elementwise; 812 kernels)", "roofline only", "scaled from
   // measured <name> on <GPU>" (with " (work assumed memory-bound)" when work_assumed), "measured".
   std::string SourceText(const Prediction& prediction,
                          const MeasuredKernel* measured = nullptr) const;

@@ -100,8 +100,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadTable{"Empty", "", "t.csv: empty (no header line)"},
         BadTable{"NoKnownColumns", "a,b\n1,2\n",
-                 "t.csv: the header 'a,b' is neither a GEMM table (m, n, k, dtype columns) nor a "
-                 "collective table (op, ranks, bytes)"},
+                 "t.csv: the header 'a,b' is neither a GEMM table (m, n, k, dtype columns), a "
+                 "collective table (op, ranks, bytes) nor kernel queries (class)"},
         BadTable{"TooFewFields", "gpu,dtype,m,n,k,latency_us\nH100,bf16,1,2,3\n",
                  "t.csv:2: 5 fields, the header has 6"},
         BadTable{"NegativeM", "gpu,dtype,m,n,k,latency_us\nH100,bf16,-1,2,3,4\n",

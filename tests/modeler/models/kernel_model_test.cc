@@ -175,7 +175,7 @@ TEST(KernelModelTest, PredictSaysWhatItRestsOn) {
   EXPECT_EQ(own->calibration, 0);
   const double r_a100 = 1e8 / a100.hbm_bytes_per_s * 1e9;
   EXPECT_NEAR(static_cast<double>(own->duration_ns), r_a100 / 0.7, 0.03 * r_a100 / 0.7);
-  EXPECT_EQ(model.SourceText(*own), "class fit on A100-SXM4-80GB (elementwise, " +
+  EXPECT_EQ(model.SourceText(*own), "class fit on A100-SXM4-80GB (elementwise; " +
                                         std::to_string(model.calibrations()[0].kernels()) +
                                         " kernels)");
   // Another GPU: the A100's efficiency on the H100's roofline.
