@@ -40,7 +40,8 @@ struct Shapes {
   size_t graph_shaped = 0;
   // The earliest kernel with a shape.
   std::string first_kernel;
-  GemmCallEvent first;
+  GemmCallEvent first;     // Its names view the Job's pool, gone with the Job: use first_name.
+  std::string first_name;  // first.name, copied.
 };
 
 Shapes ShapesOf(const RankTrace& rank) {
@@ -71,6 +72,7 @@ Shapes ShapesOf(const RankTrace& rank) {
       first_start = rank.kernels[i].start_ns;
       s.first_kernel = name;
       s.first = *g;
+      s.first_name = std::string(g->name);
     }
   }
   return s;
@@ -107,7 +109,7 @@ TEST(KinetoGemmRealTracesTest, RecommenderTrainingOnA100) {
   const std::string first =
       "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_tn_align1>";
   EXPECT_EQ(s.first_kernel.substr(0, first.size()), first);
-  EXPECT_EQ(s.first.name, "aten::addmm");
+  EXPECT_EQ(s.first_name, "aten::addmm");
   EXPECT_EQ(Shape(s.first.m, s.first.n, s.first.k, s.first.batch_count), Shape(1024, 512, 1705, 1));
 }
 
@@ -128,7 +130,7 @@ TEST(KinetoGemmRealTracesTest, TrainingWithCudaGraphs) {
   EXPECT_EQ(s.split_k_shaped, 5u);
   EXPECT_EQ(s.graph_kernels, 135u);
   EXPECT_EQ(s.graph_shaped, 0u);
-  EXPECT_EQ(s.first.name, "aten::addmm");
+  EXPECT_EQ(s.first_name, "aten::addmm");
   EXPECT_EQ(Shape(s.first.m, s.first.n, s.first.k, s.first.batch_count), Shape(4096, 64, 100, 1));
 }
 
@@ -158,7 +160,7 @@ TEST(KinetoGemmRealTracesTest, DlrmEveryRank) {
     EXPECT_EQ(s.by_shape.size(), 21u);
     EXPECT_EQ(s.split_k_shaped, 4u);
     EXPECT_EQ(s.native_shaped, 0u);
-    EXPECT_EQ(s.first.name, "aten::addmm");
+    EXPECT_EQ(s.first_name, "aten::addmm");
     EXPECT_EQ(Shape(s.first.m, s.first.n, s.first.k, s.first.batch_count), Shape(16, 256, 13, 1));
   }
 }
