@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string_view>
@@ -98,11 +99,6 @@ StatusOr<std::string> ReadWhole(const std::string& path) {
   }
   close(file.fd);
   return text;
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 }  // namespace
@@ -228,7 +224,9 @@ StatusOr<CalibrationSet> ReadCollectiveTable(const std::string& path) {
     }
     const std::string gpu = col_gpu >= 0 ? std::string(field(col_gpu)) : std::string();
     auto [it, added] = origin_of_gpu.try_emplace(gpu, static_cast<uint32_t>(set.origins.size()));
-    if (added) set.origins.push_back(BaseName(path) + (gpu.empty() ? "" : " (" + gpu + ")"));
+    if (added)
+      set.origins.push_back(std::filesystem::path(path).filename().string() +
+                            (gpu.empty() ? "" : " (" + gpu + ")"));
     p.origin = it->second;
     set.points.push_back(p);
   }

@@ -2,8 +2,8 @@
 #include "modeler/models/collective_costs.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -24,26 +24,6 @@ std::string FabricName(const std::string& gpu, const NetworkSpec* network) {
 }
 
 // A whole number > 0 (and at most `max`), or an error naming the column.
-StatusOr<uint64_t> Count(std::string_view text, std::string_view column, uint64_t max) {
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || value == 0) {
-    return ErrorStatus("%.*s: '%.*s' must be a whole number > 0", static_cast<int>(column.size()),
-                       column.data(), static_cast<int>(text.size()), text.data());
-  }
-  if (value > max) {
-    return ErrorStatus("%.*s: %llu is more than %llu", static_cast<int>(column.size()),
-                       column.data(), static_cast<unsigned long long>(value),
-                       static_cast<unsigned long long>(max));
-  }
-  return value;
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 double NvlinkGbps(const GpuSpec& gpu) {
   return gpu.nvlink_bytes_per_s ? *gpu.nvlink_bytes_per_s / 2 / 1e9 : 0.0;
 }
@@ -156,14 +136,14 @@ StatusOr<std::vector<CollectiveRow>> ReadCollectiveRows(const CsvTable& table, L
           f[dtype].c_str()));
     }
     row.data_type = *parsed_type;
-    StatusOr<uint64_t> n = Count(f[ranks], "ranks", kMaxRanks);
+    StatusOr<uint64_t> n = ParseWholeNumber(f[ranks], "ranks", kMaxRanks);
     if (!n.ok()) return fail(n.status());
     row.ranks = static_cast<uint32_t>(*n);
-    StatusOr<uint64_t> size = Count(f[bytes], "bytes", uint64_t{1} << 62);
+    StatusOr<uint64_t> size = ParseWholeNumber(f[bytes], "bytes", uint64_t{1} << 62);
     if (!size.ok()) return fail(size.status());
     row.bytes = *size;
     if (elements >= 0 && !f[elements].empty()) {
-      StatusOr<uint64_t> count = Count(f[elements], "elements", uint64_t{1} << 62);
+      StatusOr<uint64_t> count = ParseWholeNumber(f[elements], "elements", uint64_t{1} << 62);
       if (!count.ok()) return fail(count.status());
       const uint64_t each = schema::DataTypeBytes(row.data_type);
       if (*count * each != row.bytes) {
@@ -174,7 +154,7 @@ StatusOr<std::vector<CollectiveRow>> ReadCollectiveRows(const CsvTable& table, L
       }
     }
     if (nodes >= 0 && !f[nodes].empty()) {
-      StatusOr<uint64_t> count = Count(f[nodes], "nodes", kMaxRanks);
+      StatusOr<uint64_t> count = ParseWholeNumber(f[nodes], "nodes", kMaxRanks);
       if (!count.ok()) return fail(count.status());
       if (*count > row.ranks) {
         return fail(ErrorStatus("nodes: %llu is more than the %u ranks",
@@ -225,7 +205,9 @@ Status CollectiveFitInputs::AddTable(const CsvTable& table, const std::vector<Co
     if (added) {
       const GpuSpec* gpu = specs.FindGpu(row.gpu);
       if (gpu == nullptr) return UnknownGpu(row.gpu, specs).WithContext(table.Where(row.row));
-      sources.emplace_back(gpu, Source{BaseName(table.path) + " (" + row.gpu + ")", {}});
+      sources.emplace_back(
+          gpu,
+          Source{std::filesystem::path(table.path).filename().string() + " (" + row.gpu + ")", {}});
     }
     CalibrationPoint p;
     p.op = row.op;

@@ -25,16 +25,6 @@ std::vector<std::string> SplitFields(std::string_view line) {
   return fields;
 }
 
-StatusOr<int64_t> WholeNumber(std::string_view text, std::string_view column) {
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-    return ErrorStatus("%.*s: '%.*s' must be a whole number > 0", static_cast<int>(column.size()),
-                       column.data(), static_cast<int>(text.size()), text.data());
-  }
-  return value;
-}
-
 // A number ≥ 0 (an empty cell: 0).
 StatusOr<double> Amount(std::string_view text, std::string_view column) {
   if (text.empty()) return 0.0;
@@ -142,6 +132,21 @@ StatusOr<TableKind> DetectTableKind(const CsvTable& table) {
       table.path.c_str(), header.c_str());
 }
 
+StatusOr<uint64_t> ParseWholeNumber(std::string_view text, std::string_view column, uint64_t max) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value == 0) {
+    return ErrorStatus("%.*s: '%.*s' must be a whole number > 0", static_cast<int>(column.size()),
+                       column.data(), static_cast<int>(text.size()), text.data());
+  }
+  if (value > max) {
+    return ErrorStatus("%.*s: %llu is more than %llu", static_cast<int>(column.size()),
+                       column.data(), static_cast<unsigned long long>(value),
+                       static_cast<unsigned long long>(max));
+  }
+  return value;
+}
+
 StatusOr<int64_t> ParseMicroseconds(std::string_view text) {
   double us = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), us);
@@ -196,9 +201,9 @@ StatusOr<std::vector<GemmRow>> ReadGemmRows(const CsvTable& table, Latency laten
         {m, &row.shape.m}, {n, &row.shape.n}, {k, &row.shape.k}, {batch, &row.shape.batch}};
     for (const auto& [column, out] : dims) {
       if (column < 0) continue;
-      StatusOr<int64_t> value = WholeNumber(f[column], table.header[column]);
+      StatusOr<uint64_t> value = ParseWholeNumber(f[column], table.header[column]);
       if (!value.ok()) return fail(value.status());
-      *out = *value;
+      *out = static_cast<int64_t>(*value);
     }
     if (latency_us >= 0) {
       StatusOr<int64_t> ns = ParseMicroseconds(f[latency_us]);
@@ -323,17 +328,17 @@ StatusOr<std::vector<KernelRow>> ReadKernelRows(const CsvTable& table) {
         if (cell(column).empty()) {
           return fail(ErrorStatus("an attention shape needs batch, heads, seq_q and head_dim"));
         }
-        StatusOr<int64_t> value = WholeNumber(f[column], table.header[column]);
+        StatusOr<uint64_t> value = ParseWholeNumber(f[column], table.header[column]);
         if (!value.ok()) return fail(value.status());
-        *out = *value;
+        *out = static_cast<int64_t>(*value);
       }
       const std::pair<int, int64_t*> optional[] = {{kv_heads, &shape.kv_heads},
                                                    {seq_kv, &shape.seq_kv}};
       for (const auto& [column, out] : optional) {
         if (cell(column).empty()) continue;
-        StatusOr<int64_t> value = WholeNumber(f[column], table.header[column]);
+        StatusOr<uint64_t> value = ParseWholeNumber(f[column], table.header[column]);
         if (!value.ok()) return fail(value.status());
-        *out = *value;
+        *out = static_cast<int64_t>(*value);
       }
       StatusOr<bool> is_causal = Flag(cell(causal), "causal");
       if (!is_causal.ok()) return fail(is_causal.status());

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,9 @@ struct PredictedTable {
   std::array<size_t, kSourceKindCount> sources{};
 };
 
+// A cell that must be a whole number > 0 and at most `max`; the error names `column`.
+StatusOr<uint64_t> ParseWholeNumber(std::string_view text, std::string_view column,
+                                    uint64_t max = std::numeric_limits<int64_t>::max());
 // µs text ("2.581") as integer ns, rounded; an error unless finite and > 0.
 StatusOr<int64_t> ParseMicroseconds(std::string_view text);
 // ns as µs with 3 decimals ("2581" → "2.581"), exact.
