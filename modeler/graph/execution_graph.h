@@ -163,11 +163,18 @@ struct ExecutionGraph {
   int64_t origin_ns = 0;                   // Earliest measured node start: reports count from it.
   GraphStats stats;
   std::vector<GraphDiagnostic> diagnostics;  // Bounded; see kMaxDiagnostics.
+  // With GraphOptions::record_sources, per node: the index of the event it was built from in
+  // its rank's RankTrace vector of its kind (api_calls, kernels, memcpys, memsets; an API node
+  // is its outermost call), so estimation finds a kernel's shape (RankTrace::GemmOf). Empty
+  // otherwise: replay does not pay 4 bytes a node for it.
+  std::vector<uint32_t> node_source;
 };
 
 struct GraphOptions {
   // Stream-order residuals longer than this are reported as unexplained waits.
   int64_t unexplained_wait_ns = 50'000;
+  // Fill ExecutionGraph::node_source.
+  bool record_sources = false;
 };
 
 inline constexpr size_t kMaxDiagnostics = 100;

@@ -26,6 +26,7 @@ RankBuilder::RankBuilder(const RankTrace& trace, uint32_t rank_index, ExecutionG
 }
 
 void RankBuilder::Build(const GraphOptions& options) {
+  record_sources_ = options.record_sources;
   AddHostNodes();
   AddGpuNodes();
   IndexLaunchTimes();
@@ -57,8 +58,9 @@ bool RankBuilder::IsNcclKernel(std::string_view name) {
                          [](std::string_view text) { return kineto::IsNcclKernelName(text); });
 }
 
-uint32_t RankBuilder::AddNode(Node node) {
+uint32_t RankBuilder::AddNode(Node node, uint32_t source) {
   g_.nodes.push_back(node);
+  if (record_sources_) g_.node_source.push_back(source);
   return static_cast<uint32_t>(g_.nodes.size() - 1);
 }
 
@@ -118,7 +120,7 @@ void RankBuilder::AddHostNodes() {
     node.kind = NodeKind::kApiCall;
     node.work = WorkClass::kHost;
     node.api_kind = call.kind;
-    const uint32_t id = AddNode(node);
+    const uint32_t id = AddNode(node, i);
     api_event_.emplace_back(id, &call);
     Local(&api_of_, id) = &call;
     if (call.kind == ApiKind::kEventRecord && call.event_id != 0) {
@@ -197,7 +199,7 @@ void RankBuilder::AddGpuNodes() {
         node.work = WorkClass::kMemory;
       }
       node.launch = FindApi(correlation);
-      const uint32_t id = AddNode(node);
+      const uint32_t id = AddNode(node, op.source);
       gpu_by_correlation_.Add(correlation, id);
       Processor& p = g_.processors[processor];
       if (!p.nodes.empty()) AddEdge(p.nodes.back(), id, EdgeKind::kStreamOrder, 0);

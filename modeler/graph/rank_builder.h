@@ -75,7 +75,7 @@ class RankBuilder {
   // rank_builder.cc: nodes and launch edges.
   uint32_t ProcessorFor(bool gpu, uint64_t id);
   bool IsNcclKernel(std::string_view name);
-  uint32_t AddNode(Node node);
+  uint32_t AddNode(Node node, uint32_t source);  // source: ExecutionGraph::node_source.
   void AddEdge(uint32_t from, uint32_t to, EdgeKind kind, int64_t delay, bool inferred = false);
   void Diagnose(int64_t time_ns, std::string what, std::string_view name = {});
   void AddHostNodes();
@@ -127,6 +127,7 @@ class RankBuilder {
   };
   std::unordered_map<uint32_t, StreamIndex> stream_index_;
   IdMap collective_correlations_;  // Correlation ids of the NCCL kernels of collectives.
+  bool record_sources_ = false;    // GraphOptions::record_sources.
   int unlaunched_reported_ = 0;
   int negative_reported_ = 0;
   int unkeyed_reported_ = 0;

@@ -101,6 +101,12 @@ void RankBuilder::NumberInTimeOrder() {
   nodes.reserve(count);
   for (uint32_t i = 0; i < count; ++i) nodes.push_back(g_.nodes[base_node_ + order[i]]);
   std::copy(nodes.begin(), nodes.end(), g_.nodes.begin() + static_cast<ptrdiff_t>(base_node_));
+  if (!g_.node_source.empty()) {
+    std::vector<uint32_t> sources(count);
+    for (uint32_t i = 0; i < count; ++i) sources[i] = g_.node_source[base_node_ + order[i]];
+    std::copy(sources.begin(), sources.end(),
+              g_.node_source.begin() + static_cast<ptrdiff_t>(base_node_));
+  }
   for (size_t i = base_node_; i < g_.nodes.size(); ++i) remap(g_.nodes[i].launch);
   for (size_t e = first_edge_; e < g_.edges.size(); ++e) {
     remap(g_.edges[e].from);

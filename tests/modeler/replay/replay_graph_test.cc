@@ -2,7 +2,9 @@
 // simulator's runtime syncs and collective coupling, and the what-if primitives.
 #include <gtest/gtest.h>
 
+#include "modeler/graph/execution_graph.h"
 #include "modeler/report/replay_analysis.h"
+#include "modeler/trace/trace_set.h"
 #include "tests/modeler/replay/replay_test_util.h"
 
 namespace lumos::modeler::testing {
@@ -306,6 +308,54 @@ TEST(ReplayGraphTest, ParseScaleRejectsBadSpecs) {
   EXPECT_FALSE(ParseScale("comm=nan").ok());
   EXPECT_FALSE(ParseScale("disk=2").ok());
   EXPECT_FALSE(ParseScale("comm=2x").ok());
+}
+
+// GraphOptions::record_sources: every node names the event it was built from, after the
+// renumbering in time order (the bundled real example, 8 ranks).
+TEST(GraphSourcesTest, EveryNodeNamesItsEvent) {
+  auto paths = ExpandTracePaths({std::string(LUMOS_SOURCE_DIR) + "/examples/dlrm-8rank"});
+  ASSERT_TRUE(paths.ok()) << paths.status().message();
+  auto job = LoadJob(*paths);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  const std::vector<int64_t> offsets(job->ranks.size(), 0);
+  EXPECT_TRUE(BuildGraph(*job, offsets).node_source.empty());
+  GraphOptions options;
+  options.record_sources = true;
+  const ExecutionGraph graph = BuildGraph(*job, offsets, options);
+  ASSERT_EQ(graph.node_source.size(), graph.nodes.size());
+  size_t kernels = 0;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    const RankTrace& rank = job->ranks[node.rank_index];
+    const uint32_t source = graph.node_source[n];
+    int64_t start = 0;
+    std::string_view name = node.name;
+    switch (node.kind) {
+      case NodeKind::kApiCall:
+        ASSERT_LT(source, rank.api_calls.size());
+        start = rank.api_calls[source].start_ns;
+        EXPECT_EQ(rank.api_calls[source].name, name);
+        break;
+      case NodeKind::kKernel:
+        ASSERT_LT(source, rank.kernels.size());
+        start = rank.kernels[source].start_ns;
+        EXPECT_EQ(rank.kernels[source].name, name);
+        ++kernels;
+        break;
+      case NodeKind::kMemcpy:
+        ASSERT_LT(source, rank.memcpys.size());
+        start = rank.memcpys[source].start_ns;
+        break;
+      case NodeKind::kMemset:
+        ASSERT_LT(source, rank.memsets.size());
+        start = rank.memsets[source].start_ns;
+        break;
+    }
+    EXPECT_EQ(start, node.start_ns) << "node " << n;
+  }
+  size_t expected_kernels = 0;
+  for (const RankTrace& rank : job->ranks) expected_kernels += rank.kernels.size();
+  EXPECT_EQ(kernels, expected_kernels);
 }
 
 }  // namespace
