@@ -28,6 +28,8 @@ class Simulation {
     position_.assign(n, 0);
     arrived_.assign(g_.collectives.size(), 0);
     history_.resize(g_.processors.size());
+    prefix_.assign(g_.processors.size(), 0);
+    launched_.assign(n, 0);
     streams_of_rank_.resize(g_.ranks.size());
     for (uint32_t p = 0; p < g_.processors.size(); ++p) {
       const Processor& processor = g_.processors[p];
@@ -106,15 +108,22 @@ class Simulation {
     return it == history.begin() ? kNoNode : std::prev(it)->second;
   }
 
+  // The history records the stream's launched prefix: the last op such that it and every op
+  // before it on the stream have been launched. A sync waits for that op. Launches come in
+  // stream order in a measurement; a what-if can make a thread launch later ops of a shared
+  // stream before another thread launches an earlier one, and a sync must not then wait for
+  // ops that cannot run before an op launched after it (CUDA would have queued them behind).
   void NoteLaunch(uint32_t op, int64_t time) {
-    auto& history = history_[processor_[op]];
-    // Pops come in time order (a negative slack aside: clamped), so the history stays sorted;
-    // keep only the FIFO frontier.
-    if (!history.empty()) {
-      if (position_[history.back().second] > position_[op]) return;
-      time = std::max(time, history.back().first);
-    }
-    history.push_back({time, op});
+    const uint32_t stream = processor_[op];
+    launched_[op] = 1;
+    const std::vector<uint32_t>& ops = g_.processors[stream].nodes;
+    uint32_t& prefix = prefix_[stream];
+    if (position_[op] != prefix) return;  // A gap before it: covered when the gap fills.
+    while (prefix < ops.size() && launched_[ops[prefix]]) ++prefix;
+    auto& history = history_[stream];
+    // Pops come in time order (a negative slack aside: clamped), so the history stays sorted.
+    if (!history.empty()) time = std::max(time, history.back().first);
+    history.push_back({time, ops[prefix - 1]});
   }
 
   void StartNode(uint32_t node, int64_t time) {
@@ -239,8 +248,10 @@ class Simulation {
   std::vector<uint8_t> flags_;
   std::vector<uint32_t> processor_;
   std::vector<uint32_t> arrived_;  // Per collective group.
-  // Per stream: (launch time, op) in time order, FIFO frontier only.
+  // Per stream: (launch time, last op of the launched prefix) in time order.
   std::vector<std::vector<std::pair<int64_t, uint32_t>>> history_;
+  std::vector<uint32_t> prefix_;   // Per stream: how many of its first ops have been launched.
+  std::vector<uint8_t> launched_;  // Per node: its launch has started (GPU ops).
   std::vector<std::vector<uint32_t>> streams_of_rank_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> sync_targets_;
 };

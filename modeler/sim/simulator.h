@@ -4,8 +4,11 @@
 // order of earliest start, ties broken by node index, so the same input gives the same output
 // bit for bit. Runtime dependencies are resolved as the simulation runs:
 //   * a host sync waits for the GPU work on its stream (device, event) *at the moment it is
-//     issued*: the last op whose launch had started by then (each stream keeps its launch
-//     history in simulated time);
+//     issued*: the last op of the stream's launched prefix by then (it and every op before it
+//     launched; each stream keeps that history in simulated time). In a measurement launches
+//     come in stream order, so that is the last op launched; when a what-if lets one thread
+//     launch later ops of a shared stream before another launches an earlier one, the sync
+//     does not wait for ops queued behind one not yet launched (CUDA would not have either);
 //   * a collective's instances on all ranks end together, at the latest member's start plus
 //     the transfer time (plus each member's measured tail), so waiting for peers emerges.
 // Launch edges are released when their API call starts (a call may wait for what it launched,
