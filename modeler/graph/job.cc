@@ -183,7 +183,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
   constexpr size_t kMaxHeldOpen = 256;
   struct FileInfo {
     std::string path;
-    std::string job_id, host;
+    std::string job_id, host, device;
     bool has_rank = false;
     int32_t rank = 0, world_size = 0;
     std::unique_ptr<TraceReader> reader;  // Kept from the first pass, or null.
@@ -200,8 +200,9 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     }
     std::unique_ptr<TraceReader> reader = std::move(opened).value();
     const pb::TraceHeader& h = reader->header();
-    files.push_back({path, h.job_id(), h.host_name(), h.has_rank(), h.rank(),
-                     h.has_world_size() ? h.world_size() : 0, nullptr});
+    files.push_back({path, h.job_id(), h.host_name(),
+                     h.devices().empty() ? std::string() : h.devices(0).name(), h.has_rank(),
+                     h.rank(), h.has_world_size() ? h.world_size() : 0, nullptr});
     jobs[h.job_id()].push_back(path);
     if (files.size() <= kMaxHeldOpen) files.back().reader = std::move(reader);
   }
@@ -273,6 +274,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     rank.rank = f.rank;
     rank.world_size = f.world_size;
     rank.host = f.host;
+    rank.device = f.device;
     std::unique_ptr<TraceReader> reader = std::move(f.reader);
     if (reader == nullptr) {
       LUMOS_ASSIGN_OR_RETURN(reader, TraceReader::Open(f.path));

@@ -59,6 +59,7 @@ struct RankTrace {
   int32_t rank = 0;
   int32_t world_size = 0;
   std::string host;
+  std::string device;      // The header's first CUDA device name ("NVIDIA H100 80GB HBM3").
   bool cut_short = false;  // The file has a damaged tail (see warnings).
   std::string damage;      // What is wrong with the tail and where, when cut_short.
   // The trailer's rank and world size (schema 2.1: what the agent learned from the NCCL world

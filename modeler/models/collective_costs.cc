@@ -23,48 +23,9 @@ std::string FabricName(const std::string& gpu, const NetworkSpec* network) {
   return network != nullptr ? gpu + " over " + network->name : gpu;
 }
 
-// A whole number > 0 (and at most `max`), or an error naming the column.
+// A GPU's NVLink bandwidth, one direction, GB/s (the specs add both).
 double NvlinkGbps(const GpuSpec& gpu) {
   return gpu.nvlink_bytes_per_s ? *gpu.nvlink_bytes_per_s / 2 / 1e9 : 0.0;
-}
-
-// The predictors for one GPU of a query table (built once per GPU).
-struct Target {
-  const CollectiveCalibration* calibration = nullptr;  // nullptr: NCCL's constants.
-  CollectiveModel constants;                           // The model when there is none.
-  std::unique_ptr<CollectivePredictor> single;         // Ranks within one NVLink domain.
-  std::unique_ptr<CollectivePredictor> multi;          // Ranks across nodes.
-  uint32_t domain = 0;                                 // GPUs per NVLink domain.
-};
-
-StatusOr<std::unique_ptr<Target>> MakeTarget(const std::vector<CollectiveCalibration>& calibrations,
-                                             const GpuSpec& gpu, const NetworkSpec& network) {
-  auto target = std::make_unique<Target>();
-  LUMOS_ASSIGN_OR_RETURN(CollectiveFabric fabric, FabricFromSpecs(gpu, &network));
-  const int index = SelectCollectiveCalibration(calibrations, gpu);
-  if (index >= 0) target->calibration = &calibrations[static_cast<size_t>(index)];
-  if (target->calibration != nullptr && target->calibration->gpu == gpu.name) {
-    // Its own GPU: the fabric it was fitted on (as stored), the query's network across nodes.
-    const CollectiveModel& model = target->calibration->model;
-    CollectiveFabric across = model.fabric;
-    across.name = FabricName(gpu.name, &network);
-    across.inter_bandwidth_gbps = fabric.inter_bandwidth_gbps;
-    across.inter_latency_us = fabric.inter_latency_us;
-    target->single = std::make_unique<CollectivePredictor>(model);
-    target->multi = std::make_unique<CollectivePredictor>(model, across);
-    target->domain = model.fabric.gpus_per_node;
-    return target;
-  }
-  target->domain = fabric.gpus_per_node;
-  const CollectiveModel* model = &target->constants;
-  if (target->calibration != nullptr) {
-    model = &target->calibration->model;
-  } else {
-    target->constants.fabric = fabric;
-  }
-  target->single = std::make_unique<CollectivePredictor>(*model, fabric);
-  target->multi = std::make_unique<CollectivePredictor>(*model, fabric);
-  return target;
 }
 
 }  // namespace
@@ -306,6 +267,37 @@ std::string CollectiveSourceText(const CollectivePrediction& p,
   return "none";
 }
 
+StatusOr<std::unique_ptr<CollectiveTarget>> MakeCollectiveTarget(
+    const std::vector<CollectiveCalibration>& calibrations, const GpuSpec& gpu,
+    const NetworkSpec& network) {
+  auto target = std::make_unique<CollectiveTarget>();
+  LUMOS_ASSIGN_OR_RETURN(CollectiveFabric fabric, FabricFromSpecs(gpu, &network));
+  const int index = SelectCollectiveCalibration(calibrations, gpu);
+  if (index >= 0) target->calibration = &calibrations[static_cast<size_t>(index)];
+  if (target->calibration != nullptr && target->calibration->gpu == gpu.name) {
+    // Its own GPU: the fabric it was fitted on (as stored), the query's network across nodes.
+    const CollectiveModel& model = target->calibration->model;
+    CollectiveFabric across = model.fabric;
+    across.name = FabricName(gpu.name, &network);
+    across.inter_bandwidth_gbps = fabric.inter_bandwidth_gbps;
+    across.inter_latency_us = fabric.inter_latency_us;
+    target->single = std::make_unique<CollectivePredictor>(model);
+    target->multi = std::make_unique<CollectivePredictor>(model, across);
+    target->domain = model.fabric.gpus_per_node;
+    return target;
+  }
+  target->domain = fabric.gpus_per_node;
+  const CollectiveModel* model = &target->constants;
+  if (target->calibration != nullptr) {
+    model = &target->calibration->model;
+  } else {
+    target->constants.fabric = fabric;
+  }
+  target->single = std::make_unique<CollectivePredictor>(*model, fabric);
+  target->multi = std::make_unique<CollectivePredictor>(*model, fabric);
+  return target;
+}
+
 StatusOr<PredictedTable> PredictCollectiveQueries(
     const std::vector<CollectiveCalibration>& calibrations, const CsvTable& queries,
     const GpuSpec* default_gpu, const SpecTable& specs, const NetworkSpec& network) {
@@ -317,7 +309,7 @@ StatusOr<PredictedTable> PredictCollectiveQueries(
   }
   out.csv += ",predicted_us,source\n";
   std::map<std::string, const GpuSpec*> gpus;  // Each name looked up once.
-  std::map<const GpuSpec*, std::unique_ptr<Target>> targets;
+  std::map<const GpuSpec*, std::unique_ptr<CollectiveTarget>> targets;
   for (const CollectiveRow& row : rows) {
     auto where = [&queries, &row] { return queries.Where(row.row); };  // For errors only.
     const GpuSpec* gpu = default_gpu;
@@ -330,9 +322,10 @@ StatusOr<PredictedTable> PredictCollectiveQueries(
     if (gpu == nullptr) {
       return ErrorStatus("%s: no gpu (the row names none and no --gpu was given)", where().c_str());
     }
-    std::unique_ptr<Target>& target = targets[gpu];
+    std::unique_ptr<CollectiveTarget>& target = targets[gpu];
     if (target == nullptr) {
-      StatusOr<std::unique_ptr<Target>> made = MakeTarget(calibrations, *gpu, network);
+      StatusOr<std::unique_ptr<CollectiveTarget>> made =
+          MakeCollectiveTarget(calibrations, *gpu, network);
       if (!made.ok()) return made.status().WithContext(where());
       target = std::move(*made);
     }

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,20 @@ class CollectiveFitInputs {
 // support and has the nearest NVLink bandwidth (by ratio), then by name; -1 when there is none.
 int SelectCollectiveCalibration(const std::vector<CollectiveCalibration>& calibrations,
                                 const GpuSpec& gpu);
+
+// What answers collectives on one GPU: its calibration (its own, else the nearest GPU's carried
+// to its fabric, else NCCL's constants on its fabric), within one NVLink domain and across
+// nodes joined by a network. Predict's rules above; the calibrations must outlive it.
+struct CollectiveTarget {
+  const CollectiveCalibration* calibration = nullptr;  // nullptr: NCCL's constants.
+  CollectiveModel constants;                           // The model when there is none.
+  std::unique_ptr<CollectivePredictor> single;         // Ranks within one NVLink domain.
+  std::unique_ptr<CollectivePredictor> multi;          // Ranks across nodes.
+  uint32_t domain = 0;                                 // GPUs per NVLink domain.
+};
+StatusOr<std::unique_ptr<CollectiveTarget>> MakeCollectiveTarget(
+    const std::vector<CollectiveCalibration>& calibrations, const GpuSpec& gpu,
+    const NetworkSpec& network);
 
 // The source cell of a prediction made with `calibration` (nullptr: NCCL's constants).
 std::string CollectiveSourceText(const CollectivePrediction& prediction,

@@ -143,28 +143,6 @@ bool Contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
-// A traced GEMM's dtype (cost_inputs.h has the rule); nullopt: not one the model has.
-std::optional<DType> GemmDType(const schema::GemmCallEvent& call, bool tf32_kernel) {
-  using schema::DataType;
-  switch (call.a_type) {
-    case DataType::kBfloat16:
-      return DType::kBf16;
-    case DataType::kFloat16:
-      return DType::kFp16;
-    case DataType::kFloat8E4m3:
-    case DataType::kFloat8E5m2:
-      return DType::kFp8;
-    case DataType::kFloat32:
-      if (tf32_kernel || call.math_mode == schema::GemmMathMode::kTf32TensorOp ||
-          call.compute_type == schema::GemmComputeType::kFloat32FastTf32) {
-        return DType::kTf32;
-      }
-      return DType::kFp32;
-    default:
-      return std::nullopt;
-  }
-}
-
 // The job's traced GEMMs as points per dtype (without their GPU: PlaceJob finds it).
 void ReadTracedGemms(const Job& job, TraceCalibration* c) {
   // One GEMM: a call as the program made it (an imported operator writes one GemmCall per
@@ -267,6 +245,27 @@ void ReadTracedKernels(const Job& job, TraceCalibration* c) {
 }
 
 }  // namespace
+
+std::optional<DType> GemmDType(const schema::GemmCallEvent& call, bool tf32_kernel) {
+  using schema::DataType;
+  switch (call.a_type) {
+    case DataType::kBfloat16:
+      return DType::kBf16;
+    case DataType::kFloat16:
+      return DType::kFp16;
+    case DataType::kFloat8E4m3:
+    case DataType::kFloat8E5m2:
+      return DType::kFp8;
+    case DataType::kFloat32:
+      if (tf32_kernel || call.math_mode == schema::GemmMathMode::kTf32TensorOp ||
+          call.compute_type == schema::GemmComputeType::kFloat32FastTf32) {
+        return DType::kTf32;
+      }
+      return DType::kFp32;
+    default:
+      return std::nullopt;
+  }
+}
 
 StatusOr<CostInputs> ExpandCostInputs(const std::vector<std::string>& inputs,
                                       std::vector<std::string>* problems) {

@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@
 #include "modeler/models/gemm_fit.h"
 #include "modeler/models/hardware_specs.h"
 #include "modeler/models/kernel_model.h"
+#include "schema/writer/trace_events.h"
 
 namespace lumos::modeler::models {
 
@@ -97,6 +99,10 @@ struct TraceCalibration {
   // (memcpy HtoD pinned 200, memset 120)".
   std::string Describe() const;
 };
+
+// A traced GEMM's dtype by the rule above (tf32_kernel: one of its kernels is a TF32 tensor-core
+// kernel by name); nullopt: not one the model has.
+std::optional<DType> GemmDType(const schema::GemmCallEvent& call, bool tf32_kernel);
 
 // Reads the traces job by job. Unreadable, damaged and unclosed files are named in `problems`
 // (what could be read is used); an error is a job the specs cannot place (see above) that has

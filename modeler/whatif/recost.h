@@ -1,0 +1,102 @@
+// Design: the cost stage of a rewrite: new durations for the nodes a new setup changes, each
+// with what it rests on. It runs on a RewrittenGraph (step_repetition.h; Unchanged() when the
+// setup changes nothing structural), whose nodes know the measured node they copy.
+//
+// What changes, and how (every new duration starts from the node's own measurement, so what
+// the models get wrong about a kernel in general cancels out where they are only asked for a
+// ratio):
+//   kernels       another GPU, or new work (WorkChange, e.g. hidden x2 scales a layer GEMM's n
+//                 and k): a GEMM with its shape (RankTrace::GemmOf) takes the GEMM model's answer
+//                 on the target directly where the target GPU measured that shape (measured,
+//                 interpolated), else measured x model(new shape, target) / model(old, source)
+//                 (scaled); any other kernel, or a GEMM without a shape, is KernelModel::Scale'd
+//                 (through both rooflines and the floor; attention with its shape's FLOPs and
+//                 bytes, copies and memsets with their bytes).
+//   collectives   another GPU's NVLink, another network, another size (bytes), or another rank
+//                 count (dp=): the transfer time (the simulator's per-group duration; waiting for
+//                 peers still emerges) is measured x model(new) / model(old) with the collective
+//                 model on each fabric; a collective without a recorded size (imported traces)
+//                 scales by the fabric's bandwidth ratio alone, and says so (model only).
+//   host calls    unchanged: the same CPU, the same framework (an assumption, reported).
+// The trace's own GPU is the source; its network (unknown from a trace) is `source_net`.
+// Errors: a GPU or dtype the specs cannot run (e.g. fp8 on V100), naming the kernel.
+// Threading: pure function of its inputs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/graph/job.h"
+#include "modeler/models/cost_model.h"
+#include "modeler/models/hardware_specs.h"
+#include "modeler/structure/job_structure.h"
+#include "modeler/whatif/step_repetition.h"
+
+namespace lumos::modeler::whatif {
+
+// What an estimated duration rests on, best first (the report's "how much rests on what").
+enum class Basis : uint8_t {
+  kMeasured,      // The node's measured duration, unchanged.
+  kInterpolated,  // Measured on the target (that shape, or neighbouring ones): the model's table.
+  kScaled,        // The node's measurement carried by a model ratio (rooflines, fitted costs).
+  kModelOnly,     // No measurement of its kind entered (no size: bandwidth ratio alone).
+};
+inline constexpr int kBasisCount = 4;
+const char* BasisName(Basis basis);  // "measured", "interpolated", "scaled", "model only".
+
+// New work for the kernels and collectives of a part of the program. A GEMM's dimensions are
+// mapped value by value (a dimension equal to `from` becomes `to`; the first match wins, so list
+// the most specific first); other kernels' FLOPs and bytes, and collectives' bytes, multiply.
+struct WorkChange {
+  struct Dimension {
+    int64_t from = 0;
+    int64_t to = 0;
+  };
+  std::vector<Dimension> gemm;  // GEMM m, n, k values.
+  double kernel_bytes = 1;      // Other kernels (elementwise, norm, ...), copies, memsets.
+  double kernel_flops = 1;
+  // Attention problems, as factors on their sizes (a recorded shape is scaled and its work
+  // recomputed; without one, FLOPs go as batch x heads x seq^2 x head_dim, bytes as
+  // batch x heads x seq x head_dim).
+  struct Attention {
+    double batch = 1, heads = 1, seq = 1, head_dim = 1;
+  } attention;
+  double collective_bytes = 1;
+  bool changes() const;
+};
+
+struct CostSetup {
+  const Job* job = nullptr;                  // With its events (node_source indexes them).
+  const ExecutionGraph* measured = nullptr;  // Built with record_sources.
+  const structure::JobStructure* structure = nullptr;
+  const models::CostModel* model = nullptr;
+  const models::GpuSpec* source_gpu = nullptr;
+  const models::GpuSpec* target_gpu = nullptr;
+  models::NetworkSpec source_net, target_net;
+  // Per layer kernel (node in a layer segment) / other kernels of forward, backward / optimizer.
+  WorkChange layer_work, other_work, optimizer_work;
+  // Per communicator (comm id): the rank count and nodes it spans in the new setup (dp=, and the
+  // placement on the target's NVLink domains); absent: as measured.
+  struct GroupSize {
+    uint32_t ranks = 0;
+    uint32_t nodes = 0;
+  };
+  std::unordered_map<uint64_t, GroupSize> group_sizes;
+  // Per communicator: the collectives' bytes factor (gradient buckets when the model grows).
+  std::unordered_map<uint64_t, double> group_bytes;
+};
+
+struct CostReport {
+  std::vector<Basis> node_basis;        // Per node of the rewritten graph (host calls: measured).
+  std::vector<Basis> collective_basis;  // Per collective group of the rewritten graph.
+  uint64_t changed_kernels = 0, changed_collectives = 0;
+  std::vector<std::string> notes;  // Assumptions and what could not be re-costed, once each.
+};
+
+Status Recost(const CostSetup& setup, RewrittenGraph* graph, CostReport* report);
+
+}  // namespace lumos::modeler::whatif
