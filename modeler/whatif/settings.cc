@@ -438,6 +438,63 @@ std::string FormatSettings(const SettingList& list) {
   return text;
 }
 
+SetupValues WithSettings(SetupValues setup, const SettingList& list) {
+  for (const Setting& setting : list) {
+    int64_t* field = nullptr;
+    switch (setting.key) {
+      case SettingKey::kLayers:
+        field = &setup.layers;
+        break;
+      case SettingKey::kHidden:
+        field = &setup.hidden;
+        break;
+      case SettingKey::kFfn:
+        field = &setup.ffn;
+        break;
+      case SettingKey::kHeads:
+        field = &setup.heads;
+        break;
+      case SettingKey::kSeq:
+        field = &setup.seq;
+        break;
+      case SettingKey::kMbs:
+        field = &setup.mbs;
+        break;
+      case SettingKey::kMicroBatches:
+        field = &setup.micro_batches;
+        break;
+      case SettingKey::kVocab:
+        field = &setup.vocab;
+        break;
+      case SettingKey::kWorld:
+        field = &setup.world;
+        break;
+      case SettingKey::kDp:
+        field = &setup.dp;
+        break;
+      case SettingKey::kTp:
+        field = &setup.tp;
+        break;
+      case SettingKey::kPp:
+        field = &setup.pp;
+        break;
+      case SettingKey::kCp:
+        field = &setup.cp;
+        break;
+      case SettingKey::kEp:
+        field = &setup.ep;
+        break;
+      case SettingKey::kSequenceParallel:
+        setup.sequence_parallel = setting.integer != 0;
+        break;
+      default:
+        break;
+    }
+    if (field != nullptr) *field = setting.integer;
+  }
+  return setup;
+}
+
 Status CheckSetup(const SetupValues& setup) {
   const std::array<std::pair<const char*, int64_t>, 14> values = {{
       {"layers", setup.layers},

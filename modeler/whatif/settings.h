@@ -135,6 +135,10 @@ struct SetupValues {
   bool sequence_parallel = false;
 };
 
+// `setup` with the setup keys and sequence_parallel of `list` replacing its values (the other
+// keys do not belong to SetupValues and are left to the caller).
+SetupValues WithSettings(SetupValues setup, const SettingList& list);
+
 // The first inconsistency, as one line naming the values, else OK. The rules (Megatron-LM's
 // argument checks): every value > 0; world = dp*tp*pp*cp; heads % tp == 0; hidden % heads == 0;
 // ffn % tp == 0; layers % pp == 0 (stages of equal depth); ep divides dp*cp (experts are

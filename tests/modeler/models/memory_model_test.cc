@@ -128,6 +128,9 @@ TEST(MemoryModelTest, Gpt3FirstStageHoldsPipelineDepthMicroBatches) {
   EXPECT_EQ(first.micro_batches_in_flight, 16);  // min(pp = 16, micro_batches = 64).
   EXPECT_EQ(first.layer_activation_bytes, static_cast<int64_t>(34 * sbh / 8));
   EXPECT_EQ(first.activation_bytes, static_cast<int64_t>(6 * 16 * 34 * sbh / 8));
+  // Korthikanti §4.2.3: with p micro-batches in flight of L/p layers each, the first stage holds
+  // the activations of L layers whatever p is: 34·sbh·L/t.
+  EXPECT_EQ(first.activation_bytes, static_cast<int64_t>(96 * 34 * sbh / 8));
   // The embedding's dropout mask, sbh/t per micro-batch in flight (Korthikanti §4.3).
   EXPECT_EQ(first.embedding_activation_bytes, static_cast<int64_t>(16 * sbh / 8));
   EXPECT_EQ(first.output_activation_bytes, 0);

@@ -297,6 +297,21 @@ TEST(SettingsTest, ConsistentSetupsPass) {
   EXPECT_TRUE(CheckSetup(with_cp).ok()) << CheckSetup(with_cp).message();
 }
 
+TEST(SettingsTest, SettingsApplyToASetupAndItsCheckCatchesWhatTheyBreak) {
+  // dp 8 -> 16 without changing world breaks world = dp*tp*pp*cp; with world 2048 it holds.
+  StatusOr<SettingList> set =
+      ParseSettings("dp=16,sequence_parallel=1,gpu=H100-SXM5-80GB", SettingScope::kSet, Specs());
+  ASSERT_TRUE(set.ok());
+  SetupValues setup = WithSettings(Gpt3(), *set);
+  EXPECT_EQ(setup.dp, 16);
+  EXPECT_TRUE(setup.sequence_parallel);
+  EXPECT_EQ(setup.layers, 96);
+  EXPECT_EQ(CheckSetup(setup).message(), "world=1024 is not dp*tp*pp*cp = 16*8*16*1 = 2048");
+  set = ParseSettings("dp=16,world=2048", SettingScope::kSet, Specs());
+  ASSERT_TRUE(set.ok());
+  EXPECT_TRUE(CheckSetup(WithSettings(Gpt3(), *set)).ok());
+}
+
 TEST(SettingsTest, InconsistentSetupsNameTheValues) {
   auto error = [](auto change) {
     SetupValues setup = Gpt3();
