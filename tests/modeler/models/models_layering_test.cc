@@ -20,7 +20,7 @@ bool InBaseLibrary(const std::string& name) {
   for (const char* prefix :
        {"cost_table.", "dtype.", "gemm_fit.", "gemm_grid.", "gemm_model.", "gemm_roofline.",
         "gemm_validation.", "hardware_specs", "kernel_class.", "kernel_model.", "kernel_op_link.",
-        "kernel_op_work.", "kernel_query.", "kernel_work.", "text_file."}) {
+        "kernel_op_work.", "kernel_query.", "kernel_work.", "memory_model.", "text_file."}) {
     if (name.rfind(prefix, 0) == 0) return true;
   }
   return false;

@@ -1,0 +1,133 @@
+// Design: GPU memory per rank of a GPT-style transformer trained the Megatron-LM way (tensor,
+// pipeline, context and data parallelism, mixed precision, Adam, ZeRO / distributed optimizer,
+// activation recomputation), against the GPU's HBM capacity. Pure arithmetic of the
+// configuration: no trace is read. Every term is in bytes; `assumptions` says in words what
+// the figures assumed, one line each, for a report to print.
+//
+// Parameters per layer (h hidden, f ffn, d = h/heads, k = kv_heads·d; Narayanan et al. 2021,
+// "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", §5.1:
+// 12h² + 13h per layer for f = 4h):
+//   attention  QKV h·(h + 2k) + bias (h + 2k), projection h² + bias h
+//   MLP        fc1 h·f (2·h·f gated: gate and up) + bias f (2f), fc2 f·h + bias h
+//   norms      2 per layer, weight h + bias h (no biases: RMSNorm, weight only)
+// Tensor parallelism (t = tp) splits the QKV and fc1 weights and biases by columns and the
+// projection and fc2 weights by rows; row-parallel biases and norms are replicated. The word
+// embedding (vocab padded to a multiple of vocab_multiple·t, Megatron's
+// --make-vocab-size-divisible-by) is split by vocabulary over t; learned position embeddings
+// (s·h) are replicated. Stage 0 holds the embedding, the last stage the final norm and the LM
+// head (its own copy of the word embedding when pp > 1 even if tied, as Megatron keeps one).
+//
+// Bytes per parameter: weights param_bytes (2, bf16), gradients grad_bytes (4: Megatron's fp32
+// main grads; 2 for bf16), optimizer optimizer_bytes (12: Adam's fp32 master weights, momentum
+// and variance). ZeRO stage 1 (Megatron's distributed optimizer) shards the optimizer states
+// over the dp·cp ranks holding copies of the same parameters, stage 2 also the gradients,
+// stage 3 also the weights (Rajbhandari et al. 2020, "ZeRO", §5): 2 + 4 + 12/D for stage 1,
+// Megatron's "6 + 12/d" (docs, "Distributed Optimizer").
+//
+// Activations per layer per micro-batch, 16-bit, with dropout masks (Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models", §4, Table 2):
+//   tensor parallel, no SP:      s·b·h·(10 + 24/t + 5·a·s/(h·t))
+//   tensor + sequence parallel:  s·b·h/t·(34 + 5·a·s/h)
+//   selective recompute:         s·b·h·(10 + 24/t)        with SP: s·b·h·34/t
+//   full recompute:              2·s·b·h (the layer's input) with SP: 2·s·b·h/t
+// computed from its parts (§4.1) so that f ≠ 4h, GQA and a gated MLP change what they change:
+// replicated without SP 10·s·b·h (2 norm inputs 4, QKV input 2, fc1 input 2, two dropout masks
+// 2); split over t: Q 2sbh, K and V 2sbk each, the projection input 2sbh, the MLP 4·s·b·f (GeLU
+// input and fc2 input; gated 6·s·b·f: fc1's two halves and fc2's input); attention scores
+// 5·a·s²·b (softmax output 2, dropout mask 1, dropout output 2), none with flash attention or
+// selective recompute. With f = 4h, k = h, not gated these are exactly the paper's 10 + 24/t +
+// 5as/(ht). Context parallelism divides s by cp (each rank's queries; the score term is
+// a·(s/cp)·s). Full recompute also holds, while a layer's backward runs, that one layer's
+// activations (recompute_working_bytes).
+// Pipeline (1F1B, Narayanan et al. 2021 §2.2; Korthikanti §4.2.3): stage i holds the
+// activations of min(pp - i, micro_batches) micro-batches of its layers: stage 0 the most,
+// min(pp, micro_batches). Interleaved schedules hold more and are not modelled.
+// Embedding and output (Korthikanti §4.3): the embedding's dropout mask s·b·h (/t with SP) per
+// micro-batch in flight on stage 0; on the last stage, for one micro-batch, the final norm's
+// and the LM head's inputs 4·s·b·h (/t with SP) and the fp32 logits 4·s·b·V/t for the loss.
+// Not counted: CUDA context, NCCL and cuBLAS workspaces, allocator fragmentation, temporary
+// buffers (said in `assumptions`). Experts (MoE, ep) are not modelled: a dense model.
+// Threading: a pure function.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace lumos::modeler::models {
+
+struct GpuSpec;
+
+enum class Recompute : uint8_t { kNone, kSelective, kFull };
+const char* RecomputeName(Recompute recompute);  // "none", "selective", "full".
+
+struct MemoryConfig {
+  // Model.
+  int64_t layers = 0;             // Transformer layers, whole model.
+  int64_t hidden = 0;             // h.
+  int64_t ffn = 0;                // f, the MLP's inner width.
+  int64_t heads = 0;              // a.
+  int64_t kv_heads = 0;           // Key/value heads (GQA); 0: heads.
+  int64_t seq = 0;                // s, tokens per sample.
+  int64_t mbs = 0;                // b, samples per micro-batch.
+  int64_t micro_batches = 1;      // Per iteration per data-parallel rank.
+  int64_t vocab = 0;              // V, before padding.
+  bool gated_mlp = false;         // SwiGLU-style MLP (Llama): fc1 is 2·f wide.
+  bool biases = true;             // Linear biases and LayerNorm biases (false: Llama, RMSNorm).
+  bool tied_embeddings = true;    // The LM head shares the word embedding.
+  bool learned_positions = true;  // GPT's s·h position embedding (false: rotary).
+  bool flash_attention = false;   // Attention scores never stored (as selective recompute).
+  int64_t vocab_multiple = 128;   // Megatron's --make-vocab-size-divisible-by (times tp).
+  // Parallelism.
+  int64_t dp = 1, tp = 1, pp = 1, cp = 1;
+  bool sequence_parallel = false;
+  // Training.
+  int zero_stage = 0;  // 0..3.
+  Recompute recompute = Recompute::kNone;
+  int64_t param_bytes = 2;
+  int64_t grad_bytes = 4;
+  int64_t optimizer_bytes = 12;
+};
+
+struct StageMemory {
+  int64_t stage = 0;       // Pipeline stage index.
+  int64_t layers = 0;      // Its transformer layers.
+  int64_t parameters = 0;  // Held by one GPU of the stage (its tensor-parallel shard).
+  int64_t parameter_bytes = 0;
+  int64_t gradient_bytes = 0;
+  int64_t optimizer_bytes = 0;
+  int64_t layer_activation_bytes = 0;  // One layer, one micro-batch, as stored (recompute mode).
+  int64_t micro_batches_in_flight = 0;
+  int64_t activation_bytes = 0;            // layers × in flight × layer_activation_bytes.
+  int64_t recompute_working_bytes = 0;     // Full recompute: one layer's activations, recomputed.
+  int64_t embedding_activation_bytes = 0;  // Stage 0: the embedding's dropout masks.
+  int64_t output_activation_bytes = 0;     // Last stage: final norm, LM head input, fp32 logits.
+  int64_t total_bytes = 0;                 // The sum of the byte terms above.
+};
+
+struct MemoryEstimate {
+  int64_t model_parameters = 0;  // The whole model (tp = 1, vocab unpadded, a tied head once).
+  int64_t padded_vocab = 0;
+  std::vector<StageMemory> stages;        // Stage 0 and the last stage (one entry when pp == 1).
+  size_t largest = 0;                     // Index into stages of the one needing the most memory.
+  std::optional<int64_t> capacity_bytes;  // The GPU's HBM (spec hbm_gb); none: unknown.
+  bool fits = true;                       // total <= capacity (true when capacity is unknown).
+  int64_t shortfall_bytes = 0;            // total - capacity when it does not fit, else 0.
+  std::vector<std::string> assumptions;   // One line each.
+
+  const StageMemory& Largest() const { return stages[largest]; }
+  int64_t total_bytes() const { return Largest().total_bytes; }
+};
+
+// Errors (one line naming the value): a size or degree <= 0, zero_stage outside 0..3, byte
+// counts < 0, a total beyond int64. `gpu` may be null (capacity unknown).
+StatusOr<MemoryEstimate> EstimateMemory(const MemoryConfig& config, const GpuSpec* gpu);
+
+// One layer's stored activations for one micro-batch on one GPU, in bytes (before rounding), as
+// EstimateMemory counts them (the formula above).
+double LayerActivationBytes(const MemoryConfig& config);
+
+}  // namespace lumos::modeler::models
