@@ -17,6 +17,7 @@
 #include "modeler/sim/simulator.h"
 #include "modeler/synth/gpt_program.h"
 #include "modeler/trace/trace_set.h"
+#include "tests/testing/gpt_job.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
@@ -225,6 +226,25 @@ TEST(GptSynthTest, NoNvtxLeavesOnlyTheSteps) {
     EXPECT_TRUE(r.nvtx.empty());
     ASSERT_EQ(r.host_ranges.size(), 2u);
     EXPECT_EQ(r.host_ranges[0].name, "ProfilerStep#1");
+  }
+}
+
+TEST(GptSynthTest, TheSmallTestJobReplaysWithAndWithoutNvtx) {
+  for (bool nvtx : {true, false}) {
+    TempDir dir;
+    lumos::testing::GptJobOptions options;
+    options.nvtx = nvtx;
+    const std::vector<std::string> paths = lumos::testing::WriteGptJob(dir.path(), options);
+    ASSERT_EQ(paths.size(), 4u);
+    auto job = LoadJob(paths);
+    ASSERT_TRUE(job.ok()) << job.status().message();
+    EXPECT_EQ(job->ranks[0].nvtx.empty(), !nvtx);
+    ExecutionGraph graph = BuildGraph(*job, AlignClocks(*job).rank_offset_ns);
+    EXPECT_EQ(Validate(&graph), 0u);
+    const SimResult sim = Simulate(graph, MeasuredScenario(graph));
+    const auto iterations = AnalyzeIterations(*job, graph, sim, {});
+    ASSERT_EQ(iterations.size(), 4u * 2u);
+    for (const IterationReport& it : iterations) EXPECT_LT(std::fabs(it.error_percent()), 1.0);
   }
 }
 
