@@ -106,12 +106,22 @@ Status CheckGptConfig(const GptConfig& c, const models::SpecTable& specs) {
     return ErrorStatus("--set: tp=%lld does not divide vocab=%lld", static_cast<long long>(c.tp),
                        static_cast<long long>(c.vocab));
   }
-  if (c.world() > 4096) {
-    return ErrorStatus("--set: tp x dp = %lld ranks: at most 4096",
-                       static_cast<long long>(c.world()));
+  // Sizes a GEMM shape and the byte counts hold (the models refuse dimensions above 2^31).
+  constexpr int64_t kMaxDim = int64_t{1} << 24;
+  if (c.hidden > kMaxDim || c.ffn_size() > kMaxDim || c.vocab > kMaxDim || c.tokens() > kMaxDim) {
+    return ErrorStatus("--set: hidden, ffn, vocab and mbs x seq must be at most %lld",
+                       static_cast<long long>(kMaxDim));
   }
-  if (c.layers * c.micro_batches * c.iterations > 100000) {
-    return Status::Error("--set: layers x micro_batches x iterations above 100000: too large");
+  // Every rank's events are held until all are written (the ranks are timed together): about
+  // 13 KB a layer, micro-batch and iteration per rank.
+  constexpr int64_t kMaxLayerSteps = 200'000;
+  const double steps = static_cast<double>(c.world()) * static_cast<double>(c.layers) *
+                       static_cast<double>(c.micro_batches) * static_cast<double>(c.iterations);
+  if (steps > static_cast<double>(kMaxLayerSteps)) {
+    return ErrorStatus(
+        "--set: tp x dp x layers x micro_batches x iterations = %.0f: at most %lld (the "
+        "traces of all ranks are built in memory together)",
+        steps, static_cast<long long>(kMaxLayerSteps));
   }
   const models::GpuSpec* gpu = specs.FindGpu(c.gpu);
   if (gpu == nullptr) return models::UnknownGpu(c.gpu, specs);

@@ -2,8 +2,10 @@
 // GPT training job (layers, hidden size, heads, sequence, batch, vocabulary), its parallelism
 // (tensor and data parallel; pipeline parallel only 1) and the GPU, from "--set K=V,K=V" text.
 // Parsing checks every value: an unknown key, a value that is not a whole number in range,
-// heads not dividing hidden, tp not dividing heads, ffn or vocab, pp other than 1, or a GPU the
-// specs do not know is one error naming it. Threading: plain values and pure functions.
+// heads not dividing hidden, tp not dividing heads, ffn or vocab, pp other than 1, sizes above
+// 2^24, a job too large to build in memory (tp x dp x layers x micro_batches x iterations above
+// 200000) or a GPU the specs do not know is one error naming it. Threading: plain values and pure
+// functions.
 #pragma once
 
 #include <cstdint>

@@ -19,8 +19,8 @@ class Program {
       : c_(c), costs_(costs), t_(*t) {
     tokens_ = static_cast<double>(c.tokens());
     hidden_ = static_cast<double>(c.hidden);
-    ffn_ = static_cast<double>(c.ffn_size() / c.tp);
-    vocab_ = static_cast<double>(c.vocab / c.tp);
+    ffn_ = static_cast<double>(c.ffn_size()) / static_cast<double>(c.tp);  // tp divides it.
+    vocab_ = static_cast<double>(c.vocab) / static_cast<double>(c.tp);
     const double h = hidden_;
     layer_params_ = (3 * h * h / c.tp + 3 * h / c.tp) + (h * h / c.tp + h) + (h * ffn_ + ffn_) +
                     (ffn_ * h + h) + 4 * h;

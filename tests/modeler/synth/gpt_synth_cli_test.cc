@@ -61,11 +61,12 @@ TEST(GptSynthCliTest, AnotherGpuNamesItsDevice) {
 
 TEST(GptSynthCliTest, BadSettingsAreOneLineAndExitTwo) {
   const std::pair<const char*, const char*> cases[] = {
-      {"--set layerz=3", "layerz"},        {"--set layers=abc", "layers"},
-      {"--set layers=0", "layers"},        {"--set layers=2.5", "layers"},
-      {"--set heads=15", "heads=15"},      {"--set tp=3", "tp=3"},
-      {"--set tp=4,ffn=4098", "ffn=4098"}, {"--set pp=2", "pp=2"},
-      {"--set gpu=Z9000", "Z9000"},        {"--set layers", "layers"},
+      {"--set layerz=3", "layerz"},         {"--set layers=abc", "layers"},
+      {"--set layers=0", "layers"},         {"--set layers=2.5", "layers"},
+      {"--set heads=15", "heads=15"},       {"--set tp=3", "tp=3"},
+      {"--set tp=4,ffn=4098", "ffn=4098"},  {"--set pp=2", "pp=2"},
+      {"--set seq=100000000", "mbs x seq"}, {"--set dp=1000,layers=300", "in memory together"},
+      {"--set gpu=Z9000", "Z9000"},         {"--set layers", "layers"},
   };
   for (const auto& [args, named] : cases) {
     TempDir dir;
