@@ -221,6 +221,12 @@ void GptTimeline::Gemm(std::string_view name, const GptGemm& gemm, int64_t durat
     const int64_t start = GpuStart(r, launch, GptStream::kCompute);
     const auto duration = static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r));
     AddKernel(r, launch, GptStream::kCompute, kept, start, duration);
+    // One CTA per 128 x 128 output tile, 384 threads (a warp-specialised Hopper kernel).
+    schema::KernelEvent& k = events_[static_cast<size_t>(r)].kernels.back();
+    k.grid = {static_cast<uint32_t>((gemm.n + 127) / 128),
+              static_cast<uint32_t>((gemm.m + 127) / 128), 1};
+    k.block = {384, 1, 1};
+    k.dynamic_shared_memory_bytes = 213'000;
   }
 }
 

@@ -89,6 +89,11 @@ TEST(GptSynthTest, GraphIsCompleteAndReplaysAsMeasured) {
     EXPECT_LT(std::fabs(it.error_percent()), 1.0) << "rank " << it.rank << " " << it.name;
     EXPECT_GT(it.measured.overlapped_ns + it.measured.exposed_comm_ns, 0);
   }
+  // Every wait is recorded: the dependencies alone explain the timeline too.
+  const SimResult explained = Simulate(graph, DependenciesOnlyScenario(graph));
+  for (const IterationReport& it : AnalyzeIterations(job, graph, explained, {})) {
+    EXPECT_LT(std::fabs(it.error_percent()), 1.0) << "rank " << it.rank << " " << it.name;
+  }
 }
 
 TEST(GptSynthTest, KernelsClassifyAsTheirNamesSay) {
