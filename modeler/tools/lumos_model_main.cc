@@ -24,6 +24,7 @@ constexpr const char kUsage[] =
     "  replay FILE|DIR|GLOB...       replay a job: measured vs replayed iterations, breakdown,\n"
     "                                critical path, what-ifs (--scale, --drop-gaps)\n"
     "  synth FILE... -o DIR --ranks N  a large consistent job from a real one (benchmarks)\n"
+    "  synth gpt -o DIR [--set K=V,...] a GPT training job from the cost models (test double)\n"
     "  inspect FILE...               ranks, devices, versions, time span, counts, loss\n"
     "  export FILE... -o OUT.json    Chrome/Perfetto trace JSON (opens in ui.perfetto.dev)\n"
     "  import kineto IN... -o OUT    convert PyTorch profiler (Kineto) traces: .json,\n"

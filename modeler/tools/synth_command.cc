@@ -1,6 +1,8 @@
 // `lumos-model synth FILE|DIR|GLOB... -o OUT_DIR --ranks N [--iterations K] [--jitter F]
 // [--seed S] [--ranks-per-host H] [--job ID]`: a large job from a real one
-// (modeler/synth/job_synth.h).
+// (modeler/synth/job_synth.h); `lumos-model synth gpt -o DIR [--set K=V,...] [--seed N]
+// [--no-nvtx] [--costs MODEL.json]`: a GPT training job's traces from the cost models, a test
+// double of a GPU run (modeler/synth/gpt_synth.h).
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +12,9 @@
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "modeler/graph/job.h"
+#include "modeler/models/cost_model.h"
+#include "modeler/models/hardware_specs.h"
+#include "modeler/synth/gpt_synth.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/tools/commands.h"
 #include "modeler/trace/trace_set.h"
@@ -25,7 +30,76 @@ constexpr const char kDescription[] =
     "each host's clock skewed by 1 ms more than the previous one. Writes one .pb.zst per rank.\n"
     "\n"
     "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns,\n"
-    "all of one job (--job picks one).";
+    "all of one job (--job picks one).\n"
+    "\n"
+    "`lumos-model synth gpt --help`: traces of a GPT training job from the cost models instead\n"
+    "(a test double for a GPU run, not a measurement).";
+
+constexpr const char kGptDescription[] =
+    "A TEST DOUBLE FOR A GPU RUN, NOT A MEASUREMENT: writes the traces a Megatron-style GPT\n"
+    "training job (PyTorch, tensor + data parallel, bf16, flash attention, Adam) would give\n"
+    "with the Lumos agent, one DIR/gpt.rank<R>.pb.zst per rank (tp x dp ranks, job id\n"
+    "gpt_synth, producer SYNTHETIC). Every iteration: zero-grad memset, per micro-batch a\n"
+    "forward on the main thread and a backward on the autograd thread (TP all-reduces on the\n"
+    "TP stream; in the last micro-batch, DP gradient all-reduces per ~25 MB bucket on their\n"
+    "own stream, overlapping it), Adam kernels, a cudaStreamSynchronize for the loss. GPU\n"
+    "durations come from the cost models on the GPU (GEMM, kernel and collective models; their\n"
+    "defaults, rooflines and NCCL's constants, unless --costs gives a fitted model) times a\n"
+    "seeded lognormal jitter (3 %); host calls take 4-6 us with 1-3 us Python gaps. Existing\n"
+    "files of the same names in DIR are replaced only once all ranks are written; other files\n"
+    "are left alone.\n"
+    "\n"
+    "--set keys (defaults): layers=4, hidden=1024, ffn=4*hidden, heads=16, seq=1024, mbs=2,\n"
+    "micro_batches=2, vocab=32000, tp=2, dp=2, pp=1 (only 1), iterations=3,\n"
+    "gpu=H100-SXM5-80GB (a GPU of the built-in specs). heads must divide hidden; tp must\n"
+    "divide heads, ffn and vocab.";
+
+constexpr const char kGptExitStatus[] =
+    "exit status: 0 written; 1 the cost model cannot be read, or nothing could be written;\n"
+    "2 bad arguments (an unknown key, a value that is not a whole number, sizes that do not\n"
+    "divide, pp other than 1, an unknown GPU).";
+
+int RunSynthGpt(const Args& args) {
+  std::string out_dir, settings, costs_path;
+  bool no_nvtx = false, costs_given = false;
+  GptConfig config;
+  cli::ArgParser parser("lumos-model synth gpt",
+                        "-o DIR [--set K=V,...] [--seed N] [--no-nvtx] [--costs MODEL.json]");
+  parser.Description(kGptDescription)
+      .String("-o, --output", "DIR", "the directory to write (created if missing)", &out_dir)
+      .Required()
+      .String("--set", "K=V,...", "model, parallelism and GPU settings (see above)", &settings)
+      .Int<uint64_t>("--seed", "N", "seed of the jitter (default 1)", 0, INT64_MAX, &config.seed)
+      .Flag("--no-nvtx", "no NVTX ranges (only the ProfilerStep#N ranges remain)", &no_nvtx)
+      .String("--costs", "MODEL.json", "a `lumos-model costs fit` model to take durations from",
+              &costs_path)
+      .Given(&costs_given)
+      .Epilogue(kGptExitStatus);
+  if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
+  config.nvtx = !no_nvtx;
+  const models::SpecTable& specs = models::SpecTable::Builtin();
+  if (Status s = ApplyGptSettings(settings, &config); !s.ok()) {
+    return parser.UsageError(stderr, s.message());
+  }
+  if (Status s = CheckGptConfig(config, specs); !s.ok()) {
+    return parser.UsageError(stderr, s.message());
+  }
+  cli::CommandOutcome outcome("lumos-model synth gpt", stdout, stderr);
+  models::CostModel costs;
+  if (costs_given) {
+    auto read = models::ReadCostModel(costs_path);
+    if (!read.ok()) return outcome.Fail(read.status().message());
+    costs = std::move(read).value();
+  }
+  auto result = SynthesizeGpt(config, specs, std::move(costs), out_dir);
+  if (!result.ok()) return outcome.Fail(result.status().message());
+  std::printf("%s: %" PRIu64 " files, %" PRIu64
+              " events, %.1f MB (synthetic: a test double, "
+              "not a measurement)\n",
+              out_dir.c_str(), result->files, result->events,
+              static_cast<double>(result->bytes) / 1e6);
+  return outcome.Finish();
+}
 
 constexpr const char kExitStatus[] =
     "exit status: 0 written from sound input; 1 an input is unreadable (skipped), has a damaged\n"
@@ -35,6 +109,7 @@ constexpr const char kExitStatus[] =
 }  // namespace
 
 int RunSynth(const Args& args) {
+  if (!args.empty() && args[0] == "gpt") return RunSynthGpt(Args(args.begin() + 1, args.end()));
   std::vector<std::string> inputs;
   std::string out_dir, job_name;
   bool job_given = false;

@@ -1,0 +1,100 @@
+#include "modeler/synth/gpt_costs.h"
+
+#include "modeler/models/collective_costs.h"
+#include "modeler/models/hardware_specs.h"
+#include "modeler/models/kernel_class.h"
+
+namespace lumos::modeler {
+
+using models::DType;
+using models::KernelClass;
+
+StatusOr<std::unique_ptr<GptCosts>> GptCosts::Make(const models::GpuSpec& gpu,
+                                                   const models::SpecTable& specs,
+                                                   models::CostModel model) {
+  std::unique_ptr<GptCosts> costs(new GptCosts());
+  costs->gpu_ = &gpu;
+  costs->model_ = std::move(model);
+  const models::NetworkSpec* network = specs.FindNetwork(models::kDefaultNetwork);
+  LUMOS_ASSIGN_OR_RETURN(models::CollectiveFabric fabric, models::FabricFromSpecs(gpu, network));
+  // As `costs predict` answers: the GPU's own calibration on the fabric it was fitted on (the
+  // network between nodes from the specs), else the nearest GPU's carried to this fabric, else
+  // NCCL's constants on it.
+  const auto& calibrations = costs->model_.collectives;
+  const int index = models::SelectCollectiveCalibration(calibrations, gpu);
+  if (index >= 0 && calibrations[static_cast<size_t>(index)].gpu == gpu.name) {
+    const models::CollectiveModel& own = calibrations[static_cast<size_t>(index)].model;
+    models::CollectiveFabric across = own.fabric;
+    across.inter_bandwidth_gbps = fabric.inter_bandwidth_gbps;
+    across.inter_latency_us = fabric.inter_latency_us;
+    costs->collectives_ = std::make_unique<models::CollectivePredictor>(own, across);
+  } else if (index >= 0) {
+    costs->collectives_ = std::make_unique<models::CollectivePredictor>(
+        calibrations[static_cast<size_t>(index)].model, fabric);
+  } else {
+    costs->constants_.fabric = fabric;
+    costs->collectives_ = std::make_unique<models::CollectivePredictor>(costs->constants_, fabric);
+  }
+  return costs;
+}
+
+StatusOr<int64_t> GptCosts::Gemm(int64_t m, int64_t n, int64_t k) const {
+  models::KernelQuery query;
+  query.kind = KernelClass::kGemm;
+  query.gemm = {m, n, k, 1};
+  query.dtype = DType::kBf16;
+  query.gpu = gpu_;
+  LUMOS_ASSIGN_OR_RETURN(models::Prediction p, model_.gemm.Predict(query));
+  return p.duration_ns;
+}
+
+StatusOr<int64_t> GptCosts::Kernel(std::string_view name, double bytes, double flops,
+                                   DType dtype) const {
+  models::KernelWorkQuery query;
+  query.key.kind = models::ClassifyKernel(name);
+  query.work = {flops, bytes};
+  query.dtype = dtype;
+  query.gpu = gpu_;
+  LUMOS_ASSIGN_OR_RETURN(models::Prediction p, model_.kernels.Predict(query));
+  return p.duration_ns;
+}
+
+StatusOr<int64_t> GptCosts::Attention(const models::AttentionShape& shape) const {
+  LUMOS_ASSIGN_OR_RETURN(models::KernelWork work, models::AttentionWork(shape, DType::kBf16));
+  models::KernelWorkQuery query;
+  query.key.kind = KernelClass::kAttention;
+  query.work = work;
+  query.dtype = DType::kBf16;
+  query.gpu = gpu_;
+  LUMOS_ASSIGN_OR_RETURN(models::Prediction p, model_.kernels.Predict(query));
+  return p.duration_ns;
+}
+
+StatusOr<int64_t> GptCosts::Memset(double bytes) const {
+  models::KernelWorkQuery query;
+  query.key.kind = KernelClass::kMemset;
+  query.work = {0, bytes};
+  query.dtype = DType::kBf16;
+  query.gpu = gpu_;
+  LUMOS_ASSIGN_OR_RETURN(models::Prediction p, model_.kernels.Predict(query));
+  return p.duration_ns;
+}
+
+StatusOr<GptCosts::Collective> GptCosts::AllReduce(uint64_t bytes, schema::DataType type,
+                                                   uint32_t ranks) const {
+  models::CollectiveQuery query;
+  query.op = schema::CollectiveOp::kAllReduce;
+  query.data_type = type;
+  query.bytes = bytes;
+  query.ranks = ranks;
+  const models::CollectivePrediction p = collectives_->Predict(query);
+  if (p.source == models::CostSource::kNone || p.duration_ns <= 0) {
+    return ErrorStatus(
+        "the collective model cannot answer an all-reduce of %llu bytes over %u "
+        "ranks on %s",
+        static_cast<unsigned long long>(bytes), ranks, gpu_->name.c_str());
+  }
+  return Collective{p.duration_ns, p.algorithm, p.protocol};
+}
+
+}  // namespace lumos::modeler
