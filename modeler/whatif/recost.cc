@@ -42,11 +42,12 @@ bool IsAttentionCall(const schema::GemmCallEvent& call) {
          call.api == schema::GemmApi::kFrameworkAttentionBackward;
 }
 
-int64_t MapDimension(int64_t value, const std::vector<WorkChange::Dimension>& dims) {
+const WorkChange::Dimension* FindDimension(int64_t value,
+                                           const std::vector<WorkChange::Dimension>& dims) {
   for (const WorkChange::Dimension& d : dims) {
-    if (d.from == value) return d.to;
+    if (d.from == value) return &d;
   }
-  return value;
+  return nullptr;
 }
 
 int64_t Scaled(int64_t value, double factor) {
@@ -186,9 +187,7 @@ class Recoster {
     from.gpu = s_.source_gpu;
     models::KernelQuery to = from;
     to.gpu = s_.target_gpu;
-    to.gemm.m = MapDimension(from.gemm.m, work.gemm);
-    to.gemm.n = MapDimension(from.gemm.n, work.gemm);
-    to.gemm.k = MapDimension(from.gemm.k, work.gemm);
+    to.gemm = work.Map(from.gemm);
     *handled = true;
     const bool same_shape =
         to.gemm.m == from.gemm.m && to.gemm.n == from.gemm.n && to.gemm.k == from.gemm.k;
@@ -374,7 +373,34 @@ const char* BasisName(Basis basis) {
   return "?";
 }
 
+models::GemmShape WorkChange::Map(const models::GemmShape& shape) const {
+  std::array<int64_t, 3> dims = {shape.m, shape.n, shape.k};
+  std::array<bool, 3> done = {false, false, false};
+  if (tokens.from > 0) {
+    int chosen = -1;
+    for (int i = 0; i < 3; ++i) {
+      if (dims[i] != tokens.from) continue;
+      bool weights = true;
+      for (int j = 0; j < 3; ++j) {
+        if (j != i && FindDimension(dims[j], gemm) == nullptr) weights = false;
+      }
+      if (chosen < 0 || weights) chosen = i;
+      if (weights) break;
+    }
+    if (chosen >= 0) {
+      dims[chosen] = tokens.to;
+      done[chosen] = true;
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (done[i]) continue;
+    if (const Dimension* d = FindDimension(dims[i], gemm)) dims[i] = d->to;
+  }
+  return models::GemmShape{dims[0], dims[1], dims[2], shape.batch};
+}
+
 bool WorkChange::changes() const {
+  if (tokens.from != tokens.to) return true;
   for (const Dimension& d : gemm) {
     if (d.from != d.to) return true;
   }

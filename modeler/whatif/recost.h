@@ -49,14 +49,18 @@ inline constexpr int kBasisCount = 4;
 const char* BasisName(Basis basis);  // "measured", "interpolated", "scaled", "model only".
 
 // New work for the kernels and collectives of a part of the program. A GEMM's dimensions are
-// mapped value by value (a dimension equal to `from` becomes `to`; the first match wins, so list
-// the most specific first); other kernels' FLOPs and bytes, and collectives' bytes, multiply.
+// mapped by value, whatever their order (cuBLAS's m, n, k are PyTorch's transposed): one
+// dimension equal to `tokens.from` becomes `tokens.to` (the one whose other two dimensions are
+// both weight sizes, when several equal it), the others by the first `weights` entry equal to
+// them (list the most specific first); a dimension nothing matches stays. Other kernels' FLOPs
+// and bytes, and collectives' bytes, multiply.
 struct WorkChange {
   struct Dimension {
     int64_t from = 0;
     int64_t to = 0;
   };
-  std::vector<Dimension> gemm;  // GEMM m, n, k values.
+  Dimension tokens;              // Rows of the activations (mbs x seq per micro-batch).
+  std::vector<Dimension> gemm;   // Weight dimensions (hidden / tp, ffn / tp, ...).
   double kernel_bytes = 1;      // Other kernels (elementwise, norm, ...), copies, memsets.
   double kernel_flops = 1;
   // Attention problems, as factors on their sizes (a recorded shape is scaled and its work
@@ -67,6 +71,8 @@ struct WorkChange {
   } attention;
   double collective_bytes = 1;
   bool changes() const;
+  // A GEMM's new dimensions by the rule above.
+  models::GemmShape Map(const models::GemmShape& shape) const;
 };
 
 struct CostSetup {

@@ -149,3 +149,36 @@ TEST(RecostTest, MoreWorkTakesLongerOnTheSameGpu) {
 
 }  // namespace
 }  // namespace lumos::modeler::whatif
+
+namespace lumos::modeler::whatif {
+namespace {
+
+// GEMM dimensions map by value in any order (cuBLAS's m, n, k are PyTorch's transposed); the
+// tokens dimension is the one whose other two are weight sizes when a weight size equals it.
+TEST(WorkChangeTest, GemmDimensionsMapByValueInAnyOrder) {
+  WorkChange w;
+  w.tokens = {2048, 4096};                                           // seq x2.
+  w.gemm = {{1536, 3072}, {2048, 4096}, {1024, 2048}, {512, 1024}};  // 3h/tp, ffn/tp, h, h/tp.
+  // QKV forward, cuBLAS order (out, tokens, in): every dimension changes.
+  EXPECT_EQ(w.Map({1536, 2048, 1024, 1}).m, 3072);
+  EXPECT_EQ(w.Map({1536, 2048, 1024, 1}).n, 4096);
+  EXPECT_EQ(w.Map({1536, 2048, 1024, 1}).k, 2048);
+  // fc1 (ffn/tp = tokens = 2048): one is the tokens, the other ffn/tp; both double here.
+  const models::GemmShape fc1 = w.Map({2048, 2048, 1024, 3});
+  EXPECT_EQ(fc1.m * fc1.n * fc1.k, int64_t{4096} * 4096 * 2048);
+  EXPECT_EQ(fc1.batch, 3);
+  // Only the tokens change (mbs x2, sizes the same): exactly one 2048 becomes 4096.
+  WorkChange mbs;
+  mbs.tokens = {2048, 4096};
+  mbs.gemm = {{2048, 2048}, {1024, 1024}};
+  const models::GemmShape g = mbs.Map({2048, 2048, 1024, 1});
+  EXPECT_EQ(g.m * g.n * g.k, int64_t{4096} * 2048 * 1024);
+  // A dimension nothing matches stays.
+  EXPECT_EQ(w.Map({7, 2048, 5, 1}).m, 7);
+  EXPECT_EQ(w.Map({7, 2048, 5, 1}).n, 4096);
+  EXPECT_FALSE(WorkChange{}.changes());
+  EXPECT_TRUE(w.changes());
+}
+
+}  // namespace
+}  // namespace lumos::modeler::whatif
