@@ -1,7 +1,6 @@
 #include "modeler/report/replay_cli.h"
 
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cinttypes>
@@ -10,6 +9,7 @@
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
+#include "base/cli/progress.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
@@ -38,51 +38,6 @@ constexpr const char kExitStatus[] =
     "missing), has a damaged tail or no trailer (replayed as far as it goes; one line on stderr\n"
     "per file, and the report still printed), nothing could be replayed, or an output could\n"
     "not be written; 2 bad arguments.";
-
-// A progress bar on stderr for steps that take over a second, only when stderr is a terminal:
-// "lumos-model replay: loading [########............]  40%", redrawn at most every 100 ms.
-class Progress {
- public:
-  explicit Progress(std::FILE* err) : err_(err), enabled_(isatty(fileno(err)) != 0) {}
-  void Step(const char* what) {
-    Clear();
-    what_ = what;
-    start_ = std::chrono::steady_clock::now();
-    drawn_ = start_;
-  }
-  // `done` in [0, 1]; negative: unknown (the label alone).
-  void Update(double done) {
-    if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) ||
-        (shown_ && now - drawn_ < std::chrono::milliseconds(100))) {
-      return;
-    }
-    drawn_ = now;
-    shown_ = true;
-    if (done < 0) {
-      std::fprintf(err_, "\rlumos-model replay: %s...\033[K", what_);
-    } else {
-      constexpr int kWidth = 30;
-      const int filled = static_cast<int>(std::min(1.0, done) * kWidth);
-      std::fprintf(err_, "\rlumos-model replay: %s [%.*s%.*s] %3d%%\033[K", what_, filled,
-                   "##############################", kWidth - filled,
-                   "..............................", static_cast<int>(done * 100));
-    }
-    std::fflush(err_);
-  }
-  void Clear() {
-    if (shown_) std::fprintf(err_, "\r\033[K");
-    shown_ = false;
-  }
-
- private:
-  std::FILE* err_;
-  bool enabled_;
-  const char* what_ = "";
-  std::chrono::steady_clock::time_point start_, drawn_;
-  bool shown_ = false;
-};
 
 // --stats: wall time per phase and the process's peak resident memory.
 class PhaseClock {
@@ -185,7 +140,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
     }
   }
   PhaseClock clock;
-  Progress progress(err);
+  cli::Progress progress("lumos-model replay", err);
   progress.Step("loading");
   // Streaming: each rank's part of the graph is built as it loads, then its events are dropped.
   GraphBuilder builder;
