@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "modeler/graph/execution_graph.h"
@@ -18,5 +19,15 @@ namespace lumos::modeler {
 
 Status WriteReplayTimeline(const ExecutionGraph& graph, const SimResult& sim,
                            const std::string& path);
+
+// The same for any timelines side by side (estimate: the replayed run and the estimated one):
+// each side a graph with its simulation (null: the graph's measured times) and a label; rank R
+// of side k is process count * R + k, named "rank R <label>".
+struct TimelineSide {
+  const ExecutionGraph* graph = nullptr;
+  const SimResult* sim = nullptr;
+  std::string label;
+};
+Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string& path);
 
 }  // namespace lumos::modeler
