@@ -5,7 +5,8 @@
 //             no phases known, any all-reduce / reduce-scatter;
 //   expert    all-to-all (NCCL's; send/recv run as one operation on more than 2 ranks; or
 //             send/recv with more than one peer per rank);
-//   pipeline  send / recv with one peer per direction;
+//   pipeline  send / recv with one peer per direction (recorded peers, or operations joining
+//             two loaded ranks; with neither, a send/recv is unknown: pipeline or all-to-all);
 //   world     a communicator of all ranks with no collective in any iteration, or only
 //             broadcasts (init, barriers);
 //   unknown   otherwise.
@@ -30,7 +31,7 @@ bool IsP2p(CollectiveOp op) {
 
 struct Tally {
   uint64_t forward_reduce = 0, layer_reduce = 0, backward_reduce = 0, any_reduce = 0;
-  uint64_t all_to_all = 0, p2p = 0, broadcast = 0, in_iterations = 0, all = 0;
+  uint64_t all_to_all = 0, p2p = 0, p2p_pairs = 0, broadcast = 0, in_iterations = 0, all = 0;
   std::map<int32_t, std::set<int32_t>> peers;  // Per global rank: its p2p peers.
 };
 
@@ -91,6 +92,7 @@ std::vector<CommGroup> FindGroups(const Job& job, const ExecutionGraph& g,
       t.all_to_all += c.operations;
     } else if (IsP2p(c.op)) {
       t.p2p += c.operations;
+      t.p2p_pairs += c.complete && c.nodes.size() == 2 ? c.operations : 0;
     } else if (c.op == CollectiveOp::kBroadcast) {
       t.broadcast += c.operations;
     }
@@ -99,6 +101,7 @@ std::vector<CommGroup> FindGroups(const Job& job, const ExecutionGraph& g,
   for (auto& [id, group] : groups) {
     std::sort(group.ranks.begin(), group.ranks.end());
     group.ranks.erase(std::unique(group.ranks.begin(), group.ranks.end()), group.ranks.end());
+    group.size_recorded = group.size > 0;
     group.size = std::max<uint32_t>(group.size, static_cast<uint32_t>(group.ranks.size()));
     const Tally& t = tallies[id];
     size_t most_peers = 0;
@@ -119,9 +122,12 @@ std::vector<CommGroup> FindGroups(const Job& job, const ExecutionGraph& g,
       group.evidence = t.all_to_all > 0 ? Count(t.all_to_all, "all-to-all")
                                         : Count(t.p2p, "send/recv with up to ") +
                                               std::to_string(most_peers) + " peers per rank";
-    } else if (t.p2p > 0) {
+    } else if (t.p2p > 0 && (most_peers == 1 || t.p2p_pairs > 0)) {
       group.role = GroupRole::kPipeline;
       group.evidence = Count(t.p2p, "send/recv, one peer per rank");
+    } else if (t.p2p > 0) {
+      group.evidence = Count(t.p2p, "send/recv") +
+                       " whose peers are neither recorded nor loaded: pipeline or all-to-all";
     } else if (world > 0 && group.size == static_cast<uint32_t>(world) &&
                (t.in_iterations == 0 || t.broadcast == t.all)) {
       group.role = GroupRole::kWorld;

@@ -235,6 +235,13 @@ StatusOr<JobStructure> RecoverStructure(const Job& job, const ExecutionGraph& g,
                         std::to_string(*counts.begin()) + " to " +
                         std::to_string(*counts.rbegin()));
   }
+  size_t unknown_roles = 0;
+  for (const CommGroup& group : out.groups) unknown_roles += group.role == GroupRole::kUnknown;
+  if (unknown_roles > 0) {
+    out.notes.push_back(std::to_string(unknown_roles) +
+                        " communicator(s) of unknown role: degrees derived as 1 (tp, pp, ep) "
+                        "assume none of them is tensor, pipeline or expert parallel");
+  }
   out.setup = internal::SetupFromTrace(job, g, out);
   LUMOS_RETURN_IF_ERROR(internal::MergeSetup(options.base, &out.setup, &out.unknowns, &out.notes));
   // A dimension of size 1 has every rank at 0.

@@ -5,9 +5,10 @@
 //  2. the kernel stream of each forward and each backward phase (its kernels in start order,
 //     as name ids): the longest run of L >= 2 back-to-back copies of a block of P >= 3 kernels
 //     (LongestRepetition) whose block holds >= 2 distinct names and >= 4 GEMM or attention
-//     kernels, split-K reductions not counted (a transformer layer has 4 GEMMs and attention
-//     forward, twice the GEMMs backward; that leaves out an MLP's layers, one GEMM each:
-//     DLRM's repeat). Instance j covers kernels
+//     kernels, split-K reductions not counted, and an attention or softmax kernel (a
+//     transformer layer has 4 GEMMs and attention forward, twice the GEMMs backward; that
+//     leaves out an MLP's layers, one GEMM each, as DLRM's, and other repeating blocks
+//     without attention, as the 38-GEMM towers of the shared df_index_resolver trace). Instance j covers kernels
 //     [start + jP, start + (j+1)P): from the launch of its first kernel to the launch of the
 //     next instance's first (the last one: to the end of its last kernel's launch), on the
 //     thread that launched its first kernel; kernels without a launch call: the block's
@@ -115,14 +116,16 @@ std::vector<Segment> FindLayers(const Job& job, const ExecutionGraph& g, uint32_
     const Repetition rep = LongestRepetition(seq, 3);
     if (rep.period == 0) continue;
     size_t gemms = 0;
+    bool attention = false;
     std::vector<uint32_t> distinct(seq.begin() + static_cast<ptrdiff_t>(rep.start),
                                    seq.begin() + static_cast<ptrdiff_t>(rep.start + rep.period));
     for (size_t i = rep.start; i < rep.start + rep.period; ++i) {
       gemms += IsLayerGemm(g.nodes[kernels[i]], nodes[kernels[i]].kernel_class) ? 1 : 0;
+      attention = attention || IsAttention(nodes[kernels[i]].kernel_class);
     }
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    if (gemms < 4 || distinct.size() < 2) continue;
+    if (gemms < 4 || !attention || distinct.size() < 2) continue;
     found_period = rep.period;
     found_count = std::max(found_count, rep.count);
     auto host_start = [&](uint32_t k) {
@@ -171,7 +174,7 @@ std::vector<Segment> FindLayers(const Job& job, const ExecutionGraph& g, uint32_
   } else {
     *method =
         "none: no layer ranges, and no forward/backward phase repeats a block of >= 3 kernels "
-        "holding >= 4 GEMM/attention kernels (a transformer layer's)";
+        "holding >= 4 GEMM/attention kernels and attention or softmax (a transformer layer)";
   }
   return out;
 }

@@ -9,7 +9,7 @@
 //     iteration's start) to the start of backward k; backward k to the start of forward k+1,
 //     the last one to the optimizer (or the iteration's end).
 //  3. the kernel stream (neither of the above): the runs of a repeating block holding >= 4
-//     GEMM/attention kernels (split-K reductions not counted) (the layers: LongestRepetition, then again left and right of
+//     GEMM/attention kernels (split-K reductions not counted) and attention or softmax (the layers: LongestRepetition, then again left and right of
 //     each run found; a block that itself repeats such a block, a whole micro-batch repeated,
 //     is searched copy by copy), in order, alternate forward, backward (micro-batch k = run k / 2); the
 //     boundary between two runs is the longest host gap (launch to launch) between them (the
@@ -28,7 +28,7 @@ namespace lumos::modeler::structure::internal {
 namespace {
 
 
-// Rule 3: the repetition of kernels [lo, hi) if its block holds >= 4 GEMM/attention kernels.
+// Rule 3: the repetition of kernels [lo, hi) if its block is a layer's (layers.cc).
 Repetition LayerLike(const ExecutionGraph& g, const std::vector<uint32_t>& seq,
                      const std::vector<uint32_t>& kernels, const std::vector<NodeInfo>& nodes,
                      size_t lo, size_t hi) {
@@ -38,10 +38,12 @@ Repetition LayerLike(const ExecutionGraph& g, const std::vector<uint32_t>& seq,
   Repetition rep = LongestRepetition(part, 3);
   if (rep.period == 0) return {};
   size_t gemms = 0;
-  for (size_t i = 0; i < rep.period; ++i) {
-    gemms += IsLayerGemm(g.nodes[kernels[lo + rep.start + i]], nodes[kernels[lo + rep.start + i]].kernel_class) ? 1 : 0;
+  bool attention = false;
+  for (size_t i = lo + rep.start; i < lo + rep.start + rep.period; ++i) {
+    gemms += IsLayerGemm(g.nodes[kernels[i]], nodes[kernels[i]].kernel_class) ? 1 : 0;
+    attention = attention || IsAttention(nodes[kernels[i]].kernel_class);
   }
-  if (gemms < 4) return {};
+  if (gemms < 4 || !attention) return {};
   rep.start += lo;
   return rep;
 }

@@ -176,6 +176,11 @@ Setup SetupFromTrace(const Job& job, const ExecutionGraph& g, const JobStructure
         break;
     }
     if (v == nullptr || v->known()) continue;
+    if (!group.size_recorded && (world == 0 || static_cast<int32_t>(group.ranks.size()) < world)) {
+      v->how = "communicator " + Hex(group.comm_id) + " has the role (" + group.evidence +
+               ") but its size is not recorded and not all its ranks are loaded";
+      continue;
+    }
     Set(v, group.size, Origin::kTrace,
         "communicator " + Hex(group.comm_id) + " (" + std::to_string(group.size) +
             " ranks): " + group.evidence);

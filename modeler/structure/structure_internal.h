@@ -47,6 +47,10 @@ bool IsLayerRangeName(std::string_view name);
 // A GEMM or attention kernel that counts towards a layer: not the reduction of a split-K GEMM
 // (one GEMM, two kernels).
 bool IsLayerGemm(const Node& node, models::KernelClass kernel_class);
+// Attention: a fused attention kernel or a softmax.
+inline bool IsAttention(models::KernelClass c) {
+  return c == models::KernelClass::kAttention || c == models::KernelClass::kSoftmax;
+}
 
 // The repeating block of a sequence (ids): the longest run of count >= 2 back-to-back copies of
 // a block of `period` ids (ties: the smaller period, then the earlier start); period 0: none

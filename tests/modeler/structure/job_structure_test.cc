@@ -141,19 +141,40 @@ TEST(JobStructureTest, GivenValueTheTraceContradictsIsAnErrorNamingBoth) {
             "(QKV))");
 }
 
-TEST(JobStructureTest, GivenValuesFillWhatTheTraceLacks) {
+TEST(JobStructureTest, PhasesAndLayersFromRepetitionWithoutRanges) {
+  // No NVTX at all: the runs of repeating layers alternate forward, backward; the boundary is
+  // the host gap between them; the optimizer starts at its first kernel.
   TestJobSpec spec;
   spec.phase_ranges = false;
   StructureOptions options;
   options.base.layers = {3, Origin::kGiven, "--base"};
-  options.base.dp = {1, Origin::kGiven, "--base"};
+  options.base.ep = {1, Origin::kGiven, "--base"};
   const auto r = Recover(spec, options);
   ASSERT_TRUE(r->structure.ok()) << r->structure.status().message();
   const JobStructure& s = *r->structure;
-  EXPECT_EQ(s.setup.layers.value, 3);
-  EXPECT_EQ(s.setup.layers.origin, Origin::kGiven);
-  EXPECT_EQ(s.setup.dp.origin, Origin::kGiven);
-  for (const std::string& u : s.unknowns) EXPECT_EQ(u.find("layers:"), std::string::npos) << u;
+  EXPECT_NE(s.phase_method.find("kernel repetition"), std::string::npos) << s.phase_method;
+  for (const RankStructure& rank : s.ranks) {
+    EXPECT_EQ(Count(rank.phases, Phase::kForward), 4u);
+    EXPECT_EQ(Count(rank.phases, Phase::kBackward), 4u);
+    EXPECT_EQ(Count(rank.phases, Phase::kOptimizer), 2u);
+    EXPECT_EQ(Count(rank.layers, Phase::kForward), 12u);
+    EXPECT_EQ(Count(rank.layers, Phase::kBackward), 12u);
+  }
+  // The given layers agree with the trace's; ep only given.
+  ExpectTrace(s.setup, "layers", 3);
+  EXPECT_NE(s.setup.layers.how.find("agrees with --base"), std::string::npos);
+  EXPECT_EQ(s.setup.ep.origin, Origin::kGiven);
+  ExpectTrace(s.setup, "micro_batches", 2);
+  ExpectTrace(s.setup, "hidden", 64);
+  ExpectTrace(s.setup, "vocab", 1000);
+  // The forward phase holds the output layer: it ends at the gap before the backward.
+  const RankStructure& rank = s.ranks[0];
+  bool output_in_forward = false;
+  for (uint32_t n : rank.phases[0].nodes) {
+    output_in_forward = output_in_forward || r->graph.nodes[n].name == "sm90_xmma_gemm_bf16_output";
+  }
+  EXPECT_TRUE(output_in_forward);
+  EXPECT_TRUE(s.unknowns.empty()) << s.unknowns.front();
 }
 
 TEST(JobStructureTest, ContradictingParallelDegreesAreAnError) {

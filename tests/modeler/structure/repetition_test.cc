@@ -27,7 +27,7 @@ TEST(RepetitionTest, PrefersTheSmallerPeriodOfEqualCover) {
 }
 
 TEST(RepetitionTest, NoneBelowTheMinimumPeriodOrWithoutRepeats) {
-  EXPECT_EQ(LongestRepetition(Seq("ABABABAB"), 3).period, 0u);
+  EXPECT_EQ(LongestRepetition(Seq("ABABAB"), 3).period, 0u);
   EXPECT_EQ(LongestRepetition(Seq("ABCDEFGH"), 3).period, 0u);
   EXPECT_EQ(LongestRepetition({}, 3).period, 0u);
 }
