@@ -32,7 +32,7 @@ struct IterationRange {
 enum class IterationSource : uint8_t { kRanges, kDetected, kWholeTrace, kNone };
 
 struct RankIterations {
-  std::vector<IterationRange> ranges;  // In time order.
+  std::vector<IterationRange> ranges;               // In time order.
   IterationSource source = IterationSource::kNone;  // kNone: the rank has no node at all.
   uint32_t period_kernels = 0;                      // kDetected: the period found.
 };

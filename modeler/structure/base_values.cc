@@ -1,6 +1,7 @@
 #include "modeler/structure/base_values.h"
 
 #include <string>
+#include <utility>
 
 namespace lumos::modeler::structure {
 
@@ -20,9 +21,17 @@ StatusOr<Setup> ParseBaseValues(std::string_view text) {
     Value* field = SetupField(&setup, key);
     if (field == nullptr) {
       std::string keys;
-      for (std::string_view k : SetupKeys()) keys += (keys.empty() ? "" : ", ") + std::string(k);
-      return Status::Error(quoted + ": unknown key '" + std::string(key) + "' (keys: " + keys +
-                           ")");
+      for (std::string_view k : SetupKeys()) {
+        if (!keys.empty()) keys += ", ";
+        keys += k;
+      }
+      std::string message = quoted;
+      message += ": unknown key '";
+      message += key;
+      message += "' (keys: ";
+      message += keys;
+      message += ")";
+      return Status::Error(std::move(message));
     }
     int64_t number = 0;
     bool ok = !value.empty() && value.size() <= 15;  // Below 2^53: exact in any JSON reader.

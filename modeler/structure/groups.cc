@@ -84,10 +84,8 @@ std::vector<CommGroup> FindGroups(const Job& job, const ExecutionGraph& g,
       if (phase == Phase::kBackward || phase == Phase::kOptimizer) {
         t.backward_reduce += c.operations;
       }
-    } else if (c.op == CollectiveOp::kAllToAll) {
-      t.all_to_all += c.operations;
-    } else if (IsP2p(c.op) && c.nodes.size() > 2) {
-      // NCCL runs an all-to-all as grouped send/recv, one kernel on every rank at once
+    } else if (c.op == CollectiveOp::kAllToAll || (IsP2p(c.op) && c.nodes.size() > 2)) {
+      // NCCL runs an all-to-all as grouped send/recv too, one kernel on every rank at once
       // (DLRM's embeddings); a pipeline's send/recv joins two ranks.
       t.all_to_all += c.operations;
     } else if (IsP2p(c.op)) {
@@ -108,9 +106,10 @@ std::vector<CommGroup> FindGroups(const Job& job, const ExecutionGraph& g,
     for (const auto& [rank, peers] : t.peers) most_peers = std::max(most_peers, peers.size());
     if (t.layer_reduce > 0 || (!layers_known && t.forward_reduce > 0)) {
       group.role = GroupRole::kTensor;
-      group.evidence = t.layer_reduce > 0
-                           ? Count(t.layer_reduce, "all-reduce/all-gather/reduce-scatter inside layers")
-                           : Count(t.forward_reduce, "all-reduce/all-gather/reduce-scatter in forward");
+      group.evidence =
+          t.layer_reduce > 0
+              ? Count(t.layer_reduce, "all-reduce/all-gather/reduce-scatter inside layers")
+              : Count(t.forward_reduce, "all-reduce/all-gather/reduce-scatter in forward");
     } else if (t.backward_reduce > 0 || (!phases_known && t.any_reduce > 0)) {
       group.role = GroupRole::kData;
       group.evidence =
@@ -135,8 +134,8 @@ std::vector<CommGroup> FindGroups(const Job& job, const ExecutionGraph& g,
                                   : "all ranks, " + Count(t.all, "collectives") +
                                         " outside iterations or broadcasts only";
     } else {
-      group.evidence = t.all == 0 ? "no traced collective" : Count(t.all, "collectives") +
-                                                                 " fitting no role's pattern";
+      group.evidence = t.all == 0 ? "no traced collective"
+                                  : Count(t.all, "collectives") + " fitting no role's pattern";
     }
     // Other traffic on the same communicator (DLRM: embedding all-to-all over the data
     // parallel ranks), said beside the role.

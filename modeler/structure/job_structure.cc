@@ -69,9 +69,9 @@ const std::vector<std::string_view>& SetupKeys() {
 }
 
 Value* SetupField(Setup* s, std::string_view key) {
-  Value* fields[] = {&s->layers, &s->hidden, &s->ffn,   &s->heads, &s->seq,
-                     &s->mbs,    &s->micro_batches,     &s->vocab, &s->world,
-                     &s->dp,     &s->tp,     &s->pp,    &s->cp,    &s->ep};
+  Value* fields[] = {
+      &s->layers, &s->hidden, &s->ffn, &s->heads, &s->seq, &s->mbs, &s->micro_batches,
+      &s->vocab,  &s->world,  &s->dp,  &s->tp,    &s->pp,  &s->cp,  &s->ep};
   const auto& keys = SetupKeys();
   for (size_t i = 0; i < keys.size(); ++i) {
     if (keys[i] == key) return fields[i];
@@ -231,9 +231,9 @@ StatusOr<JobStructure> RecoverStructure(const Job& job, const ExecutionGraph& g,
     for (const auto& [key, count] : per_phase) counts.insert(count);
   }
   if (counts.size() > 1) {
-    out.notes.push_back("layer instances per forward phase differ: " +
-                        std::to_string(*counts.begin()) + " to " +
-                        std::to_string(*counts.rbegin()));
+    out.notes.push_back(
+        "layer instances per forward phase differ: " + std::to_string(*counts.begin()) + " to " +
+        std::to_string(*counts.rbegin()));
   }
   size_t unknown_roles = 0;
   for (const CommGroup& group : out.groups) unknown_roles += group.role == GroupRole::kUnknown;

@@ -8,10 +8,10 @@
 //     kernels, split-K reductions not counted, and an attention or softmax kernel (a
 //     transformer layer has 4 GEMMs and attention forward, twice the GEMMs backward; that
 //     leaves out an MLP's layers, one GEMM each, as DLRM's, and other repeating blocks
-//     without attention, as the 38-GEMM towers of the shared df_index_resolver trace). Instance j covers kernels
-//     [start + jP, start + (j+1)P): from the launch of its first kernel to the launch of the
-//     next instance's first (the last one: to the end of its last kernel's launch), on the
-//     thread that launched its first kernel; kernels without a launch call: the block's
+//     without attention, as the 38-GEMM towers of the shared df_index_resolver trace). Instance j
+//     covers kernels [start + jP, start + (j+1)P): from the launch of its first kernel to the
+//     launch of the next instance's first (the last one: to the end of its last kernel's launch),
+//     on the thread that launched its first kernel; kernels without a launch call: the block's
 //     kernels alone.
 // Indices count from 0 in execution order within (iteration, phase, micro-batch).
 #include <algorithm>
@@ -49,7 +49,6 @@ void Number(std::vector<Segment>* layers) {
   std::map<std::tuple<uint32_t, Phase, uint32_t>, uint32_t> next;
   for (Segment& s : *layers) s.layer = next[{s.iteration, s.phase, s.micro_batch}]++;
 }
-
 
 }  // namespace
 
@@ -111,7 +110,8 @@ std::vector<Segment> FindLayers(const Job& job, const ExecutionGraph& g, uint32_
     std::vector<uint32_t> seq;
     seq.reserve(kernels.size());
     for (uint32_t n : kernels) {
-      seq.push_back(ids.try_emplace(g.nodes[n].name, static_cast<uint32_t>(ids.size())).first->second);
+      seq.push_back(
+          ids.try_emplace(g.nodes[n].name, static_cast<uint32_t>(ids.size())).first->second);
     }
     const Repetition rep = LongestRepetition(seq, 3);
     if (rep.period == 0) continue;
@@ -135,7 +135,8 @@ std::vector<Segment> FindLayers(const Job& job, const ExecutionGraph& g, uint32_
     for (size_t j = 0; j < rep.count; ++j) {
       const size_t first = rep.start + j * rep.period, last = first + rep.period - 1;
       bool launched = true;
-      for (size_t i = first; i <= last; ++i) launched = launched && g.nodes[kernels[i]].launch != kNoNode;
+      for (size_t i = first; i <= last; ++i)
+        launched = launched && g.nodes[kernels[i]].launch != kNoNode;
       const int64_t begin = host_start(kernels[first]);
       int64_t end = 0;
       if (j + 1 < rep.count) {

@@ -78,8 +78,7 @@ Status MergeSetup(const Setup& given, Setup* s, std::vector<std::string>* unknow
     auto derive = [tokens](const Value& from, Value* to, const char* from_name) -> Status {
       if (to->known() || !from.known()) return Status::Ok();
       if (from.value <= 0 || tokens % from.value != 0) {
-        return Status::Error("--base " + std::string(from_name) + "=" +
-                             std::to_string(from.value) +
+        return Status::Error("--base " + std::string(from_name) + "=" + std::to_string(from.value) +
                              " does not divide the trace's tokens per micro-batch (" +
                              std::to_string(tokens) + ")");
       }
@@ -91,8 +90,7 @@ Status MergeSetup(const Setup& given, Setup* s, std::vector<std::string>* unknow
     LUMOS_RETURN_IF_ERROR(derive(s->mbs, &s->seq, "mbs"));
     if (s->seq.known() && s->mbs.known() && s->seq.value * s->mbs.value != tokens) {
       return Status::Error("--base: seq x mbs = " + std::to_string(s->seq.value * s->mbs.value) +
-                           " but the trace's tokens per micro-batch are " +
-                           std::to_string(tokens));
+                           " but the trace's tokens per micro-batch are " + std::to_string(tokens));
     }
   }
   for (std::string_view key : SetupKeys()) {

@@ -9,12 +9,13 @@
 //     iteration's start) to the start of backward k; backward k to the start of forward k+1,
 //     the last one to the optimizer (or the iteration's end).
 //  3. the kernel stream (neither of the above): the runs of a repeating block holding >= 4
-//     GEMM/attention kernels (split-K reductions not counted) and attention or softmax (the layers: LongestRepetition, then again left and right of
-//     each run found; a block that itself repeats such a block, a whole micro-batch repeated,
-//     is searched copy by copy), in order, alternate forward, backward (micro-batch k = run k / 2); the
-//     boundary between two runs is the longest host gap (launch to launch) between them (the
-//     loss, or the next micro-batch's data); the first forward starts with the iteration,
-//     the last backward runs to the optimizer. An odd number of runs, or fewer than 2: none.
+//     GEMM/attention kernels (split-K reductions not counted) and attention or softmax (the layers:
+//     LongestRepetition, then again left and right of each run found; a block that itself repeats
+//     such a block, a whole micro-batch repeated, is searched copy by copy), in order, alternate
+//     forward, backward (micro-batch k = run k / 2); the boundary between two runs is the longest
+//     host gap (launch to launch) between them (the loss, or the next micro-batch's data); the
+//     first forward starts with the iteration, the last backward runs to the optimizer. An odd
+//     number of runs, or fewer than 2: none.
 // The optimizer: an "Optimizer.step#..." / "optimizer" range after the first backward, else
 // from the launch of the first optimizer kernel (models::ClassifyKernel kOptimizer) after the
 // last backward (or in the iteration, when none) to the iteration's end.
@@ -26,7 +27,6 @@
 
 namespace lumos::modeler::structure::internal {
 namespace {
-
 
 // Rule 3: the repetition of kernels [lo, hi) if its block is a layer's (layers.cc).
 Repetition LayerLike(const ExecutionGraph& g, const std::vector<uint32_t>& seq,
@@ -52,8 +52,7 @@ Repetition LayerLike(const ExecutionGraph& g, const std::vector<uint32_t>& seq,
 // repetition (a micro-batch of layers, repeated) is searched copy by copy.
 void FindRuns(const ExecutionGraph& g, const std::vector<uint32_t>& seq,
               const std::vector<uint32_t>& kernels, const std::vector<NodeInfo>& nodes, size_t lo,
-              size_t hi,
-              std::vector<std::pair<size_t, size_t>>* runs, int depth) {
+              size_t hi, std::vector<std::pair<size_t, size_t>>* runs, int depth) {
   if (depth > 16) return;
   const Repetition rep = LayerLike(g, seq, kernels, nodes, lo, hi);
   if (rep.period == 0) return;
@@ -126,6 +125,7 @@ std::vector<Segment> FindPhases(const Job& job, const ExecutionGraph& g, uint32_
   for (auto& list : named) list = Outermost(std::move(list));
   autograd = Outermost(std::move(autograd));
   std::vector<uint64_t> backward_threads;
+  backward_threads.reserve(autograd.size());
   for (const Span& s : autograd) backward_threads.push_back(s.thread);
   std::sort(backward_threads.begin(), backward_threads.end());
   backward_threads.erase(std::unique(backward_threads.begin(), backward_threads.end()),
@@ -236,8 +236,8 @@ std::vector<Segment> FindPhases(const Job& job, const ExecutionGraph& g, uint32_
       constexpr size_t kMaxKernels = 1 << 14;  // Bounds the O(n^2) search.
       if (kernels.size() > kMaxKernels) kernels.resize(kMaxKernels);
       for (uint32_t n : kernels) {
-        seq.push_back(ids.try_emplace(g.nodes[n].name, static_cast<uint32_t>(ids.size()))
-                          .first->second);
+        seq.push_back(
+            ids.try_emplace(g.nodes[n].name, static_cast<uint32_t>(ids.size())).first->second);
       }
       std::vector<std::pair<size_t, size_t>> runs;
       FindRuns(g, seq, kernels, nodes, 0, kernels.size(), &runs, 0);

@@ -133,8 +133,8 @@ Shapes ReadShapes(const Job& job, const ExecutionGraph& g, const JobStructure& s
         }
         for (uint32_t x : phase.nodes) {
           const schema::GemmCallEvent* gemm = gemm_of(x);
-          if (gemm == nullptr || g.nodes[x].start_ns < last_layer_end || IsAttentionApi(gemm->api) ||
-              static_cast<int64_t>(gemm->k) != out.hidden) {
+          if (gemm == nullptr || g.nodes[x].start_ns < last_layer_end ||
+              IsAttentionApi(gemm->api) || static_cast<int64_t>(gemm->k) != out.hidden) {
             continue;
           }
           const int64_t width = m(gemm) == tokens ? n(gemm) : m(gemm);
@@ -152,7 +152,8 @@ Shapes ReadShapes(const Job& job, const ExecutionGraph& g, const JobStructure& s
 Setup SetupFromTrace(const Job& job, const ExecutionGraph& g, const JobStructure& s) {
   Setup setup;
   int32_t world = 0;
-  for (const RankTrace& r : job.ranks) world = std::max({world, r.world_size, r.trailer_world_size});
+  for (const RankTrace& r : job.ranks)
+    world = std::max({world, r.world_size, r.trailer_world_size});
   if (world > 0) Set(&setup.world, world, Origin::kTrace, "the ranks' world size (trace headers)");
   for (const CommGroup& group : s.groups) {
     Value* v = nullptr;

@@ -64,8 +64,8 @@ void WriteStructureText(const StructureReport& report, std::FILE* f) {
   std::fprintf(f, "\ngroups (%zu)\n", s.groups.size());
   for (const CommGroup& g : s.groups) {
     std::fprintf(f, "  comm %016" PRIx64 "  %-8s %3u ranks [%s]  %" PRIu64 " ops, %.1f MB  %s\n",
-                 g.comm_id, GroupRoleName(g.role), g.size, RankList(g.ranks).c_str(),
-                 g.operations, static_cast<double>(g.bytes) / 1e6, g.evidence.c_str());
+                 g.comm_id, GroupRoleName(g.role), g.size, RankList(g.ranks).c_str(), g.operations,
+                 static_cast<double>(g.bytes) / 1e6, g.evidence.c_str());
   }
   std::fprintf(f,
                "\nranks          iterations (mean ms)  forward      backward     optimizer    "
@@ -83,8 +83,8 @@ void WriteStructureText(const StructureReport& report, std::FILE* f) {
     };
     std::fprintf(f, "  rank %-5d %5zu %10.2f          %-12s %-12s %-12s %6zu  %s\n", r.rank,
                  iterations, Ms(iter_ns, iterations), phase(Phase::kForward).c_str(),
-                 phase(Phase::kBackward).c_str(), phase(Phase::kOptimizer).c_str(),
-                 r.layers.size(), Coordinates(r).c_str());
+                 phase(Phase::kBackward).c_str(), phase(Phase::kOptimizer).c_str(), r.layers.size(),
+                 Coordinates(r).c_str());
   }
   std::fprintf(f, "  (phases: count, ms per iteration)\n");
   if (!s.unknowns.empty()) {

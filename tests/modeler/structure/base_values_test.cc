@@ -32,8 +32,9 @@ TEST(BaseValuesTest, BadItemsAreOneErrorEach) {
       {"hidden=-4", "--base 'hidden=-4': '-4' is not a whole positive number"},
       {"hidden=1.5", "--base 'hidden=1.5': '1.5' is not a whole positive number"},
       {"hidden=", "--base 'hidden=': '' is not a whole positive number"},
-      {"hidden=9999999999999999", "--base 'hidden=9999999999999999': '9999999999999999' is not a "
-                                  "whole positive number"},
+      {"hidden=9999999999999999",
+       "--base 'hidden=9999999999999999': '9999999999999999' is not a "
+       "whole positive number"},
       {"tp=2,tp=2", "--base 'tp=2': tp given twice"},
       {"tp=2,", "--base '': expected KEY=N"},
       {"", "--base '': expected KEY=N"},

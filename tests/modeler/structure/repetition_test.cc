@@ -41,9 +41,9 @@ TEST(RepetitionTest, ALongerBlockCoveringMoreWins) {
 }
 
 TEST(RangeNamesTest, LayerNames) {
-  for (const char* name : {"layers.3", "decoder.layers.17", "layer_2", "model.layers.0",
-                           "transformer.h.11", "nn.Module: ParallelTransformerLayer_3",
-                           "TransformerLayer", "LlamaDecoderLayer"}) {
+  for (const char* name :
+       {"layers.3", "decoder.layers.17", "layer_2", "model.layers.0", "transformer.h.11",
+        "nn.Module: ParallelTransformerLayer_3", "TransformerLayer", "LlamaDecoderLayer"}) {
     EXPECT_TRUE(IsLayerRangeName(name)) << name;
   }
   for (const char* name : {"decoder.layers.3.self_attention", "forward", "aten::linear",

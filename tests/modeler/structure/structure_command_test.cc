@@ -56,9 +56,8 @@ TEST(StructureCommandTest, ContradictedBaseIsABadArgumentNamingBoth) {
   const auto r = RunCommand(Structure("--base world=4"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind("lumos-model structure: --base world=4 contradicts the trace: world=8 (",
-                        0),
-            0u)
+  EXPECT_EQ(
+      r.err.rfind("lumos-model structure: --base world=4 contradicts the trace: world=8 (", 0), 0u)
       << r.err;
 }
 

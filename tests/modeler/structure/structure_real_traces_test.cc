@@ -119,8 +119,7 @@ TEST_P(RealTraceStructureTest, IterationsPhasesNodesAndGroups) {
   const std::string input = SharedTraces() + "/" + GetParam();
   auto imported = kineto::ImportKineto({{input}, dir.File("out"), "", 1});
   ASSERT_TRUE(imported.ok()) << imported.status().message();
-  const auto loaded =
-      Load(imported->size() == 1 ? imported->front().output_path : dir.File("out"));
+  const auto loaded = Load(imported->size() == 1 ? imported->front().output_path : dir.File("out"));
   ASSERT_NE(loaded, nullptr);
   auto s = RecoverStructure(loaded->job, loaded->graph, {});
   ASSERT_TRUE(s.ok()) << s.status().message();

@@ -77,7 +77,8 @@ Job MakeTransformerJob(const TestJobSpec& spec) {
   const uint64_t tokens = seq * mbs, head_dim = hidden / heads;
   const Gemm qkv{3 * hidden / tp, tokens, hidden}, proj{hidden, tokens, hidden / tp};
   const Gemm fc1{ffn / tp, tokens, hidden}, fc2{hidden, tokens, ffn / tp};
-  const Gemm scores{seq, seq, head_dim, mbs * heads / tp}, context{seq, head_dim, seq, mbs * heads / tp};
+  const Gemm scores{seq, seq, head_dim, mbs * heads / tp},
+      context{seq, head_dim, seq, mbs * heads / tp};
   const Gemm output{vocab / tp, tokens, hidden};
   for (int rank = 0; rank < spec.ranks; ++rank) {
     Timeline t(&job, rank, spec.ranks);
