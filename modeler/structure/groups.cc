@@ -1,6 +1,7 @@
 // Roles of communicators, from the collectives on them (first rule that fits):
-//   tensor    all-reduce / all-gather / reduce-scatter inside layers, or in the forward phase
-//             (layers unknown): Megatron's tensor-parallel collectives run in every layer;
+//   tensor    all-reduce / all-gather / reduce-scatter inside forward layers, or in the
+//             forward phase (layers unknown): Megatron's tensor-parallel collectives run in
+//             every layer (the backward's layers may hold data-parallel gradient buckets);
 //   data      all-reduce / reduce-scatter in or after the backward phase (gradients), or, with
 //             no phases known, any all-reduce / reduce-scatter;
 //   expert    all-to-all (NCCL's; send/recv run as one operation on more than 2 ranks; or
@@ -79,7 +80,7 @@ std::vector<CommGroup> FindGroups(const Job& job, const ExecutionGraph& g,
     t.in_iterations += inside ? c.operations : 0;
     if (IsReduce(c.op)) {
       t.any_reduce += c.operations;
-      if (in_layer) t.layer_reduce += c.operations;
+      if (in_layer && phase == Phase::kForward) t.layer_reduce += c.operations;
       if (phase == Phase::kForward) t.forward_reduce += c.operations;
       if (phase == Phase::kBackward || phase == Phase::kOptimizer) {
         t.backward_reduce += c.operations;
@@ -108,7 +109,7 @@ std::vector<CommGroup> FindGroups(const Job& job, const ExecutionGraph& g,
       group.role = GroupRole::kTensor;
       group.evidence =
           t.layer_reduce > 0
-              ? Count(t.layer_reduce, "all-reduce/all-gather/reduce-scatter inside layers")
+              ? Count(t.layer_reduce, "all-reduce/all-gather/reduce-scatter inside forward layers")
               : Count(t.forward_reduce, "all-reduce/all-gather/reduce-scatter in forward");
     } else if (t.backward_reduce > 0 || (!phases_known && t.any_reduce > 0)) {
       group.role = GroupRole::kData;
