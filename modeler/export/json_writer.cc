@@ -155,6 +155,11 @@ void JsonWriter::Key(std::string_view key) {
   after_key_ = true;
 }
 
+void JsonWriter::Null() {
+  BeforeValue();
+  Append("null");
+}
+
 void JsonWriter::String(std::string_view value) {
   BeforeValue();
   AppendJsonString(value, &buffer_);

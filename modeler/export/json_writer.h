@@ -40,6 +40,7 @@ class JsonWriter {
   // and would silently round them (correlation ids, communicator hashes).
   void Uint(uint64_t value);
   void Bool(bool value);
+  void Null();
   // Nanoseconds as microseconds with exactly three decimals ("1234.567"), so no ns is lost.
   void Micros(uint64_t ns);
   // A double with `decimals` fractional digits (statistics only, never times).

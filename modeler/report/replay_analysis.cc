@@ -4,44 +4,12 @@
 #include <map>
 #include <unordered_map>
 
-#include "modeler/report/iteration_detection.h"
+#include "modeler/report/iteration_ranges.h"
 
 namespace lumos::modeler {
 namespace {
 
-struct Range {
-  std::string name;
-  int64_t start_ns, end_ns;
-  uint32_t thread_id;
-  // Detected iterations with GPU boundaries (iteration_detection.h): the kernels starting this
-  // repetition and the next; the replayed window is between their simulated starts.
-  uint32_t anchor_begin = kNoNode, anchor_end = kNoNode;
-};
-
 bool IsStepName(std::string_view name) { return name.rfind("ProfilerStep#", 0) == 0; }
-
-std::vector<Range> IterationRanges(const RankTrace& rank, int64_t offset,
-                                   const AnalysisOptions& options) {
-  std::vector<Range> out;
-  auto add = [&](std::string_view name, int64_t start, uint64_t duration, uint32_t thread) {
-    out.push_back({std::string(name), start + offset,
-                   start + offset + static_cast<int64_t>(duration), thread});
-  };
-  for (const schema::HostRangeEvent& h : rank.host_ranges) {
-    if (MayMarkIteration(h.name, h.category == schema::HostRangeCategory::kStep, options)) {
-      add(h.name, h.start_ns, h.duration_ns, h.thread_id);
-    }
-  }
-  for (const schema::NvtxEvent& n : rank.nvtx) {
-    if (MayMarkIteration(n.name, false, options) && n.duration_ns > 0) {
-      add(n.name, n.start_ns, n.duration_ns, n.thread_id);
-    }
-  }
-  std::sort(out.begin(), out.end(), [](const Range& a, const Range& b) {
-    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.name < b.name;
-  });
-  return out;
-}
 
 // Host nodes of rank r, per thread id.
 std::map<uint64_t, const Processor*> ThreadsOf(const ExecutionGraph& g, uint32_t r) {
@@ -421,8 +389,7 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
   std::vector<IterationReport> out;
   Labels labels;
   for (uint32_t r = 0; r < job.ranks.size(); ++r) {
-    const int64_t offset = g.rank_offset_ns[r];
-    std::vector<Range> ranges = IterationRanges(job.ranks[r], offset, options);
+    const std::vector<IterationRange> ranges = FindIterations(job, g, r, options).ranges;
     std::vector<uint32_t> host_nodes;
     IntervalIndex measured, replayed;
     for (const Processor& p : g.processors) {
@@ -442,37 +409,8 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
       return g.nodes[a].start_ns != g.nodes[b].start_ns ? g.nodes[a].start_ns < g.nodes[b].start_ns
                                                         : a < b;
     });
-    if (ranges.empty()) {
-      const DetectedIterations detected = DetectIterations(g, r);
-      for (size_t k = 0; k < detected.iterations(); ++k) {
-        std::string name = "iteration " + std::to_string(k + 1) + " (detected, period " +
-                           std::to_string(detected.period_kernels) + " kernels)";
-        if (!detected.launches.empty()) {
-          // Host boundaries, handled as a range on the launching thread.
-          const Node& launch = g.nodes[detected.launches[k]];
-          ranges.push_back({std::move(name), launch.start_ns,
-                            g.nodes[detected.launches[k + 1]].start_ns,
-                            static_cast<uint32_t>(g.processors[launch.processor].id)});
-          continue;
-        }
-        const uint32_t a = detected.anchors[k], b = detected.anchors[k + 1];
-        ranges.push_back({std::move(name), g.nodes[a].start_ns, g.nodes[b].start_ns, 0, a, b});
-      }
-    }
-    if (ranges.empty()) {
-      int64_t begin = INT64_MAX, end = INT64_MIN;
-      for (uint32_t n : host_nodes) {
-        begin = std::min(begin, g.nodes[n].start_ns);
-        end = std::max(end, g.nodes[n].end_ns());
-      }
-      for (const auto& x : measured.intervals) {
-        begin = std::min(begin, x.start);
-        end = std::max(end, x.end);
-      }
-      if (begin < end) ranges.push_back({"whole trace", begin, end, 0});
-    }
     const auto threads = ThreadsOf(g, r);
-    for (const Range& range : ranges) {
+    for (const IterationRange& range : ranges) {
       IterationReport it;
       it.rank = job.ranks[r].rank;
       it.name = range.name;

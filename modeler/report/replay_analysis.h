@@ -1,6 +1,7 @@
 // Design: what `lumos-model replay` reports, computed from the graph, the measurement and one
 // simulation. Everything here is per iteration and rank, measured and replayed side by side:
-//   iterations  from host ranges (ProfilerStep#N, category STEP, by default) or NVTX/host
+//   iterations  (iteration_ranges.h: FindIterations, shared with `lumos-model structure`)
+//               from host ranges (ProfilerStep#N, category STEP, by default) or NVTX/host
 //               ranges whose name matches --iteration REGEX; with none, from the repeating
 //               pattern of the rank's kernel stream (iteration_detection.h: from the launch
 //               of one kernel that starts each repetition to the next, as a range on that

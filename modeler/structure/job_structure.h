@@ -89,6 +89,7 @@ struct CommGroup {
   uint64_t comm_id = 0;
   GroupRole role = GroupRole::kUnknown;
   uint32_t size = 0;           // Ranks in the communicator.
+  bool size_recorded = true;   // From communicator/collective records; false: the ranks seen.
   std::vector<int32_t> ranks;  // Global ranks seen in it (loaded files), ascending.
   uint64_t operations = 0;     // Traced collectives on it (all ranks' records counted once).
   uint64_t bytes = 0;          // Their bytes per rank, summed.

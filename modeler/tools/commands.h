@@ -17,5 +17,6 @@ int RunImport(const Args& args);
 int RunReplay(const Args& args);
 int RunSynth(const Args& args);
 int RunCosts(const Args& args);
+int RunStructure(const Args& args);
 
 }  // namespace lumos::modeler

@@ -240,6 +240,11 @@ std::string CommandLine(const Row& row, const std::string& inputs, const std::st
            (opt_equals ? " --iteration=ProfilerStep.* --scale=comm=2 --job=dlrm_kineto"
             : row.input == Input::kFlagAsValue ? " --timeline --json"
                                                : "");
+  } else if (row.command == "structure") {
+    args = "structure " + in +
+           (opt_equals ? " --iteration=ProfilerStep.* --base=hidden=512 --job=dlrm_kineto --json"
+            : row.input == Input::kFlagAsValue ? " --base --json"
+                                               : "");
   } else if (row.command == "synth") {
     args = "synth " + in +
            (opt_equals ? " --output=" + out + "/synth --ranks=16 --jitter=0.1 --seed=3"
@@ -386,6 +391,27 @@ std::vector<Row> Rows() {
       {"replay", Input::kFlagAsValue, 2, value_of("--timeline", "--json"), {}},
       {"replay", Input::kOutputToDevFull, 1, kDevFull, {}},
 
+      {"structure",
+       Input::kSoundWithOptEquals,
+       0,
+       "",
+       {"\"job\":\"dlrm_kineto\"", "\"iteration_method\":\"ranges matching 'ProfilerStep.*'\"",
+        "\"hidden\":{\"value\":512,\"origin\":\"given\""}},
+      {"structure", Input::kMissingFile, 1, kMissing, {}},
+      {"structure", Input::kMissingAmongGood, 1, kMissing, {"job dlrm_kineto: 8 rank(s)"}},
+      {"structure", Input::kEmptyFile, 1, kEmpty, {}},
+      {"structure", Input::kNotATrace, 1, kRandom, {}},
+      {"structure", Input::kTruncatedTrace, 1, kTruncated, {"job golden: 1 rank(s)", "cut short"}},
+      {"structure", Input::kUnclosedTrace, 1, kUnclosed, {"job golden: 1 rank(s)", "no trailer"}},
+      {"structure",
+       Input::kBadHeaderAmongGood,
+       1,
+       kBadHeader,
+       {"job dlrm_kineto: 7 rank(s)", "ranks missing: 2"}},
+      {"structure", Input::kUnknownOption, 2, kUnknown, {}},
+      {"structure", Input::kFlagAsValue, 2, value_of("--base", "--json"), {}},
+      {"structure", Input::kOutputToDevFull, 1, kDevFull, {}},
+
       {"synth", Input::kSoundWithOptEquals, 0, "", {"/synth: 16 files, "}},
       {"synth", Input::kMissingFile, 1, kMissing, {}},
       {"synth", Input::kMissingAmongGood, 1, kMissing, {"/synth: 56 files, "}},
@@ -501,7 +527,8 @@ INSTANTIATE_TEST_SUITE_P(EveryCommand, CommandContractTest, ::testing::ValuesIn(
                            return name + "_" + InputName(info.param.input);
                          });
 
-const char* const kCommands[] = {"inspect", "export", "replay", "synth", "import", "costs"};
+const char* const kCommands[] = {"inspect", "export", "replay", "structure",
+                                 "synth",   "import", "costs"};
 
 // --help: on stdout, exit 0, with the options and the exit statuses; every option it lists is
 // one the command knows (the help is generated from the same declarations).
@@ -546,7 +573,8 @@ TEST(CommandHelpTest, NoOrUnknownCommandIsAUsageError) {
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.out, "");
   EXPECT_EQ(none.err,
-            "lumos-model: no command given (replay, synth, inspect, export, import, costs)\n"
+            "lumos-model: no command given (replay, structure, synth, inspect, export, import, "
+            "costs)\n"
             "(run `lumos-model --help` for usage)\n");
   const auto unknown = RunCommand(LumosModelBinary() + " frobnicate x");
   EXPECT_EQ(unknown.exit_code, 2);

@@ -1,0 +1,172 @@
+// Structure recovery on every shared real trace (../shared/data/traces, imported) and the
+// bundled example: the iterations are replay's, every node has its NodeInfo, phases are found
+// where the trace has autograd ranges, and DLRM's groups and (absent) layers are as the job is.
+#include <gtest/gtest.h>
+
+#include "modeler/graph/clock_alignment.h"
+#include "modeler/import/kineto_import.h"
+#include "modeler/report/replay_analysis.h"
+#include "modeler/sim/simulator.h"
+#include "modeler/structure/job_structure.h"
+#include "modeler/trace/trace_set.h"
+#include "tests/testing/param_names.h"
+#include "tests/testing/sample_trace.h"
+
+namespace lumos::modeler::structure {
+namespace {
+
+using lumos::testing::TempDir;
+
+std::string SharedTraces() { return std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces"; }
+std::string Example() { return std::string(LUMOS_SOURCE_DIR) + "/examples/dlrm-8rank"; }
+
+struct Loaded {
+  Job job;
+  ExecutionGraph graph;
+};
+
+std::unique_ptr<Loaded> Load(const std::string& dir) {
+  auto paths = ExpandTracePaths({dir});
+  EXPECT_TRUE(paths.ok()) << paths.status().message();
+  if (!paths.ok()) return nullptr;
+  auto job = LoadJob(*paths);
+  EXPECT_TRUE(job.ok()) << job.status().message();
+  if (!job.ok()) return nullptr;
+  auto out = std::make_unique<Loaded>();
+  out->job = std::move(job).value();
+  GraphOptions options;
+  options.record_sources = true;
+  out->graph = BuildGraph(out->job, AlignClocks(out->job).rank_offset_ns, options);
+  return out;
+}
+
+bool HasAutogradRanges(const RankTrace& rank) {
+  for (const schema::HostRangeEvent& h : rank.host_ranges) {
+    if (h.name.rfind("autograd::engine::evaluate_function:", 0) == 0) return true;
+  }
+  return false;
+}
+
+// What every job's structure satisfies.
+void ExpectSound(const Loaded& l, const JobStructure& s) {
+  ASSERT_EQ(s.nodes.size(), l.graph.nodes.size());
+  ASSERT_EQ(s.ranks.size(), l.job.ranks.size());
+  // The iterations are replay's (same ranges, same order).
+  const SimResult sim = Simulate(l.graph, MeasuredScenario(l.graph));
+  const auto replayed = AnalyzeIterations(l.job, l.graph, sim, {});
+  size_t k = 0;
+  for (const RankStructure& rank : s.ranks) {
+    for (const Segment& it : rank.iterations) {
+      ASSERT_LT(k, replayed.size());
+      EXPECT_EQ(replayed[k].rank, rank.rank);
+      EXPECT_EQ(replayed[k].measured_start_ns, it.begin_ns);
+      EXPECT_EQ(replayed[k].measured_end_ns, it.end_ns);
+      ++k;
+    }
+    // Phases: inside their iteration, not overlapping, with nodes.
+    for (size_t i = 0; i < rank.phases.size(); ++i) {
+      const Segment& p = rank.phases[i];
+      ASSERT_LT(p.iteration, rank.iterations.size());
+      EXPECT_GE(p.begin_ns, rank.iterations[p.iteration].begin_ns);
+      EXPECT_LE(p.end_ns, rank.iterations[p.iteration].end_ns);
+      if (i > 0) {
+        EXPECT_GE(p.begin_ns, rank.phases[i - 1].end_ns);
+      }
+      EXPECT_TRUE(std::is_sorted(p.nodes.begin(), p.nodes.end()));
+    }
+    if (HasAutogradRanges(l.job.ranks[rank.rank_index])) {
+      for (uint32_t it = 0; it < rank.iterations.size(); ++it) {
+        bool forward = false, backward = false;
+        for (const Segment& p : rank.phases) {
+          if (p.iteration != it) continue;
+          forward = forward || p.phase == Phase::kForward;
+          backward = backward || p.phase == Phase::kBackward;
+        }
+        EXPECT_TRUE(forward && backward) << "rank " << rank.rank << " iteration " << it;
+      }
+    }
+  }
+  EXPECT_EQ(k, replayed.size());
+  // NodeInfo: NCCL kernels are communication, API calls other, copies copies.
+  for (uint32_t n = 0; n < l.graph.nodes.size(); ++n) {
+    const Node& node = l.graph.nodes[n];
+    if (node.kind == NodeKind::kApiCall) {
+      EXPECT_EQ(s.nodes[n].kernel_class, models::KernelClass::kOther);
+    } else if (node.kind == NodeKind::kMemcpy) {
+      EXPECT_EQ(s.nodes[n].kernel_class, models::KernelClass::kMemcpy);
+    } else if (node.collective != kNoNode) {
+      EXPECT_EQ(s.nodes[n].kernel_class, models::KernelClass::kCommunication);
+    }
+  }
+  for (const CommGroup& g : s.groups) {
+    EXPECT_FALSE(g.ranks.empty());
+    EXPECT_GE(g.size, g.ranks.size());
+    EXPECT_FALSE(g.evidence.empty());
+  }
+  // The world size where a header says it (the micro-benchmark has no distributedInfo).
+  int32_t world = 0;
+  for (const RankTrace& r : l.job.ranks) world = std::max(world, r.world_size);
+  EXPECT_EQ(s.setup.world.known(), world > 0);
+  if (world > 0) {
+    EXPECT_EQ(s.setup.world.value, world);
+  }
+}
+
+class RealTraceStructureTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RealTraceStructureTest, IterationsPhasesNodesAndGroups) {
+  TempDir dir;
+  const std::string input = SharedTraces() + "/" + GetParam();
+  auto imported = kineto::ImportKineto({{input}, dir.File("out"), "", 1});
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const auto loaded = Load(imported->size() == 1 ? imported->front().output_path : dir.File("out"));
+  ASSERT_NE(loaded, nullptr);
+  auto s = RecoverStructure(loaded->job, loaded->graph, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ExpectSound(*loaded, *s);
+  // None of these jobs is a transformer: no layer is claimed.
+  EXPECT_EQ(s->layer_method.rfind("none", 0), 0u) << s->layer_method;
+  EXPECT_FALSE(s->setup.hidden.known()) << s->setup.hidden.how;
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedTraces, RealTraceStructureTest,
+                         ::testing::Values("dlrm-8rank-v100/dlrm_kineto.tar.gz",
+                                           "hta-single-rank/control.json.gz",
+                                           "hta-single-rank/df_index_resolver.json.gz",
+                                           "hta-single-rank/event_sync_trace.json.gz",
+                                           "hta-single-rank/nccl_data.json.gz",
+                                           "hta-single-rank/rank0.json.gz"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return ::lumos::testing::TraceParamName(info.param);
+                         });
+
+// The bundled example: DLRM on 8 ranks, one communicator carrying the dense gradients'
+// all-reduces after backward and the embeddings' all-to-all.
+TEST(ExampleStructureTest, DlrmEightRanks) {
+  const auto loaded = Load(Example());
+  ASSERT_NE(loaded, nullptr);
+  auto s = RecoverStructure(loaded->job, loaded->graph, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ExpectSound(*loaded, *s);
+  EXPECT_EQ(s->iteration_method, "ProfilerStep ranges");
+  EXPECT_EQ(s->setup.world.value, 8);
+  for (const RankStructure& rank : s->ranks) {
+    EXPECT_EQ(rank.iterations.size(), 1u);
+    EXPECT_TRUE(rank.layers.empty());
+  }
+  EXPECT_EQ(s->layer_method.rfind("none", 0), 0u) << s->layer_method;
+  bool data = false;
+  for (const CommGroup& g : s->groups) {
+    if (g.role != GroupRole::kData) continue;
+    data = true;
+    EXPECT_EQ(g.size, 8u);
+    EXPECT_NE(g.evidence.find("all-reduce"), std::string::npos) << g.evidence;
+    EXPECT_NE(g.evidence.find("all-to-all"), std::string::npos) << g.evidence;
+  }
+  EXPECT_TRUE(data);
+  EXPECT_EQ(s->setup.dp.value, 8);
+  for (const RankStructure& rank : s->ranks) EXPECT_EQ(rank.dp_rank, rank.rank);
+}
+
+}  // namespace
+}  // namespace lumos::modeler::structure
