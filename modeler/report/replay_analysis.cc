@@ -1,6 +1,7 @@
 #include "modeler/report/replay_analysis.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -383,11 +384,22 @@ struct IntervalIndex {
 
 }  // namespace
 
-std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGraph& g,
-                                               const SimResult& sim,
-                                               const AnalysisOptions& options) {
+namespace {
+
+// The iterations of the measured graph `g` (ranges, boundary calls: chosen by the measured
+// times and `base`, the simulation of g), analysed on `rg` simulated as `sim`: for replay rg is
+// g and `map` empty; for a rewritten graph `map` takes a boundary node of g to its instance in
+// rg (first or last copy), and the replayed side (breakdown, busy, critical path, top lists)
+// is rg's over the mapped window.
+std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, const SimResult& base,
+                                     const ExecutionGraph& rg, const SimResult& sim,
+                                     const AnalysisOptions& options,
+                                     const std::function<uint32_t(uint32_t, bool)>& map) {
   std::vector<IterationReport> out;
   Labels labels;
+  auto to = [&map](uint32_t node, bool last) {
+    return !map || node == kNoNode ? node : map(node, last);
+  };
   for (uint32_t r = 0; r < job.ranks.size(); ++r) {
     const std::vector<IterationRange> ranges = FindIterations(job, g, r, options).ranges;
     std::vector<uint32_t> host_nodes;
@@ -398,8 +410,11 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
         host_nodes.insert(host_nodes.end(), p.nodes.begin(), p.nodes.end());
         continue;
       }
+      for (uint32_t n : p.nodes) measured.Add(g.nodes[n].start_ns, g.nodes[n].end_ns(), n);
+    }
+    for (const Processor& p : rg.processors) {
+      if (p.rank_index != r || !p.gpu) continue;
       for (uint32_t n : p.nodes) {
-        measured.Add(g.nodes[n].start_ns, g.nodes[n].end_ns(), n);
         if (sim.ran(n)) replayed.Add(sim.start_ns[n], sim.end_ns[n], n);
       }
     }
@@ -428,21 +443,26 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
       for (; from != candidates->end() && g.nodes[*from].start_ns < range.end_ns; ++from) {
         const uint32_t n = *from;
         const Node& x = g.nodes[n];
-        if (x.end_ns() > range.end_ns || !sim.ran(n)) continue;
+        if (x.end_ns() > range.end_ns || !base.ran(n)) continue;
         if (first == kNoNode) first = n;
         if (last == kNoNode || x.end_ns() > g.nodes[last].end_ns()) last = n;
       }
-      if (first == kNoNode) {
+      const uint32_t rfirst = to(first, false), rlast = to(last, true);
+      const uint32_t anchor_begin = to(range.anchor_begin, false);
+      const uint32_t anchor_end = to(range.anchor_end, false);
+      if (first == kNoNode || rfirst == kNoNode || rlast == kNoNode || !sim.ran(rfirst) ||
+          !sim.ran(rlast)) {
         it.replayed_start_ns = range.start_ns;
         it.replayed_end_ns = range.end_ns;
       } else {
-        it.replayed_start_ns = sim.start_ns[first] - (g.nodes[first].start_ns - range.start_ns);
-        it.replayed_end_ns = sim.end_ns[last] + (range.end_ns - g.nodes[last].end_ns());
+        it.replayed_start_ns = sim.start_ns[rfirst] - (g.nodes[first].start_ns - range.start_ns);
+        it.replayed_end_ns = sim.end_ns[rlast] + (range.end_ns - g.nodes[last].end_ns());
       }
-      if (range.anchor_begin != kNoNode && sim.ran(range.anchor_begin) &&
-          sim.ran(range.anchor_end)) {
-        it.replayed_start_ns = sim.start_ns[range.anchor_begin];
-        it.replayed_end_ns = sim.start_ns[range.anchor_end];
+      const bool gpu_bounds = anchor_begin != kNoNode && anchor_end != kNoNode &&
+                              sim.ran(anchor_begin) && sim.ran(anchor_end);
+      if (gpu_bounds) {
+        it.replayed_start_ns = sim.start_ns[anchor_begin];
+        it.replayed_end_ns = sim.start_ns[anchor_end];
       }
       std::vector<std::pair<int64_t, int64_t>> mc, mm, rc, rm, m_all, r_all;
       std::vector<uint32_t> in_iteration;
@@ -450,27 +470,42 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
         const bool comm = g.nodes[x.node].work == WorkClass::kCommunication;
         (comm ? mm : mc).push_back({x.start, x.end});
         m_all.push_back({x.start, x.end});
-        if (x.start >= range.start_ns) in_iteration.push_back(x.node);
+        if (!map && x.start >= range.start_ns) in_iteration.push_back(x.node);
       });
       replayed.ForOverlapping(it.replayed_start_ns, it.replayed_end_ns, [&](const auto& x) {
-        const bool comm = g.nodes[x.node].work == WorkClass::kCommunication;
+        const bool comm = rg.nodes[x.node].work == WorkClass::kCommunication;
         (comm ? rm : rc).push_back({x.start, x.end});
         r_all.push_back({x.start, x.end});
+        if (map && x.start >= it.replayed_start_ns) in_iteration.push_back(x.node);
       });
       it.measured = Sweep(mc, mm, it.measured_start_ns, it.measured_end_ns);
       it.replayed = Sweep(rc, rm, it.replayed_start_ns, it.replayed_end_ns);
       it.measured_busy = BusyBins(m_all, it.measured_start_ns, it.measured_end_ns, options.bin_ns);
       it.replayed_busy = BusyBins(r_all, it.replayed_start_ns, it.replayed_end_ns, options.bin_ns);
-      const bool gpu_bounds =
-          range.anchor_begin != kNoNode && sim.ran(range.anchor_begin) && sim.ran(range.anchor_end);
-      CriticalPath(g, sim, last, gpu_bounds ? range.anchor_end : kNoNode, it.replayed_start_ns,
+      CriticalPath(rg, sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,
                    it.replayed_end_ns, options.top, &labels, &it);
-      it.top_kernels = TopBy(g, sim, in_iteration, WorkClass::kCompute, options.top);
-      it.top_collectives = TopBy(g, sim, in_iteration, WorkClass::kCommunication, options.top);
+      it.top_kernels = TopBy(rg, sim, in_iteration, WorkClass::kCompute, options.top);
+      it.top_collectives = TopBy(rg, sim, in_iteration, WorkClass::kCommunication, options.top);
       out.push_back(std::move(it));
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGraph& g,
+                                               const SimResult& sim,
+                                               const AnalysisOptions& options) {
+  return Analyze(job, g, sim, g, sim, options, nullptr);
+}
+
+std::vector<IterationReport> AnalyzeRewritten(const Job& job, const ExecutionGraph& measured,
+                                              const SimResult& measured_sim,
+                                              const ExecutionGraph& rewritten, const SimResult& sim,
+                                              const AnalysisOptions& options,
+                                              const std::function<uint32_t(uint32_t, bool)>& map) {
+  return Analyze(job, measured, measured_sim, rewritten, sim, options, map);
 }
 
 }  // namespace lumos::modeler

@@ -47,6 +47,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <string>
@@ -116,6 +117,17 @@ bool MayMarkIteration(std::string_view name, bool step, const AnalysisOptions& o
 std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGraph& graph,
                                                const SimResult& sim,
                                                const AnalysisOptions& options);
+
+// The same iterations analysed on a rewritten graph (modeler/whatif; estimate): ranges and
+// boundary calls chosen on the measured graph and its replay, each boundary node mapped into
+// `rewritten` by `map(node, last)` (its first copy, or with last its last; kNoNode: none), and
+// the replayed side (replayed_* times, breakdown, busy, critical path, top kernels and
+// collectives) computed on `rewritten` as simulated by `sim`; the measured side as measured.
+std::vector<IterationReport> AnalyzeRewritten(const Job& job, const ExecutionGraph& measured,
+                                              const SimResult& measured_sim,
+                                              const ExecutionGraph& rewritten, const SimResult& sim,
+                                              const AnalysisOptions& options,
+                                              const std::function<uint32_t(uint32_t, bool)>& map);
 
 // The kernel class used by the critical path ("gemm", "attention", "elementwise", ...).
 std::string KernelClass(std::string_view name);

@@ -17,6 +17,7 @@ int RunImport(const Args& args);
 int RunReplay(const Args& args);
 int RunSynth(const Args& args);
 int RunCosts(const Args& args);
+int RunEstimate(const Args& args);
 int RunStructure(const Args& args);
 
 }  // namespace lumos::modeler

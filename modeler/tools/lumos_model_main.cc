@@ -25,6 +25,9 @@ constexpr const char kUsage[] =
     "                                critical path, what-ifs (--scale, --drop-gaps)\n"
     "  structure FILE|DIR|GLOB...    a job's structure: iterations, phases, layers, parallel\n"
     "                                groups, model sizes with their origin (--base K=V,...)\n"
+    "  estimate FILE|DIR|GLOB... --set K=V,...\n"
+    "                                a setup nobody ran, from the trace of one that ran:\n"
+    "                                layers, hidden, seq, micro-batches, dp, GPU, network\n"
     "  synth FILE... -o DIR --ranks N  a large consistent job from a real one (benchmarks)\n"
     "  synth gpt -o DIR [--set K=V,...] a GPT training job from the cost models (test double)\n"
     "  inspect FILE...               ranks, devices, versions, time span, counts, loss\n"
@@ -40,7 +43,8 @@ constexpr const char kUsage[] =
     "be read is still used and reported) or an output that could not be written; 2 bad\n"
     "arguments. Problems go to stderr, one line each; results to stdout.\n";
 
-constexpr const char kCommands[] = "replay, structure, synth, inspect, export, import, costs";
+constexpr const char kCommands[] =
+    "replay, structure, estimate, synth, inspect, export, import, costs";
 
 int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "inspect") return lumos::modeler::RunInspect(args);
@@ -50,6 +54,7 @@ int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "synth") return lumos::modeler::RunSynth(args);
   if (command == "structure") return lumos::modeler::RunStructure(args);
   if (command == "costs") return lumos::modeler::RunCosts(args);
+  if (command == "estimate") return lumos::modeler::RunEstimate(args);
   const std::string what = !command.empty() && command[0] == '-' ? "option" : "command";
   std::fputs(lumos::cli::UsageErrorText("lumos-model", "unknown " + what + " '" + command +
                                                            "' (commands: " + kCommands +

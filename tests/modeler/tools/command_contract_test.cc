@@ -245,6 +245,12 @@ std::string CommandLine(const Row& row, const std::string& inputs, const std::st
            (opt_equals ? " --iteration=ProfilerStep.* --base=hidden=512 --job=dlrm_kineto --json"
             : row.input == Input::kFlagAsValue ? " --base --json"
                                                : "");
+  } else if (row.command == "estimate") {
+    args = "estimate " + in +
+           (opt_equals ? " --set=gpu=A100-SXM4-80GB --iteration=ProfilerStep.* --job=dlrm_kineto "
+                         "--json"
+            : row.input == Input::kFlagAsValue ? " --set --json"
+                                               : " --set gpu=A100-SXM4-80GB");
   } else if (row.command == "synth") {
     args = "synth " + in +
            (opt_equals ? " --output=" + out + "/synth --ranks=16 --jitter=0.1 --seed=3"
@@ -412,6 +418,26 @@ std::vector<Row> Rows() {
       {"structure", Input::kFlagAsValue, 2, value_of("--base", "--json"), {}},
       {"structure", Input::kOutputToDevFull, 1, kDevFull, {}},
 
+      {"estimate",
+       Input::kSoundWithOptEquals,
+       0,
+       "",
+       {"\"job\":\"dlrm_kineto\"", "\"gpu\":\"A100-SXM4-80GB\""}},
+      {"estimate", Input::kMissingFile, 1, kMissing, {}},
+      {"estimate", Input::kMissingAmongGood, 1, kMissing, {"job dlrm_kineto, 8 rank(s)"}},
+      {"estimate", Input::kEmptyFile, 1, kEmpty, {}},
+      {"estimate", Input::kNotATrace, 1, kRandom, {}},
+      {"estimate", Input::kTruncatedTrace, 1, kTruncated, {"job golden, 1 rank(s)", "cut short"}},
+      {"estimate", Input::kUnclosedTrace, 1, kUnclosed, {"job golden, 1 rank(s)", "no trailer"}},
+      {"estimate",
+       Input::kBadHeaderAmongGood,
+       1,
+       kBadHeader,
+       {"job dlrm_kineto, 7 rank(s)", "ranks missing: 2"}},
+      {"estimate", Input::kUnknownOption, 2, kUnknown, {}},
+      {"estimate", Input::kFlagAsValue, 2, value_of("--set", "--json"), {}},
+      {"estimate", Input::kOutputToDevFull, 1, kDevFull, {}},
+
       {"synth", Input::kSoundWithOptEquals, 0, "", {"/synth: 16 files, "}},
       {"synth", Input::kMissingFile, 1, kMissing, {}},
       {"synth", Input::kMissingAmongGood, 1, kMissing, {"/synth: 56 files, "}},
@@ -527,8 +553,8 @@ INSTANTIATE_TEST_SUITE_P(EveryCommand, CommandContractTest, ::testing::ValuesIn(
                            return name + "_" + InputName(info.param.input);
                          });
 
-const char* const kCommands[] = {"inspect", "export", "replay", "structure",
-                                 "synth",   "import", "costs"};
+const char* const kCommands[] = {"inspect",  "export", "replay", "structure",
+                                 "estimate", "synth",  "import", "costs"};
 
 // --help: on stdout, exit 0, with the options and the exit statuses; every option it lists is
 // one the command knows (the help is generated from the same declarations).
@@ -572,10 +598,11 @@ TEST(CommandHelpTest, NoOrUnknownCommandIsAUsageError) {
   const auto none = RunCommand(LumosModelBinary());
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.out, "");
-  EXPECT_EQ(none.err,
-            "lumos-model: no command given (replay, structure, synth, inspect, export, import, "
-            "costs)\n"
-            "(run `lumos-model --help` for usage)\n");
+  EXPECT_EQ(
+      none.err,
+      "lumos-model: no command given (replay, structure, estimate, synth, inspect, export, import, "
+      "costs)\n"
+      "(run `lumos-model --help` for usage)\n");
   const auto unknown = RunCommand(LumosModelBinary() + " frobnicate x");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.err.rfind("lumos-model: unknown command 'frobnicate' (commands: ", 0), 0u)

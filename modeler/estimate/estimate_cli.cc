@@ -1,0 +1,275 @@
+#include "modeler/estimate/estimate_cli.h"
+
+#include <optional>
+#include <regex>
+
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
+#include "base/cli/progress.h"
+#include "modeler/estimate/estimate_report.h"
+#include "modeler/graph/clock_alignment.h"
+#include "modeler/io/output_file.h"
+#include "modeler/models/collective_costs.h"
+#include "modeler/models/cost_queries.h"
+#include "modeler/report/replay_timeline.h"
+#include "modeler/trace/trace_set.h"
+
+namespace lumos::modeler::estimate {
+namespace {
+
+constexpr const char kDescription[] =
+    "Estimates a setup nobody ran from the trace of one that ran: recovers the job's structure\n"
+    "(iterations, phases, micro-batches, layers, parallel groups, model sizes; see `lumos-model\n"
+    "structure`), rewrites its execution graph for the new setup (layers and micro-batches\n"
+    "repeated or removed, kernels and collectives re-costed for new sizes, data-parallel\n"
+    "degree, GPU and network by the cost models) and replays it. Prints the base (the replayed\n"
+    "measurement) and the estimate side by side: iteration time, tokens/s, MFU, breakdown,\n"
+    "critical path, GPU time per kernel class and collective, what the estimate rests on\n"
+    "(measured, interpolated, scaled, model only), memory per GPU against its capacity, and\n"
+    "what it assumed.\n"
+    "\n"
+    "keys of --set and --sweep: layers, hidden, ffn, heads, seq, mbs, micro_batches, vocab,\n"
+    "world, dp (tp, pp, cp, ep only at their measured values), gpu, net, net_gbps, net_us,\n"
+    "zero (0-3), recompute (none|selective|full), sequence_parallel (0|1).\n"
+    "\n"
+    "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns.";
+
+constexpr const char kExitStatus[] =
+    "exit status: 0 estimated from sound input; 1 an input is unreadable (skipped), has a\n"
+    "damaged tail or no trailer (estimated from what was read; one line on stderr per file),\n"
+    "nothing could be read, the trace's GPU is not in the specs, or an output could not be\n"
+    "written; 2 bad arguments. Bad arguments include an unknown key, a value that is not a\n"
+    "number, dp not dividing the world, heads not dividing hidden, a GPU the specs do not\n"
+    "know, a change the trace gives no base for, and a --base value the trace contradicts.";
+
+// The trace's own calibrations, with the --costs model's for what the trace does not measure.
+models::CostModel Merge(models::CostModel traced, const models::CostModel& given) {
+  for (const models::GemmCalibration& c : given.gemm.calibrations()) traced.gemm.Add(c);
+  for (const models::KernelCalibration& c : given.kernels.calibrations()) {
+    if (traced.kernels.Find(c.gpu(), c.key()) < 0) traced.kernels.Add(c);
+  }
+  for (const models::CollectiveCalibration& c : given.collectives) {
+    bool have = false;
+    for (const models::CollectiveCalibration& t : traced.collectives) have |= t.gpu == c.gpu;
+    if (!have) traced.collectives.push_back(c);
+  }
+  traced.inputs.insert(traced.inputs.end(), given.inputs.begin(), given.inputs.end());
+  return traced;
+}
+
+}  // namespace
+
+int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
+  std::vector<std::string> inputs;
+  std::string set_text, base_text, sweep_text, costs_file, net_name = models::kDefaultNetwork;
+  std::string timeline, job_name, iteration;
+  bool json = false, job_given = false, set_given = false, sweep_given = false;
+  bool base_given = false, costs_given = false;
+  const models::SpecTable& specs = models::SpecTable::Builtin();
+  cli::ArgParser parser(
+      "lumos-model estimate",
+      "FILE|DIR|GLOB... --set K=V,... [--base K=V,...] [--sweep 'K=V1,V2;K2=...']\n"
+      "                            [--costs MODEL.json] [--net NAME] [--json] [--timeline "
+      "OUT.json]");
+  parser.Description(kDescription)
+      .String("--set", "K=V,...", "the setup to estimate (keys above)", &set_text)
+      .Given(&set_given)
+      .String("--base", "K=V,...",
+              "what the trace does not show about the measured run (layers, hidden, ffn, heads, "
+              "seq, mbs, micro_batches, vocab, world, dp, tp, pp, cp, ep); a value the trace "
+              "contradicts is an error",
+              &base_text)
+      .Given(&base_given)
+      .String("--sweep", "'K=V1,V2;K2=...'",
+              "every combination (with --set applied to each), one line each, fastest first",
+              &sweep_text)
+      .Given(&sweep_given)
+      .String("--costs", "MODEL.json",
+              "a cost model from `lumos-model costs fit` (measured tables, other traces) for what "
+              "the trace itself does not measure (another GPU's GEMMs, collectives)",
+              &costs_file)
+      .Given(&costs_given)
+      .String("--net", "NAME",
+              "the network between the measured job's nodes (ib400, roce400, ... or numbers "
+              "such as 400Gbps,3us; default ib400)",
+              &net_name)
+      .String("--iteration", "REGEX", "iterations are the host/NVTX ranges matching REGEX",
+              &iteration)
+      .String("--job", "ID", "the job to read when the files hold several (header job id)",
+              &job_name)
+      .Given(&job_given)
+      .Flag("--json", "print the estimate as JSON instead of text", &json)
+      .String("--timeline", "OUT.json",
+              "write the replayed and the estimated timelines side by side (Perfetto)", &timeline)
+      .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
+      .Epilogue(kExitStatus);
+  if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
+  if (!set_given && !sweep_given) return parser.UsageError(err, "give --set or --sweep");
+  if (sweep_given && !timeline.empty()) {
+    return parser.UsageError(err, "--timeline shows one estimate: not with --sweep");
+  }
+  // Settings first: a bad one is exit 2 before any file is read.
+  whatif::SettingList set;
+  if (set_given) {
+    StatusOr<whatif::SettingList> parsed =
+        whatif::ParseSettings(set_text, whatif::SettingScope::kSet, specs);
+    if (!parsed.ok()) return parser.UsageError(err, parsed.status().message());
+    set = std::move(*parsed);
+  }
+  std::vector<whatif::SettingList> configurations;
+  if (sweep_given) {
+    StatusOr<std::vector<whatif::SettingList>> sweep = whatif::ParseSweep(sweep_text, specs);
+    if (!sweep.ok()) return parser.UsageError(err, sweep.status().message());
+    for (const whatif::SettingList& combination : *sweep) {
+      configurations.push_back(whatif::MergeSettings(set, combination));
+    }
+  } else {
+    configurations.push_back(set);
+  }
+  structure::StructureOptions structure_options;
+  if (base_given) {
+    StatusOr<whatif::SettingList> base =
+        whatif::ParseSettings(base_text, whatif::SettingScope::kBase, specs);
+    if (!base.ok()) {
+      std::string message = base.status().message();
+      if (message.rfind("--set", 0) == 0) message.replace(0, 5, "--base");
+      return parser.UsageError(err, message);
+    }
+    for (const whatif::Setting& s : *base) {
+      structure::Value* v =
+          structure::SetupField(&structure_options.base, whatif::SettingKeyName(s.key));
+      if (v == nullptr) continue;
+      v->value = s.integer;
+      v->origin = structure::Origin::kGiven;
+      v->how = "--base";
+    }
+  }
+  AnalysisOptions analysis;
+  if (!iteration.empty()) {
+    try {
+      analysis.iteration = std::regex(iteration, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return parser.UsageError(err, "--iteration '" + iteration + "': " + e.what());
+    }
+    analysis.iteration_pattern = iteration;
+    structure_options.iteration_pattern = iteration;
+  }
+  StatusOr<models::NetworkSpec> source_net = specs.ResolveNetwork(net_name);
+  if (!source_net.ok()) return parser.UsageError(err, "--net " + source_net.status().message());
+
+  cli::CommandOutcome outcome("lumos-model estimate", out, err);
+  std::vector<std::string> missing;
+  StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs, &missing);
+  for (const std::string& problem : missing) outcome.InputProblem(problem);
+  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  for (const std::string& path : *paths) {
+    if (!timeline.empty() && io::SameFile(path, timeline)) {
+      return parser.UsageError(err, "the timeline " + timeline + " is also an input");
+    }
+  }
+  cli::Progress progress("lumos-model estimate", err);
+  progress.Step("loading");
+  LoadOptions load;
+  if (job_given) load.job_id = job_name;
+  StatusOr<Job> job = LoadJob(*paths, load);
+  progress.Clear();
+  if (!job.ok()) return outcome.Fail(job.status().message());
+  for (const std::string& problem : job->input_problems) outcome.InputProblem(problem);
+  GraphOptions graph_options;
+  graph_options.record_sources = true;
+  const ExecutionGraph graph = BuildGraph(*job, AlignClocks(*job).rank_offset_ns, graph_options);
+  if (graph.nodes.empty()) return outcome.Fail("no API calls or GPU ops in the input");
+  StatusOr<structure::JobStructure> recovered =
+      structure::RecoverStructure(*job, graph, structure_options);
+  if (!recovered.ok()) return parser.UsageError(err, recovered.status().message());
+  const std::string device = job->ranks.empty() ? "" : job->ranks.front().device;
+  const models::GpuSpec* source_gpu = specs.FindGpu(device);
+  if (source_gpu == nullptr) {
+    return outcome.Fail(
+        "the trace's GPU '" + device +
+        "' is not in the specs (modeler/models/specs/hardware.txt); known: " + specs.GpuNames());
+  }
+  // The cost model: the trace's own measurements (its collectives with sizes, GEMMs with
+  // shapes, copies), then --costs for the rest. A trace that calibrates nothing leaves the
+  // models' defaults (roofline, NCCL's constants), which the report's "rests on" says.
+  models::CostModel model;
+  {
+    models::FitLog log;
+    models::CostInputs cost_inputs;
+    cost_inputs.traces = *paths;
+    StatusOr<models::CostModel> fitted =
+        models::FitCostInputs(cost_inputs, specs, *source_net, &log);
+    if (fitted.ok()) model = std::move(*fitted);
+  }
+  if (costs_given) {
+    StatusOr<models::CostModel> given = models::ReadCostModel(costs_file);
+    if (!given.ok()) return outcome.Fail(given.status().message());
+    model = Merge(std::move(model), *given);
+  }
+  EstimateContext ctx;
+  ctx.job = &*job;
+  ctx.graph = &graph;
+  ctx.structure = &*recovered;
+  ctx.specs = &specs;
+  ctx.model = &model;
+  ctx.source_gpu = source_gpu;
+  ctx.source_net = *source_net;
+  ctx.analysis = analysis;
+  ctx.measured = MeasuredScenario(graph);
+  progress.Step("replaying");
+  progress.Update(-1);
+  ctx.base_sim = Simulate(graph, ctx.measured);
+  ctx.base_iterations = AnalyzeIterations(*job, graph, ctx.base_sim, analysis);
+  ReportHeader header;
+  header.job_id = job->job_id;
+  header.ranks = job->ranks.size();
+  header.source_gpu = source_gpu->name;
+  header.source_net = source_net->name;
+  header.structure = &*recovered;
+  header.warnings = job->warnings;
+  // Every configuration is checked before any is run: a bad one is exit 2 with nothing printed.
+  for (const whatif::SettingList& c : configurations) {
+    StatusOr<Plan> plan = MakePlan({ctx.structure, ctx.specs, ctx.source_gpu, ctx.source_net}, c);
+    if (!plan.ok()) {
+      progress.Clear();
+      const std::string where =
+          configurations.size() > 1 ? " (configuration " + whatif::FormatSettings(c) + ")" : "";
+      return parser.UsageError(err, plan.status().message() + where);
+    }
+  }
+  std::vector<EstimateResult> results;
+  progress.Step("estimating");
+  for (size_t i = 0; i < configurations.size(); ++i) {
+    StatusOr<EstimateResult> r = RunEstimate(ctx, configurations[i], !timeline.empty());
+    if (!r.ok()) {
+      progress.Clear();
+      return parser.UsageError(err, r.status().message());
+    }
+    results.push_back(std::move(*r));
+    progress.Update(static_cast<double>(i + 1) / static_cast<double>(configurations.size()));
+  }
+  progress.Clear();
+  if (!timeline.empty()) {
+    const EstimateResult& r = results.front();
+    Status status = WriteTimelines(
+        {{&graph, &ctx.base_sim, "replayed"}, {&r.rewritten->graph, &*r.sim, "estimated"}},
+        timeline);
+    if (!status.ok()) outcome.OutputFailed(status.message());
+  }
+  Status written = Status::Ok();
+  if (sweep_given) {
+    if (json) {
+      written = WriteSweepJson(header, results, out);
+    } else {
+      WriteSweepText(header, results, out);
+    }
+  } else if (json) {
+    written = WriteEstimateJson(header, results.front(), out);
+  } else {
+    WriteEstimateText(header, results.front(), out);
+  }
+  if (!written.ok() && std::ferror(out) == 0) outcome.OutputFailed(written.message());
+  return outcome.Finish();
+}
+
+}  // namespace lumos::modeler::estimate

@@ -1,0 +1,81 @@
+// Design: one estimated configuration, end to end: the plan (estimate_plan.h), the structural
+// rewrites (layers on the measured graph, then micro-batches on that result, their node maps
+// composed), the costs (whatif/recost.h), the simulation, and the same analysis as replay's
+// (modeler/report: iterations, breakdown, critical path) on the rewritten graph, whose
+// iterations are the measured ones with their boundary calls mapped to their copies.
+// The job-level figures (Summary): the iteration time is, per iteration, the slowest rank's,
+// averaged over iterations; the breakdown and critical path are that rank's; kernel-class and
+// collective times are GPU time per iteration averaged over ranks; tokens/s count mbs x seq x
+// micro_batches x dp tokens per iteration; MFU divides the model's FLOPs (Megatron's count:
+// 3 x 2 x tokens x (parameters in the layers' matrices + LM head) + attention's
+// 3 x 4 x tokens x seq x hidden x layers, no causal halving) by the iteration time and the
+// world's dense bf16 peak. Figures the trace cannot give (tokens without a model setup) are
+// negative (unknown).
+// Threading: RunEstimate is reentrant: a sweep may run configurations on several threads over
+// one const EstimateContext.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/estimate/estimate_plan.h"
+#include "modeler/report/replay_analysis.h"
+#include "modeler/sim/simulator.h"
+#include "modeler/whatif/recost.h"
+
+namespace lumos::modeler::estimate {
+
+// What every configuration of one invocation shares (built once).
+struct EstimateContext {
+  const Job* job = nullptr;               // With its events.
+  const ExecutionGraph* graph = nullptr;  // With record_sources.
+  const structure::JobStructure* structure = nullptr;
+  const models::SpecTable* specs = nullptr;
+  const models::CostModel* model = nullptr;
+  const models::GpuSpec* source_gpu = nullptr;
+  models::NetworkSpec source_net;
+  AnalysisOptions analysis;
+  Scenario measured;
+  SimResult base_sim;
+  std::vector<IterationReport> base_iterations;  // Replay's analysis of the measured run.
+};
+
+struct Summary {
+  int64_t iteration_ns = 0;
+  double tokens_per_s = -1;
+  double mfu = -1;  // 0..1.
+  Breakdown breakdown;
+  std::vector<CriticalItem> critical_by_class;
+  std::map<std::string, int64_t> kernel_classes;  // GPU ns per iteration per rank, by class.
+  std::map<std::string, int64_t> collectives;     // Transfer ns per iteration per rank, by op.
+  std::array<int64_t, whatif::kBasisCount> basis_ns{};  // GPU time by what it rests on.
+  uint32_t slowest_rank = 0;
+};
+
+struct EstimateResult {
+  Plan plan;
+  std::string settings_text;  // FormatSettings of what was asked; empty: as measured.
+  Summary base, estimate;
+  std::optional<models::MemoryEstimate> memory;  // The estimated setup's, when it is known.
+  whatif::CostReport cost;
+  uint64_t collectives_left_out = 0;
+  uint64_t nodes_before = 0, nodes_after = 0;
+  uint64_t not_run = 0;  // Nodes of the rewritten graph the simulation never ran (a bug).
+  std::vector<IterationReport> iterations;  // The estimate's, per rank and iteration.
+  // The rewritten graph and its simulation, for --timeline (kept only when asked).
+  std::optional<whatif::RewrittenGraph> rewritten;
+  std::optional<SimResult> sim;
+};
+
+// Builds the context's base figures (replay of the measured run).
+Summary BaseSummary(const EstimateContext& ctx, const Plan& plan);
+
+StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
+                                     const whatif::SettingList& settings, bool keep_graph = false);
+
+}  // namespace lumos::modeler::estimate
