@@ -59,8 +59,8 @@ struct WorkChange {
     int64_t from = 0;
     int64_t to = 0;
   };
-  Dimension tokens;              // Rows of the activations (mbs x seq per micro-batch).
-  std::vector<Dimension> gemm;   // Weight dimensions (hidden / tp, ffn / tp, ...).
+  Dimension tokens;             // Rows of the activations (mbs x seq per micro-batch).
+  std::vector<Dimension> gemm;  // Weight dimensions (hidden / tp, ffn / tp, ...).
   double kernel_bytes = 1;      // Other kernels (elementwise, norm, ...), copies, memsets.
   double kernel_flops = 1;
   // Attention problems, as factors on their sizes (a recorded shape is scaled and its work
