@@ -42,21 +42,6 @@ constexpr const char kExitStatus[] =
     "number, dp not dividing the world, heads not dividing hidden, a GPU the specs do not\n"
     "know, a change the trace gives no base for, and a --base value the trace contradicts.";
 
-// The trace's own calibrations, with the --costs model's for what the trace does not measure.
-models::CostModel Merge(models::CostModel traced, const models::CostModel& given) {
-  for (const models::GemmCalibration& c : given.gemm.calibrations()) traced.gemm.Add(c);
-  for (const models::KernelCalibration& c : given.kernels.calibrations()) {
-    if (traced.kernels.Find(c.gpu(), c.key()) < 0) traced.kernels.Add(c);
-  }
-  for (const models::CollectiveCalibration& c : given.collectives) {
-    bool have = false;
-    for (const models::CollectiveCalibration& t : traced.collectives) have |= t.gpu == c.gpu;
-    if (!have) traced.collectives.push_back(c);
-  }
-  traced.inputs.insert(traced.inputs.end(), given.inputs.begin(), given.inputs.end());
-  return traced;
-}
-
 }  // namespace
 
 int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
@@ -169,64 +154,31 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   }
   cli::Progress progress("lumos-model estimate", err);
   progress.Step("loading");
-  LoadOptions load;
-  if (job_given) load.job_id = job_name;
-  StatusOr<Job> job = LoadJob(*paths, load);
-  progress.Clear();
-  if (!job.ok()) return outcome.Fail(job.status().message());
-  for (const std::string& problem : job->input_problems) outcome.InputProblem(problem);
-  GraphOptions graph_options;
-  graph_options.record_sources = true;
-  const ExecutionGraph graph = BuildGraph(*job, AlignClocks(*job).rank_offset_ns, graph_options);
-  if (graph.nodes.empty()) return outcome.Fail("no API calls or GPU ops in the input");
-  StatusOr<structure::JobStructure> recovered =
-      structure::RecoverStructure(*job, graph, structure_options);
-  if (!recovered.ok()) return parser.UsageError(err, recovered.status().message());
-  const std::string device = job->ranks.empty() ? "" : job->ranks.front().device;
-  const models::GpuSpec* source_gpu = specs.FindGpu(device);
-  if (source_gpu == nullptr) {
-    return outcome.Fail(
-        "the trace's GPU '" + device +
-        "' is not in the specs (modeler/models/specs/hardware.txt); known: " + specs.GpuNames());
-  }
-  // The cost model: the trace's own measurements (its collectives with sizes, GEMMs with
-  // shapes, copies), then --costs for the rest. A trace that calibrates nothing leaves the
-  // models' defaults (roofline, NCCL's constants), which the report's "rests on" says.
-  models::CostModel model;
-  {
-    models::FitLog log;
-    models::CostInputs cost_inputs;
-    cost_inputs.traces = *paths;
-    StatusOr<models::CostModel> fitted =
-        models::FitCostInputs(cost_inputs, specs, *source_net, &log);
-    if (fitted.ok()) model = std::move(*fitted);
-  }
-  if (costs_given) {
-    StatusOr<models::CostModel> given = models::ReadCostModel(costs_file);
-    if (!given.ok()) return outcome.Fail(given.status().message());
-    model = Merge(std::move(model), *given);
-  }
-  EstimateContext ctx;
-  ctx.job = &*job;
-  ctx.graph = &graph;
-  ctx.structure = &*recovered;
-  ctx.specs = &specs;
-  ctx.model = &model;
-  ctx.source_gpu = source_gpu;
-  ctx.source_net = *source_net;
-  ctx.analysis = analysis;
-  ctx.measured = MeasuredScenario(graph);
-  progress.Step("replaying");
   progress.Update(-1);
-  ctx.base_sim = Simulate(graph, ctx.measured);
-  ctx.base_iterations = AnalyzeIterations(*job, graph, ctx.base_sim, analysis);
+  PrepareOptions prepare;
+  if (job_given) prepare.job_id = job_name;
+  prepare.structure = structure_options;
+  prepare.analysis = analysis;
+  prepare.net = *source_net;
+  if (costs_given) prepare.costs_file = costs_file;
+  std::vector<std::string> problems;
+  bool usage = false;
+  StatusOr<std::unique_ptr<PreparedJob>> prepared = PrepareJob(*paths, prepare, &problems, &usage);
+  progress.Clear();
+  for (const std::string& problem : problems) outcome.InputProblem(problem);
+  if (!prepared.ok()) {
+    if (usage) return parser.UsageError(err, prepared.status().message());
+    return outcome.Fail(prepared.status().message());
+  }
+  const PreparedJob& job = **prepared;
+  const EstimateContext& ctx = job.ctx;
   ReportHeader header;
-  header.job_id = job->job_id;
-  header.ranks = job->ranks.size();
-  header.source_gpu = source_gpu->name;
-  header.source_net = source_net->name;
-  header.structure = &*recovered;
-  header.warnings = job->warnings;
+  header.job_id = job.job.job_id;
+  header.ranks = job.job.ranks.size();
+  header.source_gpu = ctx.source_gpu->name;
+  header.source_net = ctx.source_net.name;
+  header.structure = &job.structure;
+  header.warnings = job.job.warnings;
   // Every configuration is checked before any is run: a bad one is exit 2 with nothing printed.
   for (const whatif::SettingList& c : configurations) {
     StatusOr<Plan> plan = MakePlan({ctx.structure, ctx.specs, ctx.source_gpu, ctx.source_net}, c);
@@ -252,7 +204,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   if (!timeline.empty()) {
     const EstimateResult& r = results.front();
     Status status = WriteTimelines(
-        {{&graph, &ctx.base_sim, "replayed"}, {&r.rewritten->graph, &*r.sim, "estimated"}},
+        {{&job.graph, &ctx.base_sim, "replayed"}, {&r.rewritten->graph, &*r.sim, "estimated"}},
         timeline);
     if (!status.ok()) outcome.OutputFailed(status.message());
   }

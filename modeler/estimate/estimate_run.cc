@@ -4,7 +4,10 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "modeler/graph/clock_alignment.h"
+#include "modeler/models/collective_costs.h"
 #include "modeler/models/collective_model.h"
+#include "modeler/models/cost_queries.h"
 #include "modeler/models/kernel_class.h"
 
 namespace lumos::modeler::estimate {
@@ -194,7 +197,79 @@ void Throughput(const whatif::SetupValues& v, const models::GpuSpec& gpu, Summar
   if (peak > 0) out->mfu = flops_per_token * tokens / seconds / peak;
 }
 
+// The trace's own calibrations, with the --costs model's for what the trace does not measure.
+models::CostModel Merge(models::CostModel traced, const models::CostModel& given) {
+  for (const models::GemmCalibration& c : given.gemm.calibrations()) traced.gemm.Add(c);
+  for (const models::KernelCalibration& c : given.kernels.calibrations()) {
+    if (traced.kernels.Find(c.gpu(), c.key()) < 0) traced.kernels.Add(c);
+  }
+  for (const models::CollectiveCalibration& c : given.collectives) {
+    bool have = false;
+    for (const models::CollectiveCalibration& t : traced.collectives) have |= t.gpu == c.gpu;
+    if (!have) traced.collectives.push_back(c);
+  }
+  traced.inputs.insert(traced.inputs.end(), given.inputs.begin(), given.inputs.end());
+  return traced;
+}
+
 }  // namespace
+
+StatusOr<std::unique_ptr<PreparedJob>> PrepareJob(const std::vector<std::string>& paths,
+                                                  const PrepareOptions& options,
+                                                  std::vector<std::string>* problems, bool* usage) {
+  *usage = false;
+  auto p = std::make_unique<PreparedJob>();
+  LoadOptions load;
+  load.job_id = options.job_id;
+  LUMOS_ASSIGN_OR_RETURN(p->job, LoadJob(paths, load));
+  problems->insert(problems->end(), p->job.input_problems.begin(), p->job.input_problems.end());
+  GraphOptions graph_options;
+  graph_options.record_sources = true;
+  p->graph = BuildGraph(p->job, AlignClocks(p->job).rank_offset_ns, graph_options);
+  if (p->graph.nodes.empty()) return Status::Error("no API calls or GPU ops in the input");
+  StatusOr<structure::JobStructure> recovered =
+      structure::RecoverStructure(p->job, p->graph, options.structure);
+  if (!recovered.ok()) {
+    *usage = true;
+    return recovered.status();
+  }
+  p->structure = std::move(*recovered);
+  const models::SpecTable& specs = models::SpecTable::Builtin();
+  const std::string device = p->job.ranks.empty() ? "" : p->job.ranks.front().device;
+  const models::GpuSpec* source_gpu = specs.FindGpu(device);
+  if (source_gpu == nullptr) {
+    return Status::Error(
+        "the trace's GPU '" + device +
+        "' is not in the specs (modeler/models/specs/hardware.txt); known: " + specs.GpuNames());
+  }
+  // The trace's own measurements (collectives with sizes, GEMMs with shapes, copies), then
+  // --costs for the rest. A trace that calibrates nothing leaves the models' defaults
+  // (roofline, NCCL's constants), which the report's "rests on" says.
+  {
+    models::FitLog log;
+    models::CostInputs inputs;
+    inputs.traces = paths;
+    StatusOr<models::CostModel> fitted = models::FitCostInputs(inputs, specs, options.net, &log);
+    if (fitted.ok()) p->model = std::move(*fitted);
+  }
+  if (!options.costs_file.empty()) {
+    LUMOS_ASSIGN_OR_RETURN(models::CostModel given, models::ReadCostModel(options.costs_file));
+    p->model = Merge(std::move(p->model), given);
+  }
+  EstimateContext& ctx = p->ctx;
+  ctx.job = &p->job;
+  ctx.graph = &p->graph;
+  ctx.structure = &p->structure;
+  ctx.specs = &specs;
+  ctx.model = &p->model;
+  ctx.source_gpu = source_gpu;
+  ctx.source_net = options.net;
+  ctx.analysis = options.analysis;
+  ctx.measured = MeasuredScenario(p->graph);
+  ctx.base_sim = Simulate(p->graph, ctx.measured);
+  ctx.base_iterations = AnalyzeIterations(p->job, p->graph, ctx.base_sim, ctx.analysis);
+  return p;
+}
 
 Summary BaseSummary(const EstimateContext& ctx, const Plan& plan) {
   Summary s;

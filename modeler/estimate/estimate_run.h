@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,33 @@ struct EstimateResult {
   std::optional<whatif::RewrittenGraph> rewritten;
   std::optional<SimResult> sim;
 };
+
+// A loaded job and everything an EstimateContext views, owned together (the context points
+// into it: keep it where it is).
+struct PreparedJob {
+  Job job;
+  ExecutionGraph graph;
+  structure::JobStructure structure;
+  models::CostModel model;
+  EstimateContext ctx;
+};
+
+struct PrepareOptions {
+  std::optional<std::string> job_id;
+  structure::StructureOptions structure;  // --base, --iteration.
+  AnalysisOptions analysis;
+  models::NetworkSpec net;  // The measured job's (default ib400).
+  std::string costs_file;   // --costs; empty: none.
+};
+
+// Loads the job with its events, builds the graph (record_sources), recovers the structure,
+// fits the trace's own cost calibrations (then --costs for the rest) and replays the measured
+// run. Input problems (skipped, damaged, unclosed files) go to `problems`; an error is input
+// that cannot be used (exit 1), or, with *usage set, a --base value the trace contradicts
+// (exit 2).
+StatusOr<std::unique_ptr<PreparedJob>> PrepareJob(const std::vector<std::string>& paths,
+                                                  const PrepareOptions& options,
+                                                  std::vector<std::string>* problems, bool* usage);
 
 // Builds the context's base figures (replay of the measured run).
 Summary BaseSummary(const EstimateContext& ctx, const Plan& plan);
