@@ -1,7 +1,10 @@
 #include "modeler/estimate/estimate_cli.h"
 
+#include <algorithm>
+#include <atomic>
 #include <optional>
 #include <regex>
+#include <thread>
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
@@ -49,13 +52,14 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   std::string set_text, base_text, sweep_text, costs_file, net_name = models::kDefaultNetwork;
   std::string timeline, job_name, iteration;
   bool json = false, job_given = false, set_given = false, sweep_given = false;
-  bool base_given = false, costs_given = false;
+  bool base_given = false, costs_given = false, gpu_given = false;
+  std::string gpu_name;
   const models::SpecTable& specs = models::SpecTable::Builtin();
   cli::ArgParser parser(
       "lumos-model estimate",
       "FILE|DIR|GLOB... --set K=V,... [--base K=V,...] [--sweep 'K=V1,V2;K2=...']\n"
-      "                            [--costs MODEL.json] [--net NAME] [--json] [--timeline "
-      "OUT.json]");
+      "                            [--costs MODEL.json] [--gpu NAME] [--net NAME] [--json]\n"
+      "                            [--timeline OUT.json]");
   parser.Description(kDescription)
       .String("--set", "K=V,...", "the setup to estimate (keys above)", &set_text)
       .Given(&set_given)
@@ -78,6 +82,9 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
               "the network between the measured job's nodes (ib400, roce400, ... or numbers "
               "such as 400Gbps,3us; default ib400)",
               &net_name)
+      .String("--gpu", "NAME",
+              "the measured job's GPU, when its trace headers name none the specs know", &gpu_name)
+      .Given(&gpu_given)
       .String("--iteration", "REGEX", "iterations are the host/NVTX ranges matching REGEX",
               &iteration)
       .String("--job", "ID", "the job to read when the files hold several (header job id)",
@@ -161,6 +168,13 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   prepare.analysis = analysis;
   prepare.net = *source_net;
   if (costs_given) prepare.costs_file = costs_file;
+  if (gpu_given) {
+    const models::GpuSpec* gpu = specs.FindGpu(gpu_name);
+    if (gpu == nullptr) {
+      return parser.UsageError(err, "--gpu " + gpu_name + ": unknown (" + specs.GpuNames() + ")");
+    }
+    prepare.gpu = gpu->name;
+  }
   std::vector<std::string> problems;
   bool usage = false;
   StatusOr<std::unique_ptr<PreparedJob>> prepared = PrepareJob(*paths, prepare, &problems, &usage);
@@ -189,16 +203,34 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
       return parser.UsageError(err, plan.status().message() + where);
     }
   }
-  std::vector<EstimateResult> results;
-  progress.Step("estimating");
-  for (size_t i = 0; i < configurations.size(); ++i) {
-    StatusOr<EstimateResult> r = RunEstimate(ctx, configurations[i], !timeline.empty());
-    if (!r.ok()) {
-      progress.Clear();
-      return parser.UsageError(err, r.status().message());
+  // Configurations run on up to one thread per core (each holds its own scenario and
+  // simulation; the context is shared read-only); results keep the order given.
+  std::vector<std::optional<StatusOr<EstimateResult>>> runs(configurations.size());
+  RunOptions run_options;
+  run_options.keep_graph = !timeline.empty();
+  run_options.summary_only = sweep_given;
+  std::atomic<size_t> next{0}, done{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < configurations.size(); i = next++) {
+      runs[i] = RunEstimate(ctx, configurations[i], run_options);
+      ++done;
     }
-    results.push_back(std::move(*r));
-    progress.Update(static_cast<double>(i + 1) / static_cast<double>(configurations.size()));
+  };
+  const size_t threads = std::min<size_t>(
+      configurations.size(), std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+  progress.Step("estimating");
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  progress.Update(static_cast<double>(done) / static_cast<double>(configurations.size()));
+  std::vector<EstimateResult> results;
+  for (auto& run : runs) {
+    if (!run->ok()) {
+      progress.Clear();
+      return parser.UsageError(err, run->status().message());
+    }
+    results.push_back(std::move(**run));
   }
   progress.Clear();
   if (!timeline.empty()) {

@@ -9,6 +9,7 @@
 #include "modeler/models/collective_model.h"
 #include "modeler/models/cost_queries.h"
 #include "modeler/models/kernel_class.h"
+#include "modeler/models/kernel_trace.h"
 
 namespace lumos::modeler::estimate {
 namespace {
@@ -236,11 +237,11 @@ StatusOr<std::unique_ptr<PreparedJob>> PrepareJob(const std::vector<std::string>
   p->structure = std::move(*recovered);
   const models::SpecTable& specs = models::SpecTable::Builtin();
   const std::string device = p->job.ranks.empty() ? "" : p->job.ranks.front().device;
-  const models::GpuSpec* source_gpu = specs.FindGpu(device);
+  const models::GpuSpec* source_gpu = specs.FindGpu(options.gpu.empty() ? device : options.gpu);
   if (source_gpu == nullptr) {
-    return Status::Error(
-        "the trace's GPU '" + device +
-        "' is not in the specs (modeler/models/specs/hardware.txt); known: " + specs.GpuNames());
+    return Status::Error((device.empty() ? std::string("the trace headers name no GPU")
+                                         : "the trace's GPU '" + device + "' is not in the specs") +
+                         "; name the measured one with --gpu NAME (" + specs.GpuNames() + ")");
   }
   // The trace's own measurements (collectives with sizes, GEMMs with shapes, copies), then
   // --costs for the rest. A trace that calibrates nothing leaves the models' defaults
@@ -268,39 +269,54 @@ StatusOr<std::unique_ptr<PreparedJob>> PrepareJob(const std::vector<std::string>
   ctx.measured = MeasuredScenario(p->graph);
   ctx.base_sim = Simulate(p->graph, ctx.measured);
   ctx.base_iterations = AnalyzeIterations(p->job, p->graph, ctx.base_sim, ctx.analysis);
+  ctx.classified.reserve(p->job.ranks.size());
+  for (const RankTrace& rank : p->job.ranks) ctx.classified.push_back(models::ClassifyRank(rank));
+  Summarize(ctx.base_iterations, &ctx.base_summary);
+  AddClassTimes(ctx, p->graph, ctx.base_sim, {}, ctx.base_iterations, nullptr, &ctx.base_summary);
   return p;
 }
 
 Summary BaseSummary(const EstimateContext& ctx, const Plan& plan) {
-  Summary s;
-  Summarize(ctx.base_iterations, &s);
-  AddClassTimes(ctx, *ctx.graph, ctx.base_sim, {}, ctx.base_iterations, nullptr, &s);
+  Summary s = ctx.base_summary;
   if (plan.transformer) Throughput(plan.before, *ctx.source_gpu, &s);
   return s;
 }
 
 StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
-                                     const whatif::SettingList& settings, bool keep_graph) {
+                                     const whatif::SettingList& settings,
+                                     const RunOptions& options) {
   EstimateResult result;
   PlanInputs in{ctx.structure, ctx.specs, ctx.source_gpu, ctx.source_net};
   LUMOS_ASSIGN_OR_RETURN(result.plan, MakePlan(in, settings));
   const Plan& plan = result.plan;
   result.settings_text = whatif::FormatSettings(settings);
   result.base = BaseSummary(ctx, plan);
-  RewrittenGraph r;
-  if (plan.layer_steps.empty()) {
-    r = whatif::Unchanged(*ctx.graph, ctx.measured);
+  // Without a structural change the measured graph is used as it is, with a new scenario.
+  std::optional<RewrittenGraph> rewritten;
+  Scenario scenario;
+  if (plan.changes_structure()) {
+    RewrittenGraph r;
+    if (plan.layer_steps.empty()) {
+      r = whatif::Unchanged(*ctx.graph, ctx.measured);
+    } else {
+      LUMOS_ASSIGN_OR_RETURN(r, whatif::RepeatSteps(*ctx.graph, ctx.measured, plan.layer_steps));
+    }
+    if (!plan.micro_batch_steps.empty()) {
+      const std::vector<whatif::StepCopies> steps = MicroBatchSteps(ctx, plan, r);
+      LUMOS_ASSIGN_OR_RETURN(RewrittenGraph r2, whatif::RepeatSteps(r.graph, r.scenario, steps));
+      r = Compose(r, std::move(r2), ctx.graph->nodes.size());
+    }
+    result.collectives_left_out = r.collectives_left_out;
+    rewritten = std::move(r);
   } else {
-    LUMOS_ASSIGN_OR_RETURN(r, whatif::RepeatSteps(*ctx.graph, ctx.measured, plan.layer_steps));
+    scenario = ctx.measured;
   }
-  if (!plan.micro_batch_steps.empty()) {
-    const std::vector<whatif::StepCopies> steps = MicroBatchSteps(ctx, plan, r);
-    LUMOS_ASSIGN_OR_RETURN(RewrittenGraph r2, whatif::RepeatSteps(r.graph, r.scenario, steps));
-    r = Compose(r, std::move(r2), ctx.graph->nodes.size());
-  }
-  result.collectives_left_out = r.collectives_left_out;
+  const ExecutionGraph& graph = rewritten ? rewritten->graph : *ctx.graph;
+  Scenario& costed = rewritten ? rewritten->scenario : scenario;
+  static const std::vector<uint32_t> kIdentity;
+  const std::vector<uint32_t>& origin = rewritten ? rewritten->origin : kIdentity;
   result.nodes_before = ctx.graph->nodes.size();
-  result.nodes_after = r.graph.nodes.size();
+  result.nodes_after = graph.nodes.size();
 
   whatif::CostSetup costs;
   costs.job = ctx.job;
@@ -315,6 +331,7 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
   costs.other_work = plan.other_work;
   costs.optimizer_work = plan.optimizer_work;
   costs.group_sizes = plan.group_sizes;
+  if (!ctx.classified.empty()) costs.classified = &ctx.classified;
   // Gradient collectives: as many bytes as the parameters need, however many copies of them
   // the structural rewrite made (buckets inside layers were copied with them).
   if (plan.transformer && (plan.gradient_bytes != 1 || plan.changes_structure())) {
@@ -330,22 +347,24 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
       }
     };
     for (const CollectiveGroup& c : ctx.graph->collectives) add(&measured_bytes, c);
-    for (const CollectiveGroup& c : r.graph.collectives) add(&rewritten_bytes, c);
+    for (const CollectiveGroup& c : graph.collectives) add(&rewritten_bytes, c);
     for (const auto& [comm, bytes] : measured_bytes) {
       const double now = rewritten_bytes[comm];
       if (bytes > 0 && now > 0) costs.group_bytes[comm] = plan.gradient_bytes * bytes / now;
     }
   }
-  LUMOS_RETURN_IF_ERROR(whatif::Recost(costs, &r, &result.cost));
-  SimResult sim = Simulate(r.graph, r.scenario);
+  LUMOS_RETURN_IF_ERROR(whatif::Recost(costs, graph, origin, &costed, &result.cost));
+  SimResult sim = Simulate(graph, costed);
   result.not_run = sim.not_run;
   const std::function<uint32_t(uint32_t, bool)> map = [&](uint32_t node, bool last) {
-    return MapBoundary(*ctx.graph, r, node, last);
+    return rewritten ? MapBoundary(*ctx.graph, *rewritten, node, last) : node;
   };
+  AnalysisOptions analysis = ctx.analysis;
+  analysis.summary_only = options.summary_only;
   result.iterations =
-      AnalyzeRewritten(*ctx.job, *ctx.graph, ctx.base_sim, r.graph, sim, ctx.analysis, map);
+      AnalyzeRewritten(*ctx.job, *ctx.graph, ctx.base_sim, graph, sim, analysis, map);
   Summarize(result.iterations, &result.estimate);
-  AddClassTimes(ctx, r.graph, sim, r.origin, result.iterations, &result.cost.node_basis,
+  AddClassTimes(ctx, graph, sim, origin, result.iterations, &result.cost.node_basis,
                 &result.estimate);
   if (plan.transformer) {
     Throughput(plan.after, *plan.gpu, &result.estimate);
@@ -357,9 +376,13 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
         MemoryConfigFor(plan.after, plan.zero, plan.recompute, flash), plan.gpu);
     if (memory.ok()) result.memory = std::move(*memory);
   }
-  if (keep_graph) {
+  if (options.keep_graph) {
+    if (!rewritten) {
+      rewritten = whatif::Unchanged(*ctx.graph, ctx.measured);
+      rewritten->scenario = std::move(scenario);
+    }
     result.sim = std::move(sim);
-    result.rewritten = std::move(r);
+    result.rewritten = std::move(rewritten);
   }
   return result;
 }

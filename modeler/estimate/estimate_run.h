@@ -31,6 +31,18 @@
 
 namespace lumos::modeler::estimate {
 
+struct Summary {
+  int64_t iteration_ns = 0;
+  double tokens_per_s = -1;
+  double mfu = -1;  // 0..1.
+  Breakdown breakdown;
+  std::vector<CriticalItem> critical_by_class;
+  std::map<std::string, int64_t> kernel_classes;  // GPU ns per iteration per rank, by class.
+  std::map<std::string, int64_t> collectives;     // Transfer ns per iteration per rank, by op.
+  std::array<int64_t, whatif::kBasisCount> basis_ns{};  // GPU time by what it rests on.
+  uint32_t slowest_rank = 0;
+};
+
 // What every configuration of one invocation shares (built once).
 struct EstimateContext {
   const Job* job = nullptr;               // With its events.
@@ -44,18 +56,10 @@ struct EstimateContext {
   Scenario measured;
   SimResult base_sim;
   std::vector<IterationReport> base_iterations;  // Replay's analysis of the measured run.
-};
-
-struct Summary {
-  int64_t iteration_ns = 0;
-  double tokens_per_s = -1;
-  double mfu = -1;  // 0..1.
-  Breakdown breakdown;
-  std::vector<CriticalItem> critical_by_class;
-  std::map<std::string, int64_t> kernel_classes;  // GPU ns per iteration per rank, by class.
-  std::map<std::string, int64_t> collectives;     // Transfer ns per iteration per rank, by op.
-  std::array<int64_t, whatif::kBasisCount> basis_ns{};  // GPU time by what it rests on.
-  uint32_t slowest_rank = 0;
+  // Once per invocation: models::ClassifyRank of every rank, and the base's figures without
+  // throughput (which depends on the plan's setup).
+  std::vector<std::vector<models::TraceGpuWork>> classified;
+  Summary base_summary;
 };
 
 struct EstimateResult {
@@ -88,7 +92,10 @@ struct PrepareOptions {
   structure::StructureOptions structure;  // --base, --iteration.
   AnalysisOptions analysis;
   models::NetworkSpec net;  // The measured job's (default ib400).
-  std::string costs_file;   // --costs; empty: none.
+  // The measured job's GPU (a spec name) when its headers name none the specs know; empty: the
+  // headers'.
+  std::string gpu;
+  std::string costs_file;  // --costs; empty: none.
 };
 
 // Loads the job with its events, builds the graph (record_sources), recovers the structure,
@@ -103,7 +110,14 @@ StatusOr<std::unique_ptr<PreparedJob>> PrepareJob(const std::vector<std::string>
 // Builds the context's base figures (replay of the measured run).
 Summary BaseSummary(const EstimateContext& ctx, const Plan& plan);
 
+// keep_graph: keep the rewritten graph and its simulation (--timeline, tests); summary_only:
+// iteration times and breakdowns, no critical path or top lists (a sweep's lines).
+struct RunOptions {
+  bool keep_graph = false;
+  bool summary_only = false;
+};
 StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
-                                     const whatif::SettingList& settings, bool keep_graph = false);
+                                     const whatif::SettingList& settings,
+                                     const RunOptions& options = {});
 
 }  // namespace lumos::modeler::estimate

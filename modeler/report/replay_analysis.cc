@@ -480,6 +480,10 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
       });
       it.measured = Sweep(mc, mm, it.measured_start_ns, it.measured_end_ns);
       it.replayed = Sweep(rc, rm, it.replayed_start_ns, it.replayed_end_ns);
+      if (options.summary_only) {
+        out.push_back(std::move(it));
+        continue;
+      }
       it.measured_busy = BusyBins(m_all, it.measured_start_ns, it.measured_end_ns, options.bin_ns);
       it.replayed_busy = BusyBins(r_all, it.replayed_start_ns, it.replayed_end_ns, options.bin_ns);
       CriticalPath(rg, sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,

@@ -108,6 +108,9 @@ struct AnalysisOptions {
   std::string iteration_pattern;        // Its text, for the report.
   int64_t bin_ns = 1'000'000;
   size_t top = 10;
+  // Times and breakdowns only: no busy series, critical path or top lists (an estimate sweep's
+  // lines need none of them).
+  bool summary_only = false;
 };
 
 // Whether a host range (step: category STEP) or NVTX range named `name` may mark an iteration

@@ -68,17 +68,18 @@ Basis BasisOfGemm(SourceKind source) {
 
 class Recoster {
  public:
-  Recoster(const CostSetup& s, RewrittenGraph* g, CostReport* report)
-      : s_(s), g_(*g), report_(*report) {}
+  Recoster(const CostSetup& s, const ExecutionGraph& graph, const std::vector<uint32_t>& origin,
+           Scenario* scenario, CostReport* report)
+      : s_(s), graph_(graph), origin_(origin), scenario_(*scenario), report_(*report) {}
 
   Status Run() {
-    const size_t n = g_.graph.nodes.size();
+    const size_t n = graph_.nodes.size();
     report_.node_basis.assign(n, Basis::kMeasured);
-    report_.collective_basis.assign(g_.graph.collectives.size(), Basis::kMeasured);
+    report_.collective_basis.assign(graph_.collectives.size(), Basis::kMeasured);
     gpu_changed_ = s_.source_gpu->name != s_.target_gpu->name;
     work_.resize(s_.job->ranks.size());
     for (uint32_t id = 0; id < n; ++id) {
-      const Node& node = g_.graph.nodes[id];
+      const Node& node = graph_.nodes[id];
       if (!node.gpu() || node.work == WorkClass::kCommunication) continue;
       LUMOS_RETURN_IF_ERROR(RecostGpuOp(id));
     }
@@ -89,6 +90,8 @@ class Recoster {
   }
 
  private:
+  uint32_t Origin(uint32_t node) const { return origin_.empty() ? node : origin_[node]; }
+
   void Note(const std::string& line) {
     if (noted_.insert(line).second) report_.notes.push_back(line);
   }
@@ -101,6 +104,7 @@ class Recoster {
   }
 
   const std::vector<models::TraceGpuWork>& RankWork(uint32_t rank_index) {
+    if (s_.classified != nullptr) return (*s_.classified)[rank_index];
     auto& w = work_[rank_index];
     if (!w)
       w = std::make_unique<std::vector<models::TraceGpuWork>>(
@@ -109,13 +113,13 @@ class Recoster {
   }
 
   Status RecostGpuOp(uint32_t id) {
-    const uint32_t origin = g_.origin[id];
-    const Node& node = g_.graph.nodes[id];
+    const uint32_t origin = Origin(id);
+    const Node& node = graph_.nodes[id];
     const WorkChange& work = WorkOf(origin);
     if (!gpu_changed_ && !work.changes()) return Status::Ok();
     const RankTrace& rank = s_.job->ranks[node.rank_index];
     const uint32_t source = s_.measured->node_source[origin];
-    int64_t& duration = g_.scenario.duration_ns[id];
+    int64_t& duration = scenario_.duration_ns[id];
     if (duration <= 0) return Status::Ok();  // Nothing to scale (a zero-length record).
     const std::vector<models::TraceGpuWork>& classified = RankWork(node.rank_index);
     size_t index = source;  // ClassifyRank: kernels, then copies, then memsets.
@@ -168,7 +172,7 @@ class Recoster {
   }
 
   void Set(uint32_t id, int64_t duration, Basis basis) {
-    int64_t& d = g_.scenario.duration_ns[id];
+    int64_t& d = scenario_.duration_ns[id];
     if (d != duration) ++report_.changed_kernels;
     d = std::max<int64_t>(0, duration);
     report_.node_basis[id] = basis;
@@ -209,7 +213,7 @@ class Recoster {
     }
     const double ratio =
         static_cast<double>(target->duration_ns) / static_cast<double>(base->duration_ns);
-    Set(id, std::llround(static_cast<double>(g_.scenario.duration_ns[id]) * ratio),
+    Set(id, std::llround(static_cast<double>(scenario_.duration_ns[id]) * ratio),
         BasisOfGemm(target->source));
     return Status::Ok();
   }
@@ -239,7 +243,7 @@ class Recoster {
     StatusOr<models::KernelWork> w1 = models::AttentionWork(after, dtype);
     models::MeasuredKernel measured;
     measured.key.kind = KernelClass::kAttention;
-    measured.duration_ns = g_.scenario.duration_ns[id];
+    measured.duration_ns = scenario_.duration_ns[id];
     measured.gpu = s_.source_gpu;
     measured.dtype = dtype;
     measured.name = traced.name;
@@ -258,7 +262,7 @@ class Recoster {
   // Hosts a collective's ranks span in the measurement.
   uint32_t MeasuredNodes(const CollectiveGroup& group, uint32_t ranks, uint32_t domain) const {
     std::set<std::string_view> hosts;
-    for (uint32_t m : group.nodes) hosts.insert(s_.job->ranks[g_.graph.nodes[m].rank_index].host);
+    for (uint32_t m : group.nodes) hosts.insert(s_.job->ranks[graph_.nodes[m].rank_index].host);
     const auto fewest = std::max<uint32_t>(1, (ranks + domain - 1) / domain);
     if (group.nodes.size() >= ranks && !hosts.empty()) {
       return std::max<uint32_t>(fewest, static_cast<uint32_t>(hosts.size()));
@@ -275,8 +279,8 @@ class Recoster {
     if (!from.ok()) return from.status();
     auto to = models::MakeCollectiveTarget(s_.model->collectives, *s_.target_gpu, s_.target_net);
     if (!to.ok()) return to.status();
-    for (uint32_t c = 0; c < g_.graph.collectives.size(); ++c) {
-      const CollectiveGroup& group = g_.graph.collectives[c];
+    for (uint32_t c = 0; c < graph_.collectives.size(); ++c) {
+      const CollectiveGroup& group = graph_.collectives[c];
       if (group.nodes.empty()) continue;
       auto size_it = sizes.find(group.comm_id);
       const uint32_t ranks = size_it != sizes.end() && size_it->second > 0
@@ -287,7 +291,7 @@ class Recoster {
       if (auto it = s_.group_sizes.find(group.comm_id); it != s_.group_sizes.end()) {
         after = it->second;
       }
-      double bytes_factor = WorkOf(g_.origin[group.nodes.front()]).collective_bytes;
+      double bytes_factor = WorkOf(Origin(group.nodes.front())).collective_bytes;
       if (auto it = s_.group_bytes.find(group.comm_id); it != s_.group_bytes.end()) {
         bytes_factor *= it->second;
       }
@@ -296,7 +300,7 @@ class Recoster {
           after.nodes == nodes && bytes_factor == 1) {
         continue;
       }
-      int64_t& transfer = g_.scenario.transfer_ns[c];
+      int64_t& transfer = scenario_.transfer_ns[c];
       const int64_t measured = transfer;
       Basis basis = Basis::kScaled;
       const std::optional<models::CollectiveClass> cls = models::ClassOf(group.op);
@@ -350,7 +354,9 @@ class Recoster {
   }
 
   const CostSetup& s_;
-  RewrittenGraph& g_;
+  const ExecutionGraph& graph_;
+  const std::vector<uint32_t>& origin_;  // Empty: every node is its own.
+  Scenario& scenario_;
   CostReport& report_;
   bool gpu_changed_ = false;
   std::vector<std::unique_ptr<std::vector<models::TraceGpuWork>>> work_;
@@ -409,6 +415,11 @@ bool WorkChange::changes() const {
 }
 
 Status Recost(const CostSetup& setup, RewrittenGraph* graph, CostReport* report) {
+  return Recost(setup, graph->graph, graph->origin, &graph->scenario, report);
+}
+
+Status Recost(const CostSetup& setup, const ExecutionGraph& graph,
+              const std::vector<uint32_t>& origin, Scenario* scenario, CostReport* report) {
   if (setup.job == nullptr || setup.measured == nullptr || setup.structure == nullptr ||
       setup.model == nullptr || setup.source_gpu == nullptr || setup.target_gpu == nullptr) {
     return Status::Error("Recost: incomplete setup");
@@ -419,7 +430,7 @@ Status Recost(const CostSetup& setup, RewrittenGraph* graph, CostReport* report)
         "Recost: the graph was built without record_sources, or the structure "
         "is of another graph");
   }
-  return Recoster(setup, graph, report).Run();
+  return Recoster(setup, graph, origin, scenario, report).Run();
 }
 
 }  // namespace lumos::modeler::whatif

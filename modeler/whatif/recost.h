@@ -33,6 +33,7 @@
 #include "modeler/graph/job.h"
 #include "modeler/models/cost_model.h"
 #include "modeler/models/hardware_specs.h"
+#include "modeler/models/kernel_trace.h"
 #include "modeler/structure/job_structure.h"
 #include "modeler/whatif/step_repetition.h"
 
@@ -92,6 +93,9 @@ struct CostSetup {
     uint32_t nodes = 0;
   };
   std::unordered_map<uint64_t, GroupSize> group_sizes;
+  // Per rank index, models::ClassifyRank of the job's ranks, when the caller keeps them (a sweep
+  // classifies once); null: classified here, per rank as needed.
+  const std::vector<std::vector<models::TraceGpuWork>>* classified = nullptr;
   // Per communicator: the collectives' bytes factor (gradient buckets when the model grows).
   std::unordered_map<uint64_t, double> group_bytes;
 };
@@ -104,5 +108,9 @@ struct CostReport {
 };
 
 Status Recost(const CostSetup& setup, RewrittenGraph* graph, CostReport* report);
+// The same on a graph the caller keeps (the measured one, when nothing structural changes):
+// `origin` maps its nodes to the measured graph's (empty: they are the measured ones).
+Status Recost(const CostSetup& setup, const ExecutionGraph& graph,
+              const std::vector<uint32_t>& origin, Scenario* scenario, CostReport* report);
 
 }  // namespace lumos::modeler::whatif

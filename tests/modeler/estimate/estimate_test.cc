@@ -143,8 +143,8 @@ TEST(EstimateConsistencyTest, DoublingLayersDoublesTheLayerPartAndNothingElse) {
   ASSERT_FALSE(lumos::testing::WriteGptJob(dir.path(), {"layers=4", 1, true}).empty());
   auto job = Prepare(dir.path());
   ASSERT_NE(job, nullptr);
-  auto base = RunEstimate(job->ctx, Parse("layers=4"), true);
-  auto twice = RunEstimate(job->ctx, Parse("layers=8"), true);
+  auto base = RunEstimate(job->ctx, Parse("layers=4"), {true});
+  auto twice = RunEstimate(job->ctx, Parse("layers=8"), {true});
   ASSERT_TRUE(base.ok() && twice.ok());
   const Parts b = ComputeParts(*job, *base->rewritten);
   const Parts t = ComputeParts(*job, *twice->rewritten);
@@ -182,7 +182,7 @@ TEST(EstimateConsistencyTest, DoublingLayersDoublesTheLayerPartAndNothingElse) {
   EXPECT_LE(growth, copied / windows);
   EXPECT_GE(growth, (t.layer_ns - b.layer_ns) / windows / 2);
   // Halving is the mirror image: fewer kernels, a shorter iteration.
-  auto half = RunEstimate(job->ctx, Parse("layers=2"), true);
+  auto half = RunEstimate(job->ctx, Parse("layers=2"), {true});
   ASSERT_TRUE(half.ok());
   EXPECT_EQ(2 * ComputeParts(*job, *half->rewritten).layer_kernels, b.layer_kernels);
   EXPECT_LT(half->estimate.iteration_ns, base->estimate.iteration_ns);
@@ -201,7 +201,7 @@ TEST(EstimateConsistencyTest, DataParallelDegreeChangesOnlyTheGradientCollective
   }
   ASSERT_FALSE(data_comms.empty());
   for (const char* dp : {"dp=4", "dp=16"}) {
-    auto r = RunEstimate(job->ctx, Parse(dp), true);
+    auto r = RunEstimate(job->ctx, Parse(dp), {true});
     ASSERT_TRUE(r.ok()) << r.status().message();
     const whatif::RewrittenGraph& g = *r->rewritten;
     ASSERT_EQ(g.graph.nodes.size(), job->graph.nodes.size());
