@@ -314,6 +314,7 @@ Status Finish(internal::JsonWriter& w, std::FILE* out) {
 
 std::vector<const EstimateResult*> Sorted(const std::vector<EstimateResult>& results) {
   std::vector<const EstimateResult*> order;
+  order.reserve(results.size());
   for (const EstimateResult& r : results) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(),
                    [](const EstimateResult* a, const EstimateResult* b) {
