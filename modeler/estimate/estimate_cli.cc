@@ -210,20 +210,23 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   run_options.keep_graph = !timeline.empty();
   run_options.summary_only = sweep_given;
   std::atomic<size_t> next{0}, done{0};
-  auto worker = [&] {
+  // The calling thread (the last worker) also draws the progress bar.
+  auto worker = [&](bool draws) {
     for (size_t i = next++; i < configurations.size(); i = next++) {
       runs[i] = RunEstimate(ctx, configurations[i], run_options);
       ++done;
+      if (draws) {
+        progress.Update(static_cast<double>(done) / static_cast<double>(configurations.size()));
+      }
     }
   };
   const size_t threads = std::min<size_t>(
       configurations.size(), std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
   progress.Step("estimating");
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker, false);
+  worker(true);
   for (std::thread& t : pool) t.join();
-  progress.Update(static_cast<double>(done) / static_cast<double>(configurations.size()));
   std::vector<EstimateResult> results;
   for (auto& run : runs) {
     if (!run->ok()) {

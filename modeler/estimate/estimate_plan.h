@@ -47,7 +47,7 @@ struct PlanInputs {
 struct Plan {
   whatif::SettingList settings;       // As asked (--set plus a sweep combination).
   whatif::SetupValues before, after;  // Unknown values are 0.
-  bool transformer = false;           // The whole model setup is known (MFU, memory).
+  bool transformer = false;  // The model setup is known (vocab may not be): MFU, new sizes.
   const models::GpuSpec* gpu = nullptr;
   models::NetworkSpec net;
   // Layers: the steps on the measured graph (empty when the count stays).
