@@ -306,6 +306,15 @@ void JsonHeader(internal::JsonWriter& w, const ReportHeader& h) {
   w.EndArray();
 }
 
+// The report's JSON goes straight to `out`.
+internal::JsonSink FileSink(std::FILE* out) {
+  return [out](std::string_view chunk) {
+    return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size()
+               ? Status::Ok()
+               : Status::Error("writing the report failed");
+  };
+}
+
 Status Finish(internal::JsonWriter& w, std::FILE* out) {
   LUMOS_RETURN_IF_ERROR(w.Finish());
   std::fputc('\n', out);
@@ -326,11 +335,7 @@ std::vector<const EstimateResult*> Sorted(const std::vector<EstimateResult>& res
 }  // namespace
 
 Status WriteEstimateJson(const ReportHeader& h, const EstimateResult& r, std::FILE* out) {
-  internal::JsonWriter w([out](std::string_view chunk) {
-    return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size()
-               ? Status::Ok()
-               : Status::Error("writing the report failed");
-  });
+  internal::JsonWriter w(FileSink(out));
   w.BeginObject(true);
   JsonHeader(w, h);
   w.Key("estimate");
@@ -370,11 +375,7 @@ void WriteSweepText(const ReportHeader& h, const std::vector<EstimateResult>& re
 
 Status WriteSweepJson(const ReportHeader& h, const std::vector<EstimateResult>& results,
                       std::FILE* out) {
-  internal::JsonWriter w([out](std::string_view chunk) {
-    return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size()
-               ? Status::Ok()
-               : Status::Error("writing the report failed");
-  });
+  internal::JsonWriter w(FileSink(out));
   w.BeginObject(true);
   JsonHeader(w, h);
   w.Key("configurations");

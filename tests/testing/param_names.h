@@ -20,6 +20,13 @@ inline std::string ParamName(std::string_view text) {
   return name;
 }
 
+// The real traces of ../shared/data/traces that the replay, structure and estimate tests run
+// on (paths below it), for ::testing::ValuesIn.
+inline constexpr const char* kSharedTraces[] = {
+    "dlrm-8rank-v100/dlrm_kineto.tar.gz",        "hta-single-rank/control.json.gz",
+    "hta-single-rank/df_index_resolver.json.gz", "hta-single-rank/event_sync_trace.json.gz",
+    "hta-single-rank/nccl_data.json.gz",         "hta-single-rank/rank0.json.gz"};
+
 // A trace file's name without its directories and extensions, as a gtest name:
 // "hta-single-rank/nccl_data.json.gz" -> "nccl_data".
 inline std::string TraceParamName(std::string_view path) {

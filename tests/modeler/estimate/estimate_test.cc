@@ -93,12 +93,7 @@ TEST_P(RealTraceEstimateTest, TheTracesOwnValuesReproduceTheReplay) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTraces, RealTraceEstimateTest,
-                         ::testing::Values("dlrm-8rank-v100/dlrm_kineto.tar.gz",
-                                           "hta-single-rank/control.json.gz",
-                                           "hta-single-rank/df_index_resolver.json.gz",
-                                           "hta-single-rank/event_sync_trace.json.gz",
-                                           "hta-single-rank/nccl_data.json.gz",
-                                           "hta-single-rank/rank0.json.gz"),
+                         ::testing::ValuesIn(::lumos::testing::kSharedTraces),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return ::lumos::testing::TraceParamName(info.param);
                          });
