@@ -197,8 +197,8 @@ StatusOr<Plan> MakePlan(const PlanInputs& in, const whatif::SettingList& setting
   }
   plan.transformer = plan.before.layers > 0 && plan.before.hidden > 0 && plan.before.ffn > 0 &&
                      plan.before.heads > 0 && plan.before.seq > 0 && plan.before.mbs > 0 &&
-                     plan.before.tp > 0 && plan.before.pp > 0 &&
-                     plan.before.dp > 0 && plan.before.world > 0;
+                     plan.before.tp > 0 && plan.before.pp > 0 && plan.before.dp > 0 &&
+                     plan.before.world > 0;
   if (plan.transformer) {
     // A model without a vocabulary (no embedding or LM head in the trace, none given): the
     // checks that need one pass on a stand-in of 1.
