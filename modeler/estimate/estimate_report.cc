@@ -141,6 +141,18 @@ void WriteEstimateText(const ReportHeader& h, const EstimateResult& r, std::FILE
         total > 0 ? 100.0 * static_cast<double>(e.basis_ns[k]) / static_cast<double>(total) : 0.0);
   }
   std::fprintf(out, "\n");
+  std::fprintf(out, "changed: %" PRIu64 " GPU op(s) re-costed", r.recosted);
+  const char* separator = " (";
+  for (int bit = 0; bit < whatif::kChangeReasonCount; ++bit) {
+    if (r.recosted_by_reason[bit] == 0) continue;
+    std::fprintf(out, "%s%s %" PRIu64, separator, whatif::ChangeReasonName(bit),
+                 r.recosted_by_reason[bit]);
+    separator = ", ";
+  }
+  std::fprintf(out,
+               "%s; %" PRIu64 " node(s) copied by the layer / micro-batch rewrite (%" PRIu64
+               " -> %" PRIu64 " nodes)\n",
+               separator[0] == ',' ? ")" : "", r.copied_nodes, r.nodes_before, r.nodes_after);
   if (r.memory) {
     const models::StageMemory& m = r.memory->Largest();
     std::fprintf(out,
@@ -264,6 +276,14 @@ void JsonResult(internal::JsonWriter& w, const EstimateResult& r) {
     for (const std::string& s : r.memory->assumptions) w.String(s);
   }
   w.EndArray();
+  w.Key("recosted");
+  w.BeginObject();
+  w.KeyUint("nodes", r.recosted);
+  for (int bit = 0; bit < whatif::kChangeReasonCount; ++bit) {
+    w.KeyUint(whatif::ChangeReasonName(bit), r.recosted_by_reason[bit]);
+  }
+  w.EndObject();
+  w.KeyUint("copied_nodes", r.copied_nodes);
   w.KeyUint("collectives_left_out", r.collectives_left_out);
   w.KeyUint("nodes_before", r.nodes_before);
   w.KeyUint("nodes_after", r.nodes_after);

@@ -354,6 +354,16 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
     }
   }
   LUMOS_RETURN_IF_ERROR(whatif::Recost(costs, graph, origin, &costed, &result.cost));
+  for (uint8_t reasons : result.cost.node_reasons) {
+    if (reasons == 0) continue;
+    ++result.recosted;
+    for (int bit = 0; bit < whatif::kChangeReasonCount; ++bit) {
+      if (reasons & (1u << bit)) ++result.recosted_by_reason[bit];
+    }
+  }
+  if (rewritten) {
+    for (uint32_t k : rewritten->copy) result.copied_nodes += k > 0 ? 1 : 0;
+  }
   SimResult sim = Simulate(graph, costed);
   result.not_run = sim.not_run;
   const std::function<uint32_t(uint32_t, bool)> map = [&](uint32_t node, bool last) {

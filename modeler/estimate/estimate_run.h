@@ -70,6 +70,11 @@ struct EstimateResult {
   whatif::CostReport cost;
   uint64_t collectives_left_out = 0;
   uint64_t nodes_before = 0, nodes_after = 0;
+  // Why nodes changed: GPU ops re-costed per reason (a node may count under several), and the
+  // nodes that are copies made by the layer / micro-batch rewrite.
+  std::array<uint64_t, whatif::kChangeReasonCount> recosted_by_reason{};
+  uint64_t recosted = 0;
+  uint64_t copied_nodes = 0;
   uint64_t not_run = 0;  // Nodes of the rewritten graph the simulation never ran (a bug).
   std::vector<IterationReport> iterations;  // The estimate's, per rank and iteration.
   // The rewritten graph and its simulation, for --timeline (kept only when asked).

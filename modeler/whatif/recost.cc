@@ -75,6 +75,7 @@ class Recoster {
   Status Run() {
     const size_t n = graph_.nodes.size();
     report_.node_basis.assign(n, Basis::kMeasured);
+    report_.node_reasons.assign(n, 0);
     report_.collective_basis.assign(graph_.collectives.size(), Basis::kMeasured);
     gpu_changed_ = s_.source_gpu->name != s_.target_gpu->name;
     work_.resize(s_.job->ranks.size());
@@ -117,6 +118,8 @@ class Recoster {
     const Node& node = graph_.nodes[id];
     const WorkChange& work = WorkOf(origin);
     if (!gpu_changed_ && !work.changes()) return Status::Ok();
+    reasons_ = static_cast<uint8_t>((gpu_changed_ ? kChangedGpu : 0) |
+                                    (work.changes() ? kChangedWork : 0));
     const RankTrace& rank = s_.job->ranks[node.rank_index];
     const uint32_t source = s_.measured->node_source[origin];
     int64_t& duration = scenario_.duration_ns[id];
@@ -173,7 +176,10 @@ class Recoster {
 
   void Set(uint32_t id, int64_t duration, Basis basis) {
     int64_t& d = scenario_.duration_ns[id];
-    if (d != duration) ++report_.changed_kernels;
+    if (d != duration) {
+      ++report_.changed_kernels;
+      report_.node_reasons[id] = reasons_;
+    }
     d = std::max<int64_t>(0, duration);
     report_.node_basis[id] = basis;
   }
@@ -346,9 +352,16 @@ class Recoster {
                                 static_cast<double>(a.duration_ns));
         basis = b.source == models::CostSource::kModelOnly ? Basis::kModelOnly : Basis::kScaled;
       }
+      const auto reasons = static_cast<uint8_t>(
+          (gpu_changed_ ? kChangedGpu : 0) |
+          (after.ranks != ranks || after.nodes != nodes ? kChangedRanks : 0) |
+          (net_changed && spans ? kChangedNetwork : 0) | (bytes_factor != 1 ? kChangedBytes : 0));
       if (transfer != measured) ++report_.changed_collectives;
       report_.collective_basis[c] = basis;
-      for (uint32_t m : group.nodes) report_.node_basis[m] = basis;
+      for (uint32_t m : group.nodes) {
+        report_.node_basis[m] = basis;
+        if (transfer != measured) report_.node_reasons[m] = reasons;
+      }
     }
     return Status::Ok();
   }
@@ -359,11 +372,18 @@ class Recoster {
   Scenario& scenario_;
   CostReport& report_;
   bool gpu_changed_ = false;
+  uint8_t reasons_ = 0;  // Why the GPU op being re-costed changes (ChangeReason bits).
   std::vector<std::unique_ptr<std::vector<models::TraceGpuWork>>> work_;
   std::set<std::string> noted_;
 };
 
 }  // namespace
+
+const char* ChangeReasonName(int bit) {
+  static constexpr const char* kNames[kChangeReasonCount] = {"gpu", "work", "ranks", "network",
+                                                             "bytes"};
+  return bit >= 0 && bit < kChangeReasonCount ? kNames[bit] : "?";
+}
 
 const char* BasisName(Basis basis) {
   switch (basis) {

@@ -100,8 +100,20 @@ struct CostSetup {
   std::unordered_map<uint64_t, double> group_bytes;
 };
 
+// Why a node's duration changed (bits; 0: it did not).
+enum ChangeReason : uint8_t {
+  kChangedGpu = 1,      // Another GPU (or its NVLink, for a collective).
+  kChangedWork = 2,     // New work: shapes, activations, parameters (hidden, seq, mbs, ...).
+  kChangedRanks = 4,    // A collective over another number of ranks or nodes (dp=).
+  kChangedNetwork = 8,  // A collective across nodes, over another network.
+  kChangedBytes = 16,   // A collective of another size (the gradients of a bigger model).
+};
+inline constexpr int kChangeReasonCount = 5;
+const char* ChangeReasonName(int bit);  // "gpu", "work", "ranks", "network", "bytes".
+
 struct CostReport {
   std::vector<Basis> node_basis;        // Per node of the rewritten graph (host calls: measured).
+  std::vector<uint8_t> node_reasons;    // Per node: ChangeReason bits (0: as measured).
   std::vector<Basis> collective_basis;  // Per collective group of the rewritten graph.
   uint64_t changed_kernels = 0, changed_collectives = 0;
   std::vector<std::string> notes;  // Assumptions and what could not be re-costed, once each.

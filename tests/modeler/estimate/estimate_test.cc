@@ -153,6 +153,10 @@ TEST(EstimateConsistencyTest, DoublingLayersDoublesTheLayerPartAndNothingElse) {
     in_layers += info.layer != structure::kNoLayer ? 1 : 0;
   }
   EXPECT_EQ(twice->nodes_after - twice->nodes_before, in_layers);
+  EXPECT_EQ(twice->copied_nodes, in_layers);
+  // What was re-costed outside the copies: the optimizer (work) and the gradients (bytes).
+  EXPECT_EQ(twice->recosted_by_reason[0], 0u);  // gpu
+  EXPECT_EQ(twice->recosted_by_reason[2], 0u);  // ranks
   EXPECT_EQ(twice->not_run, 0u);
   // The iteration grows by at most what the copies hold, per rank and iteration: their host
   // calls and the gaps before them, their kernels, their collectives' transfers (the layers'
@@ -214,6 +218,14 @@ TEST(EstimateConsistencyTest, DataParallelDegreeChangesOnlyTheGradientCollective
       }
     }
     EXPECT_GT(changed, 0u) << dp;
+    // Every re-costed node says why: ranks, and nothing else; all are collective members.
+    for (uint32_t n = 0; n < g.graph.nodes.size(); ++n) {
+      const uint8_t why = r->cost.node_reasons[n];
+      if (why == 0) continue;
+      EXPECT_EQ(why, whatif::kChangedRanks) << dp;
+      EXPECT_EQ(g.graph.nodes[n].work, WorkClass::kCommunication) << dp;
+    }
+    EXPECT_EQ(r->recosted, r->recosted_by_reason[2]) << dp;
     EXPECT_GE(r->estimate.iteration_ns, r->base.iteration_ns) << dp;
   }
 }
