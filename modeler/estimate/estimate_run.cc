@@ -250,8 +250,15 @@ StatusOr<std::unique_ptr<PreparedJob>> PrepareJob(const std::vector<std::string>
     models::FitLog log;
     models::CostInputs inputs;
     inputs.traces = paths;
-    StatusOr<models::CostModel> fitted = models::FitCostInputs(inputs, specs, options.net, &log);
-    if (fitted.ok()) p->model = std::move(*fitted);
+    // The job in memory, calibrated as `costs fit` would read it (not read a second time).
+    StatusOr<models::TraceCalibration> own = models::CalibrateJob(p->job, specs);
+    if (own.ok()) {
+      std::vector<models::TraceCalibration> calibrated;
+      calibrated.push_back(std::move(*own));
+      StatusOr<models::CostModel> fitted =
+          models::FitCostInputs(inputs, specs, options.net, &log, &calibrated);
+      if (fitted.ok()) p->model = std::move(*fitted);
+    }
   }
   if (!options.costs_file.empty()) {
     LUMOS_ASSIGN_OR_RETURN(models::CostModel given, models::ReadCostModel(options.costs_file));

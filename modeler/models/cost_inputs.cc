@@ -358,6 +358,43 @@ std::string TraceCalibration::Describe() const {
   return out + DescribeGemms(*this) + DescribeKernels(*this);
 }
 
+namespace {
+
+// What one loaded job calibrates, its GPU from `headers`' device names.
+StatusOr<TraceCalibration> CalibrateLoaded(const Job& job, const std::vector<TraceHeader>& headers,
+                                           const SpecTable& specs) {
+  TraceCalibration c;
+  c.job_id = job.job_id;
+  c.ranks = job.ranks.size();
+  std::set<std::string> hosts;
+  for (const RankTrace& rank : job.ranks) {
+    if (!rank.host.empty()) hosts.insert(rank.host);
+  }
+  c.hosts = hosts.size();
+  c.collectives = CalibrationFromJob(job, &c.stats);
+  for (const CalibrationPoint& p : c.collectives.points) {
+    if (p.bytes == 0 || p.time_ns <= 0) continue;
+    ++c.sized;
+    if (p.nodes > 1) ++c.multi_node;
+  }
+  ReadTracedGemms(job, &c);
+  LUMOS_RETURN_IF_ERROR(PlaceJob(headers, specs, &c));
+  PlaceGemms(&c);
+  ReadTracedKernels(job, &c);
+  return c;
+}
+
+}  // namespace
+
+StatusOr<TraceCalibration> CalibrateJob(const Job& job, const SpecTable& specs) {
+  std::vector<TraceHeader> headers;
+  for (const RankTrace& rank : job.ranks) {
+    headers.push_back({rank.path, rank.host, {}});
+    if (!rank.device.empty()) headers.back().devices.push_back(rank.device);
+  }
+  return CalibrateLoaded(job, headers, specs);
+}
+
 StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
     const std::vector<std::string>& traces, const SpecTable& specs,
     std::vector<std::string>* problems) {
@@ -386,24 +423,7 @@ StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
       continue;
     }
     problems->insert(problems->end(), job->input_problems.begin(), job->input_problems.end());
-    TraceCalibration c;
-    c.job_id = job_id;
-    c.ranks = job->ranks.size();
-    std::set<std::string> hosts;
-    for (const RankTrace& rank : job->ranks) {
-      if (!rank.host.empty()) hosts.insert(rank.host);
-    }
-    c.hosts = hosts.size();
-    c.collectives = CalibrationFromJob(*job, &c.stats);
-    for (const CalibrationPoint& p : c.collectives.points) {
-      if (p.bytes == 0 || p.time_ns <= 0) continue;
-      ++c.sized;
-      if (p.nodes > 1) ++c.multi_node;
-    }
-    ReadTracedGemms(*job, &c);
-    LUMOS_RETURN_IF_ERROR(PlaceJob(headers, specs, &c));
-    PlaceGemms(&c);
-    ReadTracedKernels(*job, &c);
+    LUMOS_ASSIGN_OR_RETURN(TraceCalibration c, CalibrateLoaded(*job, headers, specs));
     out.push_back(std::move(c));
   }
   return out;

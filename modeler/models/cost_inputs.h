@@ -104,6 +104,10 @@ struct TraceCalibration {
 // kernel by name); nullopt: not one the model has.
 std::optional<DType> GemmDType(const schema::GemmCallEvent& call, bool tf32_kernel);
 
+// What one job already in memory (with its events) calibrates, as ReadTraceCalibrations does
+// for each job it reads; the GPU from the ranks' device names (RankTrace::device).
+StatusOr<TraceCalibration> CalibrateJob(const Job& job, const SpecTable& specs);
+
 // Reads the traces job by job. Unreadable, damaged and unclosed files are named in `problems`
 // (what could be read is used); an error is a job the specs cannot place (see above) that has
 // collective points with a size or GEMM points.

@@ -83,7 +83,8 @@ StatusOr<PredictedTable> PredictKernelQueries(const KernelModel& model, const Cs
 }  // namespace
 
 StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& specs,
-                                  const NetworkSpec& network, FitLog* log) {
+                                  const NetworkSpec& network, FitLog* log,
+                                  std::vector<TraceCalibration>* calibrated) {
   std::vector<CsvTable> tables;
   tables.reserve(inputs.tables.size());
   for (const std::string& path : inputs.tables) {
@@ -119,9 +120,13 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
   std::string nothing;  // Why the traces calibrated nothing, for the error below.
   std::vector<TracedGemms> traced_gemms;
   KernelSamplesByGpu kernel_samples;
-  if (!inputs.traces.empty()) {
-    LUMOS_ASSIGN_OR_RETURN(std::vector<TraceCalibration> traced,
-                           ReadTraceCalibrations(inputs.traces, specs, &log->problems));
+  if (!inputs.traces.empty() || calibrated != nullptr) {
+    std::vector<TraceCalibration> traced;
+    if (calibrated != nullptr) {
+      traced = std::move(*calibrated);
+    } else {
+      LUMOS_ASSIGN_OR_RETURN(traced, ReadTraceCalibrations(inputs.traces, specs, &log->problems));
+    }
     for (TraceCalibration& job : traced) {
       log->notes.push_back(job.Describe());
       if (job.sized == 0 && job.gemms.empty() && job.kernel_samples.empty() && nothing.empty()) {

@@ -40,8 +40,12 @@ struct FitLog {
 
 // Reads and fits every input; `network` joins the nodes of traced jobs (and of table rows that
 // name nodes).
+// `calibrated`, when given, are the traced jobs already calibrated (CalibrateJob: a job the
+// caller holds in memory), used instead of reading inputs.traces (then only named as inputs);
+// they are moved from.
 StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& specs,
-                                  const NetworkSpec& network, FitLog* log);
+                                  const NetworkSpec& network, FitLog* log,
+                                  std::vector<TraceCalibration>* calibrated = nullptr);
 // Tables only, nodes joined by kDefaultNetwork.
 StatusOr<CostModel> FitCostTables(const std::vector<std::string>& tables, const SpecTable& specs);
 
