@@ -152,4 +152,11 @@ bool ComputeBoundClass(KernelClass kind) {
          kind == KernelClass::kConvolution;
 }
 
+KernelClass KernelClassCache::Get(std::string_view kernel_name, std::string_view cpu_op) {
+  const Key key{kernel_name.data(), kernel_name.size(), cpu_op.data(), cpu_op.size()};
+  auto [it, added] = classes_.try_emplace(key, KernelClass::kOther);
+  if (added) it->second = ClassifyKernel(kernel_name, cpu_op);
+  return it->second;
+}
+
 }  // namespace lumos::modeler::models

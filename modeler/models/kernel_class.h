@@ -37,14 +37,41 @@
 // Threading: pure functions.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 
 #include "modeler/models/kernel_query.h"
 
 namespace lumos::modeler::models {
 
 KernelClass ClassifyKernel(std::string_view kernel_name, std::string_view cpu_op = {});
+
+// ClassifyKernel once per distinct (name, op) pair of views: names that view one interned copy
+// (a Job's NamePool) share their address, so a job's millions of kernels cost a lookup each,
+// not ~50 keyword searches. Views of other storage are only as distinct as their addresses.
+// Lifetime: the viewed strings must outlive the cache. Threading: one thread per cache.
+class KernelClassCache {
+ public:
+  KernelClass Get(std::string_view kernel_name, std::string_view cpu_op = {});
+
+ private:
+  struct Key {
+    const char* name;
+    size_t name_size;
+    const char* op;
+    size_t op_size;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.name) * 31 + std::hash<const void*>()(k.op) +
+             k.name_size * 7 + k.op_size;
+    }
+  };
+  std::unordered_map<Key, KernelClass, KeyHash> classes_;
+};
 
 // "gemm", "attention", "convolution", "elementwise", "norm", "softmax", "reduction",
 // "optimizer", "embedding", "memcpy", "memset", "communication", "other".

@@ -56,11 +56,12 @@ std::vector<TraceGpuWork> ClassifyRank(const RankTrace& rank) {
   };
   std::vector<TraceGpuWork> out;
   out.reserve(rank.kernels.size() + rank.memcpys.size() + rank.memsets.size());
+  KernelClassCache classes;
   for (const schema::KernelEvent& k : rank.kernels) {
     TraceGpuWork w;
     w.name = k.name;
     w.op = op_of(k.correlation_id);
-    w.key.kind = ClassifyKernel(k.name, w.op);
+    w.key.kind = classes.Get(k.name, w.op);
     if (w.key.kind == KernelClass::kMemcpy) w.key.copy = CopyKind::kDeviceToDevice;
     w.start_ns = k.start_ns;
     w.duration_ns = static_cast<int64_t>(k.duration_ns);

@@ -99,7 +99,7 @@ void Classify(const Job& job, const ExecutionGraph& g, std::vector<NodeInfo>* no
     }
     for (auto& [thread, ranges] : ops[r]) ranges.Build();
   }
-  std::unordered_map<const char*, models::KernelClass> cache;  // By name, without an op.
+  models::KernelClassCache cache;  // Node names view the Job's pool: one call per (name, op).
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     models::KernelClass& c = (*nodes)[n].kernel_class;
@@ -126,13 +126,7 @@ void Classify(const Job& job, const ExecutionGraph& g, std::vector<NodeInfo>* no
           }
         }
       }
-      if (!op.empty()) {
-        c = models::ClassifyKernel(node.name, op);
-      } else {
-        auto [it, added] = cache.try_emplace(node.name.data(), models::KernelClass::kOther);
-        if (added) it->second = models::ClassifyKernel(node.name);
-        c = it->second;
-      }
+      c = cache.Get(node.name, op);
     }
   }
 }
