@@ -214,5 +214,21 @@ TEST(KernelClassTest, CaseDoesNotMatterAndEmptyNamesAreOther) {
   EXPECT_EQ(ClassifyKernel("", ""), KernelClass::kOther);
 }
 
+// The cache answers as ClassifyKernel does, per (name, op) pair: the same name under another
+// launching op is another entry (a generic reduction inside a layer norm is a norm).
+TEST(KernelClassTest, TheCacheAnswersAsClassifyKernel) {
+  const std::string name = "void at::native::reduce_kernel<512, 1>(...)";
+  const std::string norm = "aten::native_layer_norm";
+  const std::string copy = name;  // The same text elsewhere: another key, the same answer.
+  KernelClassCache cache;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(cache.Get(name), ClassifyKernel(name));
+    EXPECT_EQ(cache.Get(name, norm), ClassifyKernel(name, norm));
+    EXPECT_EQ(cache.Get(copy), ClassifyKernel(copy));
+  }
+  EXPECT_EQ(cache.Get(name), KernelClass::kReduction);
+  EXPECT_EQ(cache.Get(name, norm), KernelClass::kNorm);
+}
+
 }  // namespace
 }  // namespace lumos::modeler::models
