@@ -83,7 +83,9 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
               "such as 400Gbps,3us; default ib400)",
               &net_name)
       .String("--gpu", "NAME",
-              "the measured job's GPU, when its trace headers name none the specs know", &gpu_name)
+              "the measured job's GPU (default: the one its trace headers name; needed when the "
+              "specs do not know that one)",
+              &gpu_name)
       .Given(&gpu_given)
       .String("--iteration", "REGEX", "iterations are the host/NVTX ranges matching REGEX",
               &iteration)

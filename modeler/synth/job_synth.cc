@@ -229,6 +229,12 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
     header.rank = r;
     header.world_size = o.ranks;
     header.source_path = t.path;
+    // The source rank's GPU, so what reads the copy (estimate, costs) knows what it ran on.
+    if (!t.device.empty()) {
+      schema::DeviceInfo device;
+      device.name = t.device;
+      header.devices.push_back(std::move(device));
+    }
     header.start_time_ns = static_cast<uint64_t>(std::max<int64_t>(begin, 0));
     std::string path = out_dir;
     if (path.back() != '/') path += '/';

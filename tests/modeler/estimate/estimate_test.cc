@@ -308,6 +308,23 @@ TEST(EstimateCommandTest, TextJsonSweepAndTimeline) {
   EXPECT_NE(written.find(" estimated\""), std::string::npos);
 }
 
+// A `synth` copy of the real example keeps its GPU in the headers, so estimate needs no --gpu;
+// --gpu names it for traces whose headers do not.
+TEST(EstimateCommandTest, ASynthCopyKeepsItsGpu) {
+  TempDir dir;
+  const auto synth = RunCommand(LumosModelBinary() + " synth " + Example() + " -o " +
+                                dir.File("s") + " --ranks 16");
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  const auto r = RunCommand(Estimate(dir.File("s"), "--set gpu=H100-SXM5-80GB"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("16 rank(s) on V100-SXM2-32GB"), std::string::npos) << r.out;
+  const auto named = RunCommand(Estimate(dir.File("s"), "--gpu A100-SXM4-40GB --set dp=16"));
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_NE(named.out.find("16 rank(s) on A100-SXM4-40GB"), std::string::npos) << named.out;
+  const auto unknown = RunCommand(Estimate(dir.File("s"), "--gpu TPU --set dp=16"));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+}
+
 // Each bad setting: one line on stderr naming it, exit 2, nothing on stdout.
 TEST(EstimateCommandTest, BadSettingsAreOneLineAndExitTwo) {
   TempDir dir;
