@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "modeler/models/kernel_class.h"
 #include "modeler/report/iteration_ranges.h"
 
 namespace lumos::modeler {
@@ -332,23 +333,7 @@ bool MayMarkIteration(std::string_view name, bool step, const AnalysisOptions& o
 }
 
 std::string KernelClass(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto has = [&](std::string_view s) { return lower.find(s) != std::string::npos; };
-  if (has("nccl")) return "nccl";
-  if (has("flash") || has("fmha") || has("attention") || has("attn")) return "attention";
-  if (has("gemm") || has("matmul") || has("cutlass") || has("cublas") || has("xmma") ||
-      has("wgmma")) {
-    return "gemm";
-  }
-  if (has("conv")) return "convolution";
-  if (has("norm")) return "normalization";
-  if (has("softmax")) return "softmax";
-  if (has("embedding")) return "embedding";
-  if (has("reduce") || has("reduction")) return "reduction";
-  if (has("elementwise") || has("vectorized") || has("unrolled")) return "elementwise";
-  if (has("adam") || has("optimizer") || has("adagrad") || has("sgd")) return "optimizer";
-  return "other";
+  return models::KernelClassName(models::ClassifyKernel(name));
 }
 
 namespace {

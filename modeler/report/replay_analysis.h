@@ -132,7 +132,8 @@ std::vector<IterationReport> AnalyzeRewritten(const Job& job, const ExecutionGra
                                               const AnalysisOptions& options,
                                               const std::function<uint32_t(uint32_t, bool)>& map);
 
-// The kernel class used by the critical path ("gemm", "attention", "elementwise", ...).
+// The kernel class used by the critical path: modeler/models' ClassifyKernel by name ("gemm",
+// "attention", "elementwise", "norm", ...), the classes the cost models and estimate use.
 std::string KernelClass(std::string_view name);
 
 }  // namespace lumos::modeler
