@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "base/cli/arg_parser.h"
@@ -124,11 +123,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   if (base_given) {
     StatusOr<whatif::SettingList> base =
         whatif::ParseSettings(base_text, whatif::SettingScope::kBase, specs);
-    if (!base.ok()) {
-      std::string message = base.status().message();
-      if (message.rfind("--set", 0) == 0) message.replace(0, 5, "--base");
-      return parser.UsageError(err, message);
-    }
+    if (!base.ok()) return parser.UsageError(err, base.status().message());
     for (const whatif::Setting& s : *base) {
       structure::Value* v =
           structure::SetupField(&structure_options.base, whatif::SettingKeyName(s.key));
@@ -140,12 +135,9 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   }
   AnalysisOptions analysis;
   if (!iteration.empty()) {
-    try {
-      analysis.iteration = std::regex(iteration, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return parser.UsageError(err, "--iteration '" + iteration + "': " + e.what());
+    if (Status s = SetIterationPattern(iteration, &analysis); !s.ok()) {
+      return parser.UsageError(err, s.message());
     }
-    analysis.iteration_pattern = iteration;
     structure_options.iteration_pattern = iteration;
   }
   StatusOr<models::NetworkSpec> source_net = specs.ResolveNetwork(net_name);

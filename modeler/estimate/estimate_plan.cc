@@ -41,11 +41,9 @@ double ParametersPerGpu(const whatif::SetupValues& v) {
   return m.ok() ? static_cast<double>(m->Largest().parameters) : 0.0;
 }
 
-Status CheckKnown(const whatif::SetupValues& before, const structure::JobStructure& s,
-                  SettingKey key) {
+Status CheckKnown(const structure::JobStructure& s, SettingKey key) {
   const structure::Value* v = structure::SetupField(s.setup, Name(key));
   if (v != nullptr && v->known()) return Status::Ok();
-  (void)before;
   return Status::Error("--set " + Name(key) + ": the measured " + Name(key) +
                        " is not known from the trace (" + (v != nullptr ? v->how : "") +
                        "); give it with --base " + Name(key) + "=N");
@@ -160,7 +158,7 @@ StatusOr<Plan> MakePlan(const PlanInputs& in, const whatif::SettingList& setting
       default:
         if (whatif::IsSetupKey(setting.key) && setting.key != SettingKey::kWorld &&
             setting.key != SettingKey::kDp) {
-          LUMOS_RETURN_IF_ERROR(CheckKnown(plan.before, s, setting.key));
+          LUMOS_RETURN_IF_ERROR(CheckKnown(s, setting.key));
         }
         break;
     }

@@ -141,18 +141,18 @@ void WriteEstimateText(const ReportHeader& h, const EstimateResult& r, std::FILE
         total > 0 ? 100.0 * static_cast<double>(e.basis_ns[k]) / static_cast<double>(total) : 0.0);
   }
   std::fprintf(out, "\n");
-  std::fprintf(out, "changed: %" PRIu64 " GPU op(s) re-costed", r.recosted);
-  const char* separator = " (";
+  std::string reasons;
   for (int bit = 0; bit < whatif::kChangeReasonCount; ++bit) {
     if (r.recosted_by_reason[bit] == 0) continue;
-    std::fprintf(out, "%s%s %" PRIu64, separator, whatif::ChangeReasonName(bit),
-                 r.recosted_by_reason[bit]);
-    separator = ", ";
+    reasons += (reasons.empty() ? " (" : ", ") + std::string(whatif::ChangeReasonName(bit)) + " " +
+               std::to_string(r.recosted_by_reason[bit]);
   }
+  if (!reasons.empty()) reasons += ")";
   std::fprintf(out,
-               "%s; %" PRIu64 " node(s) copied by the layer / micro-batch rewrite (%" PRIu64
-               " -> %" PRIu64 " nodes)\n",
-               separator[0] == ',' ? ")" : "", r.copied_nodes, r.nodes_before, r.nodes_after);
+               "changed: %" PRIu64 " GPU op(s) re-costed%s; %" PRIu64
+               " node(s) copied by the layer / micro-batch rewrite (%" PRIu64 " -> %" PRIu64
+               " nodes)\n",
+               r.recosted, reasons.c_str(), r.copied_nodes, r.nodes_before, r.nodes_after);
   if (r.memory) {
     const models::StageMemory& m = r.memory->Largest();
     std::fprintf(out,

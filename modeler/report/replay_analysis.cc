@@ -332,6 +332,16 @@ bool MayMarkIteration(std::string_view name, bool step, const AnalysisOptions& o
   return step || IsStepName(name);
 }
 
+Status SetIterationPattern(const std::string& pattern, AnalysisOptions* options) {
+  try {
+    options->iteration = std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return Status::Error("--iteration '" + pattern + "': " + e.what());
+  }
+  options->iteration_pattern = pattern;
+  return Status::Ok();
+}
+
 std::string KernelClass(std::string_view name) {
   return models::KernelClassName(models::ClassifyKernel(name));
 }

@@ -53,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
 #include "modeler/sim/simulator.h"
@@ -112,6 +113,10 @@ struct AnalysisOptions {
   // lines need none of them).
   bool summary_only = false;
 };
+
+// Sets `options`' iteration pattern from --iteration's text (ECMAScript); an invalid regex is an
+// error naming it. Every command with --iteration reads it this way.
+Status SetIterationPattern(const std::string& pattern, AnalysisOptions* options);
 
 // Whether a host range (step: category STEP) or NVTX range named `name` may mark an iteration
 // under these options; the loader keeps only those.

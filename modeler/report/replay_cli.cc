@@ -91,13 +91,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
               "whole trace)",
               &iteration)
       .Check([&analysis](const std::string& pattern) {
-        try {
-          analysis.iteration = std::regex(pattern, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
-          return Status::Error("--iteration '" + pattern + "': " + e.what());
-        }
-        analysis.iteration_pattern = pattern;
-        return Status::Ok();
+        return SetIterationPattern(pattern, &analysis);
       })
       .Flag("--json", "print the report as JSON instead of text", &json)
       .Flag("--stats", "phase times, events/s and peak memory on stderr", &stats)

@@ -3,7 +3,6 @@
 // (modeler/structure/job_structure.h).
 #include <cstdio>
 #include <optional>
-#include <regex>
 #include <string>
 
 #include "base/cli/arg_parser.h"
@@ -11,6 +10,7 @@
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
+#include "modeler/report/replay_analysis.h"
 #include "modeler/structure/base_values.h"
 #include "modeler/structure/job_structure.h"
 #include "modeler/structure/structure_report.h"
@@ -64,11 +64,8 @@ int RunStructure(const Args& args) {
               "whole trace), as replay's",
               &iteration)
       .Check([&options](const std::string& pattern) {
-        try {
-          std::regex check(pattern, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
-          return Status::Error("--iteration '" + pattern + "': " + e.what());
-        }
+        AnalysisOptions checked;  // Only the check: structure recovery compiles it again.
+        LUMOS_RETURN_IF_ERROR(SetIterationPattern(pattern, &checked));
         options.iteration_pattern = pattern;
         return Status::Ok();
       })

@@ -155,8 +155,7 @@ class Recoster {
       factors.bytes = a.batch * a.heads * a.seq * a.head_dim;
       factors.flops = a.batch * a.heads * a.seq * a.seq * a.head_dim;
     } else if (kind == KernelClass::kGemm && !work.gemm.empty()) {
-      // A GEMM without a recorded shape: its FLOPs as the layer's activations and weights go.
-      factors.flops = work.kernel_flops;
+      // A GEMM without a recorded shape: its FLOPs go as the activations' (factors above).
       Note("GEMMs without a recorded shape scaled with the layer's FLOPs (no shape to map)");
     }
     return Apply(id, measured, factors);
