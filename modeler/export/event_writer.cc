@@ -200,6 +200,15 @@ void EventWriter::Write(const pb::TracePacket& packet, const PacketContext& cont
                  row, span);
       json_->KeyUint("window_index", window.window_index());
       KeyEnum(json_, "trigger", window.trigger());
+      if (window.iteration_count() > 0) {
+        json_->KeyUint("first_iteration", window.first_iteration());
+        json_->KeyUint("iterations", window.iteration_count());
+      }
+      if (!window.requested_by().empty()) json_->KeyString("requested_by", window.requested_by());
+      if (!window.target().empty()) json_->KeyString("target", window.target());
+      if (!window.missed_target().empty()) {
+        json_->KeyString("missed_target", window.missed_target());
+      }
       break;
     }
     default:

@@ -160,11 +160,35 @@ void PacketEncoder::Add(const CommunicatorEvent& e) {
   EndPacket(s);
 }
 
+namespace {
+
+size_t CaptureWindowBound(const CaptureWindowEvent& e) {
+  return e.iteration_marker.size() + e.requested_by.size() + e.target.size() +
+         e.missed_target.size() + 14 * 11;
+}
+
+// The fields of CaptureWindow, into `b` (a packet or a nested header field).
+void PutCaptureWindowFields(WireBuffer& b, const CaptureWindowEvent& e) {
+  b.PutUint(1, e.duration_ns);
+  b.PutUint(2, e.window_index);
+  b.PutUint(3, U(e.trigger));
+  b.PutUint(4, e.first_iteration);
+  b.PutUint(5, e.iteration_count);
+  b.PutString(6, e.iteration_marker);
+  b.PutString(7, e.requested_by);
+  b.PutUint(8, e.request_id);
+  b.PutString(9, e.target);
+  b.PutString(10, e.missed_target);
+  b.PutUint(11, e.start_realtime_ns);
+  b.PutUint(12, e.requested_iterations);
+  b.PutUint(13, e.requested_duration_ns);
+}
+
+}  // namespace
+
 void PacketEncoder::Add(const CaptureWindowEvent& e) {
-  Slots s = BeginPacket(pf::kCaptureWindow, e.start_ns, kEventBound);
-  events_.PutUint(1, e.duration_ns);
-  events_.PutUint(2, e.window_index);
-  events_.PutUint(3, U(e.trigger));
+  Slots s = BeginPacket(pf::kCaptureWindow, e.start_ns, kEventBound + CaptureWindowBound(e));
+  PutCaptureWindowFields(events_, e);
   EndPacket(s);
 }
 
@@ -204,6 +228,7 @@ void PacketEncoder::AddHeader(const HeaderInfo& h) {
     bound += kEventBound + d.name.size() + d.pci_bus_id.size() + d.uuid.size();
   for (const ClockDomainInfo& c : h.clock_domains) bound += kEventBound + c.name.size();
   bound += (h.capture_config.channels.size() + h.capture_config.channels_failed.size()) * 4;
+  if (h.has_capture_window) bound += kEventBound + CaptureWindowBound(h.capture_window);
   // Encoded into events_ as usual, then moved to header_ so it precedes interned strings.
   size_t begin = events_.size();
   Slots s = BeginUntimedPacket(pf::kHeader, bound);
@@ -268,6 +293,11 @@ void PacketEncoder::AddHeader(const HeaderInfo& h) {
   b.PutString(19, h.source_path);
   b.PutUint(20, h.start_time_ns);
   b.PutString(21, h.command_line);
+  if (h.has_capture_window) {
+    size_t slot = b.BeginNested(22);
+    PutCaptureWindowFields(b, h.capture_window);
+    b.EndNested(slot);
+  }
   EndPacket(s);
   header_.Clear();
   header_.EnsureRoom(events_.size() - begin);

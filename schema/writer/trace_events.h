@@ -226,11 +226,22 @@ struct CommunicatorEvent {
   uint64_t parent_comm_id = 0;
 };
 
+// A capture window (trace.proto CaptureWindow). Owns its strings: it also goes into the header.
 struct CaptureWindowEvent {
   int64_t start_ns = 0;
   uint64_t duration_ns = 0;
   uint64_t window_index = 0;
   WindowTrigger trigger = WindowTrigger::kUnspecified;
+  uint64_t first_iteration = 0;
+  uint64_t iteration_count = 0;
+  std::string iteration_marker;
+  std::string requested_by;
+  uint64_t request_id = 0;
+  std::string target;
+  std::string missed_target;
+  uint64_t start_realtime_ns = 0;
+  uint64_t requested_iterations = 0;
+  uint64_t requested_duration_ns = 0;
 };
 
 struct LossEvent {
@@ -305,6 +316,9 @@ struct HeaderInfo {
   std::string source_path;
   uint64_t start_time_ns = 0;
   std::string command_line;
+  // Periodic / on-demand capture: the file's window as known at its start (start_ns unused).
+  bool has_capture_window = false;
+  CaptureWindowEvent capture_window;
 };
 
 // What a producer learned after the header was written, for the Trailer (TraceFileWriter::Close).

@@ -11,6 +11,22 @@ void WriteEveryPacketKind(const std::string& path) {
   header.job_id = "golden";
   header.nccl_version = "2.28.3";
   header.cuda_runtime_version = 13000;
+  // Schema 2.3: an on-demand window, named in the header and repeated whole at the close.
+  CaptureWindowEvent window{.start_ns = kEveryKindBaseNs,
+                            .duration_ns = 100'000,
+                            .window_index = 0,
+                            .trigger = WindowTrigger::kOnDemand,
+                            .first_iteration = 100,
+                            .iteration_count = 0,
+                            .iteration_marker = "ProfilerStep*",
+                            .requested_by = "uid 0 pid 4242 (lumos-ctl)",
+                            .request_id = 0xFEED,
+                            .target = "iteration % 100 == 0",
+                            .missed_target = "",
+                            .start_realtime_ns = 1'764'633'600'000'000'000,
+                            .requested_iterations = 1};
+  header.has_capture_window = true;
+  header.capture_window = window;
   auto writer = TraceFileWriter::Create(path, header, WriterOptions());
   LUMOS_CHECK(writer.ok());
   TraceFileWriter& w = **writer;
@@ -19,7 +35,8 @@ void WriteEveryPacketKind(const std::string& path) {
                            {schema::ClockId::kMonotonic, 5'000'000'000}};
   w.AddClockSnapshot(clocks, 2);
   w.AddThread({11, "main", 100});
-  w.Add(CaptureWindowEvent{t, 100'000, 0, WindowTrigger::kWholeRun});
+  window.iteration_count = 1;
+  w.Add(window);
   w.Add(NvtxEvent{t + 1'000, 50'000, 11, "step 0", "", NvtxKind::kPushPop});
   w.Add(HostRangeEvent{t + 1'500, 40'000, 11, "aten::mm", HostRangeCategory::kCpuOp, 7});
   w.Add(ApiCallEvent{t + 2'000, 3'000, 11, 1, ApiKind::kLaunchKernel, 211, "cudaLaunchKernel", 7, 0,

@@ -22,7 +22,8 @@ class GoldenTraceTest : public ::testing::TestWithParam<const char*> {
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Versions, GoldenTraceTest, ::testing::Values("1.0", "2.0", "2.1", "2.2"),
+INSTANTIATE_TEST_SUITE_P(Versions, GoldenTraceTest,
+                         ::testing::Values("1.0", "2.0", "2.1", "2.2", "2.3"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name[1] = '_';
@@ -75,6 +76,27 @@ TEST_P(GoldenTraceTest, EveryPacketKindReadsAsPackets) {
   }
   EXPECT_EQ(start_by_name["sm90_gemm"], ::lumos::testing::kEveryKindBaseNs + 6'000);
   EXPECT_EQ(start_by_name["cudaStreamWaitEvent"], ::lumos::testing::kEveryKindBaseNs + 7'000);
+}
+
+// 2.3: the header names the file's capture window; older files have none (a whole run).
+TEST_P(GoldenTraceTest, HeaderNamesTheCaptureWindowFromSchema23) {
+  auto reader = TraceReader::Open(Path());
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  const pb::TraceHeader& header = (*reader)->header();
+  if (std::string(GetParam()) < "2.3") {
+    EXPECT_FALSE(header.has_capture_window());
+    return;
+  }
+  ASSERT_TRUE(header.has_capture_window());
+  const pb::CaptureWindow& window = header.capture_window();
+  EXPECT_EQ(window.trigger(), pb::WINDOW_TRIGGER_ON_DEMAND);
+  EXPECT_EQ(window.first_iteration(), 100u);
+  EXPECT_EQ(window.iteration_count(), 0u);  // Known only at the close.
+  EXPECT_EQ(window.requested_by(), "uid 0 pid 4242 (lumos-ctl)");
+  EXPECT_EQ(window.request_id(), 0xFEEDu);
+  EXPECT_EQ(window.target(), "iteration % 100 == 0");
+  EXPECT_EQ(window.start_realtime_ns(), 1'764'633'600'000'000'000u);
+  EXPECT_EQ(window.requested_iterations(), 1u);
 }
 
 // The same file through the fast path: schema-1 rows and schema-2 columns give equal structs.
@@ -150,8 +172,8 @@ TEST_P(GoldenTraceTest, TrailerRankFromSchema21) {
   ASSERT_TRUE((*reader)->ReadFrames([](const FrameEvents&) { return Status::Ok(); }, &result).ok());
   ASSERT_TRUE(result.has_trailer);
   const std::string version = GetParam();
-  const bool v21 = version == "2.1" || version == "2.2";
-  EXPECT_EQ((*reader)->header().schema_minor(), version == "2.2" ? 2u : (v21 ? 1u : 0u));
+  const bool v21 = version >= "2.1";
+  EXPECT_EQ((*reader)->header().schema_minor(), static_cast<uint32_t>(version[2] - '0'));
   EXPECT_EQ(result.trailer.has_rank(), v21);
   EXPECT_EQ(result.trailer.has_world_size(), v21);
   if (v21) {
@@ -163,7 +185,7 @@ TEST_P(GoldenTraceTest, TrailerRankFromSchema21) {
 // GemmCall (2.2): in the 2.2 file, field by field, through both read paths; none before (an
 // older file reads as it always did).
 TEST_P(GoldenTraceTest, GemmCallFromSchema22) {
-  const bool v22 = std::string(GetParam()) == "2.2";
+  const bool v22 = std::string(GetParam()) >= "2.2";
   auto reader = TraceReader::Open(Path());
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   std::vector<schema::GemmCallEvent> calls;

@@ -200,7 +200,20 @@ TEST(PacketEncoderTest, NcclEventsRoundTrip) {
 
 TEST(PacketEncoderTest, CaptureAndLossRoundTrip) {
   PacketEncoder encoder;
-  encoder.Add(CaptureWindowEvent{500, 1, 2, WindowTrigger::kPeriodic});
+  encoder.Add(CaptureWindowEvent{.start_ns = 500,
+                                 .duration_ns = 1,
+                                 .window_index = 2,
+                                 .trigger = WindowTrigger::kPeriodic,
+                                 .first_iteration = 4,
+                                 .iteration_count = 5,
+                                 .iteration_marker = "step",
+                                 .requested_by = "uid 1 pid 2 (x)",
+                                 .request_id = 8,
+                                 .target = "periodic slot",
+                                 .missed_target = "no marker",
+                                 .start_realtime_ns = 11,
+                                 .requested_iterations = 12,
+                                 .requested_duration_ns = 13});
   encoder.Add(LossEvent{600, 1, LossSource::kRingFull, 3, 4, "thread ring full"});
   ClockReading readings[] = {{ClockId::kCupti, 1}, {ClockId::kMonotonic, 2}};
   encoder.AddClockSnapshot(readings, 2);
@@ -210,7 +223,10 @@ TEST(PacketEncoderTest, CaptureAndLossRoundTrip) {
   ASSERT_EQ(trace.packet_size(), 5);
   ExpectPacket(trace.packet(1),
                "start_delta_ns: 0 capture_window { duration_ns: 1 window_index: 2 "
-               "trigger: WINDOW_TRIGGER_PERIODIC }");
+               "trigger: WINDOW_TRIGGER_PERIODIC first_iteration: 4 iteration_count: 5 "
+               "iteration_marker: 'step' requested_by: 'uid 1 pid 2 (x)' request_id: 8 "
+               "target: 'periodic slot' missed_target: 'no marker' start_realtime_ns: 11 "
+               "requested_iterations: 12 requested_duration_ns: 13 }");
   ExpectPacket(trace.packet(2),
                "start_delta_ns: 100 loss { duration_ns: 1 source: LOSS_SOURCE_RING_FULL count: 3 "
                "thread_id: 4 detail: 'thread ring full' }");
@@ -269,12 +285,24 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
   h.source_path = "/tmp/x.json";
   h.start_time_ns = 99;
   h.command_line = "python train.py";
+  h.has_capture_window = true;
+  h.capture_window = {.window_index = 2,
+                      .trigger = WindowTrigger::kOnDemand,
+                      .first_iteration = 40,
+                      .iteration_marker = "ProfilerStep*",
+                      .requested_by = "uid 0 pid 7 (lumos-ctl)",
+                      .request_id = 9,
+                      .target = "next iteration",
+                      .missed_target = "late",
+                      .start_realtime_ns = 11,
+                      .requested_iterations = 12,
+                      .requested_duration_ns = 13};
   encoder.AddHeader(h);
   pb::Trace trace = Decode(encoder);
   ASSERT_EQ(trace.packet_size(), 2);
   ExpectPacket(
       trace.packet(1),
-      "header { schema_major: 2 schema_minor: 2 agent_version: '0.1.0' producer: PRODUCER_AGENT "
+      "header { schema_major: 2 schema_minor: 3 agent_version: '0.1.0' producer: PRODUCER_AGENT "
       "host_name: 'node-7' pid: 4242 job_id: 'job-1' rank: 3 local_rank: 1 world_size: 16 "
       "devices { device_id: 0 name: 'NVIDIA H200' sm_count: 132 sm_clock_khz: 1980000 "
       "memory_clock_khz: 3201000 memory_bytes: 161061273600 pci_bus_id: '0000:18:00.0' "
@@ -285,7 +313,11 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
       "[CHANNEL_CUPTI_ACTIVITY, CHANNEL_NVTX] channels_failed: [CHANNEL_NCCL_PLUGIN] "
       "ring_bytes: 1 activity_buffer_bytes: 2 activity_buffer_count: 3 flush_interval_ns: 4 "
       "frame_bytes: 5 max_file_bytes: 6 zstd_level: 7 } source_path: '/tmp/x.json' "
-      "start_time_ns: 99 command_line: 'python train.py' }");
+      "start_time_ns: 99 command_line: 'python train.py' capture_window { duration_ns: 0 "
+      "window_index: 2 trigger: WINDOW_TRIGGER_ON_DEMAND first_iteration: 40 "
+      "iteration_marker: 'ProfilerStep*' requested_by: 'uid 0 pid 7 (lumos-ctl)' request_id: 9 "
+      "target: 'next iteration' missed_target: 'late' start_realtime_ns: 11 "
+      "requested_iterations: 12 requested_duration_ns: 13 } }");
 }
 
 TEST(PacketEncoderTest, LongStringsAndNegativeDeltasSurvive) {
