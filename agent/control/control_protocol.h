@@ -1,0 +1,147 @@
+// Design: the wire format between lumos-ctl and an agent's control endpoint (control_endpoint.h).
+// Pure functions, no I/O: every byte a peer sends is checked here before anything uses it
+// (STYLE.md 3.4).
+//
+// A message is a fixed 12-byte header and a body, kMaxMessageBytes (4 KiB) at most in all:
+//   bytes 0..3   magic "LMCT"
+//   bytes 4..5   u16 little-endian protocol version (kProtocolVersion = 1)
+//   bytes 6..7   u16 little-endian MessageType
+//   bytes 8..11  u32 little-endian body length, at most kMaxBodyBytes
+// Magic and version keep their place in every later version, so a reader always knows what it
+// got. The body is lines `key=value\n`: keys [a-z0-9_]+, each known for the message type and
+// given at most once (a missing key keeps its default); values printable ASCII (0x20..0x7e)
+// with '%' escaping ('%' and every byte outside 0x20..0x7e are written "%XX", upper-case hex),
+// so a path can hold any byte and the body never holds a control character. Decoded strings are
+// then checked: no control characters (paths may hold UTF-8), each within its length limit.
+// Numbers are decimal, without sign (but '-' where negative values exist), leading zeros or
+// spaces, and in their field's range; booleans are 0 or 1; words are one of their set.
+// Decode errors are one line naming what is wrong: "bad magic", "wrong version 2 (this side
+// speaks 1)", "oversized: body of 70000 bytes > max 4084", "unknown message type 9",
+// "malformed line 2: no '='", "unknown key 'foo'", "bad value for key 'iterations': ...".
+// Threading: none; all functions are reentrant.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace lumos::agent::control {
+
+inline constexpr char kMagic[4] = {'L', 'M', 'C', 'T'};
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr size_t kHeaderBytes = 12;
+inline constexpr size_t kMaxMessageBytes = 4096;
+inline constexpr size_t kMaxBodyBytes = kMaxMessageBytes - kHeaderBytes;
+// Longest output_dir / last_window path (PATH_MAX - 1), job id (as LUMOS_JOB_ID) and host name.
+inline constexpr size_t kMaxPathBytes = 4095;
+inline constexpr size_t kMaxJobBytes = 128;
+inline constexpr size_t kMaxHostBytes = 255;
+inline constexpr size_t kMaxReasonBytes = 512;
+
+enum class MessageType : uint16_t {
+  kStatusRequest = 1,  // Empty body.
+  kStatusReply = 2,    // AgentStatus.
+  kCaptureRequest = 3,
+  kCaptureReply = 4,
+  kError = 5,  // The peer's message was refused: `reason`.
+};
+const char* MessageTypeName(MessageType type);
+
+// A capture window asked for by lumos-ctl (see the README's `lumos-ctl capture`).
+struct CaptureRequest {
+  uint64_t request_id = 0;     // lumos-ctl picks one random value per command; every process it
+                               // reaches gets the same one.
+  uint32_t iterations = 0;     // --iterations K (whole iterations); 0 = not given.
+  uint64_t duration_ms = 0;    // --duration S (seconds, stored in ms); at most one of iterations
+                               // and duration_ms is non-zero; both 0 = the agent's default.
+  int64_t at_realtime_ns = 0;  // --at TIME: start at the first iteration boundary at or after
+                               // this CLOCK_REALTIME instant; 0 = at the next boundary.
+  uint32_t iteration_multiple = 0;  // --every-iteration N: start at the next iteration whose
+                                    // index is a multiple of N; 0 = none.
+  int64_t window_realtime_ns = 0;   // Names the window directory: --at, else lumos-ctl's
+                                    // CLOCK_REALTIME now; the same for every process of a command.
+  std::string output_dir;           // -o DIR made absolute by lumos-ctl; "" = LUMOS_OUTPUT_DIR.
+  // Filled by the endpoint from SO_PEERCRED and /proc/<pid>/comm, never from the message (a
+  // message naming these keys is refused: unknown key).
+  uint32_t peer_uid = 0;
+  uint32_t peer_pid = 0;
+  std::string peer_comm;
+
+  bool operator==(const CaptureRequest& other) const = default;
+};
+
+// What one agent says about itself (`lumos-ctl status`).
+struct AgentStatus {
+  uint32_t pid = 0;
+  std::string job;  // "" unknown.
+  std::string host;
+  int32_t rank = -1;  // -1 unknown.
+  int32_t world_size = -1;
+  std::string mode;   // "continuous" | "periodic" | "on-demand"
+  std::string state;  // "dormant" | "armed" | "capturing" | "recording" (continuous) | "stopped"
+  uint64_t windows_written = 0;
+  std::string last_window;  // Path of the last window's file; "" none.
+  int64_t last_window_end_realtime_ns = 0;
+  uint64_t bytes_written = 0;
+  uint64_t events_dropped = 0;
+  uint64_t control_rejected = 0;  // Filled by the endpoint (its own counters), not the handler.
+  uint64_t iteration = 0;         // The iteration index the agent is at, when iteration_known.
+  bool iteration_known = false;
+
+  bool operator==(const AgentStatus& other) const = default;
+};
+
+struct CaptureReply {
+  bool accepted = false;
+  std::string reason;  // Why not, one line; "" when accepted.
+
+  bool operator==(const CaptureReply& other) const = default;
+};
+
+// Which endpoint counter a rejected message goes to.
+enum class Rejection : uint8_t { kMalformed, kOversized, kWrongVersion };
+
+struct Header {
+  uint16_t version = kProtocolVersion;
+  MessageType type = MessageType::kError;
+  uint32_t body_bytes = 0;
+};
+
+// The first kHeaderBytes of a message (`bytes` holds exactly those). Checks, in this order:
+// magic, version, type, body length <= kMaxBodyBytes. On an error, *rejection (when given)
+// says which counter it belongs to.
+StatusOr<Header> DecodeHeader(std::string_view bytes, Rejection* rejection = nullptr);
+
+// A whole message: header plus exactly body_bytes more. The body's lines are checked against
+// the type's keys by the typed decoders below; here only the framing.
+struct Message {
+  MessageType type = MessageType::kError;
+  std::string_view body;  // Points into the decoded bytes.
+};
+StatusOr<Message> DecodeMessage(std::string_view bytes, Rejection* rejection = nullptr);
+
+// Encoders: a whole message, or an error when it would exceed kMaxMessageBytes (a very long
+// path) or a field is out of its range (the decoder's checks, applied before sending).
+StatusOr<std::string> EncodeStatusRequest();
+StatusOr<std::string> EncodeStatusReply(const AgentStatus& status);
+StatusOr<std::string> EncodeCaptureRequest(const CaptureRequest& request);
+StatusOr<std::string> EncodeCaptureReply(const CaptureReply& reply);
+// The reason is cut to kMaxReasonBytes; never fails.
+std::string EncodeError(std::string_view reason);
+
+// Body decoders (the message's type must match: else "expected X, got Y").
+Status DecodeStatusRequest(const Message& message);
+StatusOr<AgentStatus> DecodeStatusReply(const Message& message);
+// peer_* stay 0 / "": the endpoint fills them.
+StatusOr<CaptureRequest> DecodeCaptureRequest(const Message& message);
+StatusOr<CaptureReply> DecodeCaptureReply(const Message& message);
+StatusOr<std::string> DecodeError(const Message& message);
+
+// The value escaping of bodies (exposed for tests and for lumos-ctl's messages).
+std::string EscapeValue(std::string_view raw);
+StatusOr<std::string> UnescapeValue(std::string_view escaped);
+
+}  // namespace lumos::agent::control

@@ -1,0 +1,412 @@
+// The control endpoint (agent/control/control_endpoint.h) over real sockets, with the client
+// (control_client.h) and raw clients that misbehave: bad, huge, wrong-version and foreign-user
+// messages are refused and counted, silent and half-sent clients hold nobody up, Stop() returns
+// with a client connected, the thread is named and blocks signals, a fork child stays off.
+#include "agent/control/control_endpoint.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "agent/control/control_client.h"
+#include "tests/testing/run_command.h"
+
+namespace lumos::agent::control {
+namespace {
+
+using ::lumos::testing::PollUntil;
+
+constexpr int kTimeoutMs = 10'000;  // Generous: the outcome is asserted, never the time.
+
+// A test double for the agent's handler. Unlike the agent's, it may take its own lock: the
+// test thread reads what it recorded.
+class TestHandler : public ControlHandler {
+ public:
+  AgentStatus Status() override {
+    calls_.fetch_add(1);
+    if (throw_) throw std::runtime_error("handler failed");
+    AgentStatus s;
+    s.pid = static_cast<uint32_t>(getpid());
+    s.job = "job-7";
+    s.host = "host-a";
+    s.rank = 2;
+    s.world_size = 8;
+    s.mode = "on-demand";
+    s.state = "dormant";
+    return s;
+  }
+  std::string Capture(const CaptureRequest& request) override {
+    calls_.fetch_add(1);
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_.push_back(request);
+    return refusal_;
+  }
+  int calls() const { return calls_.load(); }
+  std::vector<CaptureRequest> requests() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return requests_;
+  }
+  void set_refusal(std::string why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    refusal_ = std::move(why);
+  }
+  void set_throw(bool value) { throw_ = value; }
+
+ private:
+  std::atomic<int> calls_{0};
+  std::atomic<bool> throw_{false};
+  std::mutex mutex_;
+  std::vector<CaptureRequest> requests_;
+  std::string refusal_;
+};
+
+// A pid no process has (above any pid_max), for a second endpoint in this process.
+uint32_t UnusedPid() { return 0x80000000u + static_cast<uint32_t>(getpid()); }
+
+// A raw connection to an endpoint, for clients that misbehave. -1 when it cannot connect.
+int Connect(uint32_t pid) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string name = EndpointName(pid);
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Everything the peer sends until it closes (or kTimeoutMs passes: then what came so far).
+std::string ReadToEnd(int fd) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, kTimeoutMs) <= 0) return out;
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// Sends `bytes` on a fresh connection; the reason of the Error reply, or what went wrong.
+std::string ErrorReplyTo(uint32_t pid, const std::string& bytes) {
+  const int fd = Connect(pid);
+  if (fd < 0) return "cannot connect";
+  send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  const std::string reply = ReadToEnd(fd);
+  close(fd);
+  StatusOr<Message> message = DecodeMessage(reply);
+  if (!message.ok()) return "bad reply: " + message.status().message();
+  StatusOr<std::string> reason = DecodeError(*message);
+  return reason.ok() ? *reason : "not an Error reply: " + reason.status().message();
+}
+
+std::string Header(uint16_t version, uint16_t type, uint32_t body_bytes) {
+  std::string out = "LMCT";
+  for (uint16_t v : {version, type}) {
+    out.push_back(static_cast<char>(v & 0xff));
+    out.push_back(static_cast<char>(v >> 8));
+  }
+  for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>(body_bytes >> shift));
+  return out;
+}
+
+// A version-1 message of `type` with `body`, whatever the body holds.
+std::string Raw(uint16_t type, const std::string& body) {
+  return Header(1, type, static_cast<uint32_t>(body.size())) + body;
+}
+
+std::unique_ptr<ControlEndpoint> StartOrDie(TestHandler* handler, uint32_t pid) {
+  StatusOr<std::unique_ptr<ControlEndpoint>> endpoint = ControlEndpoint::Start(handler, pid);
+  EXPECT_TRUE(endpoint.ok()) << endpoint.status().message();
+  return endpoint.ok() ? std::move(endpoint).value() : nullptr;
+}
+
+TEST(ControlEndpointTest, AnswersStatusAndCaptureWithThePeersIdentity) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  EXPECT_EQ(endpoint->name(), "lumos-agent." + std::to_string(getpid()));
+  StatusOr<AgentStatus> status = QueryStatus(getpid(), kTimeoutMs);
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_EQ(status->job, "job-7");
+  EXPECT_EQ(status->rank, 2);
+  EXPECT_EQ(status->control_rejected, 0u);
+
+  CaptureRequest request;
+  request.request_id = 77;
+  request.iterations = 3;
+  request.output_dir = "/tmp/windows";
+  StatusOr<std::string> reply = SendCapture(getpid(), request, kTimeoutMs);
+  ASSERT_TRUE(reply.ok()) << reply.status().message();
+  EXPECT_EQ(*reply, "");
+  handler.set_refusal("a window is being captured (request 76)");
+  reply = SendCapture(getpid(), request, kTimeoutMs);
+  ASSERT_TRUE(reply.ok()) << reply.status().message();
+  EXPECT_EQ(*reply, "a window is being captured (request 76)");
+
+  const std::vector<CaptureRequest> seen = handler.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].request_id, 77u);
+  EXPECT_EQ(seen[0].iterations, 3u);
+  EXPECT_EQ(seen[0].output_dir, "/tmp/windows");
+  EXPECT_EQ(seen[0].peer_uid, geteuid());
+  EXPECT_EQ(seen[0].peer_pid, static_cast<uint32_t>(getpid()));
+  std::string comm;
+  std::getline(std::ifstream("/proc/self/comm"), comm);
+  EXPECT_EQ(seen[0].peer_comm, comm);
+  EXPECT_EQ(endpoint->counters().accepted, 3u);
+  EXPECT_EQ(endpoint->counters().rejected(), 0u);
+}
+
+TEST(ControlEndpointTest, BadMessagesGetTheirReasonAndAreCounted) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  const uint32_t pid = getpid();
+  EXPECT_EQ(ErrorReplyTo(pid, "GET / HTTP/1.0\r\n\r\n"), "bad magic (not a Lumos control message)");
+  EXPECT_EQ(ErrorReplyTo(pid, Header(2, 1, 0)), "wrong version 2 (this side speaks 1)");
+  EXPECT_EQ(ErrorReplyTo(pid, Header(1, 1, 1 << 20)),
+            "oversized: body of 1048576 bytes > max 4084");
+  EXPECT_EQ(ErrorReplyTo(pid, Header(1, 42, 0)), "unknown message type 42");
+  EXPECT_EQ(ErrorReplyTo(pid, Raw(3, "iterati\n")), "malformed line 1: no '='");
+  EXPECT_EQ(ErrorReplyTo(pid, Raw(3, "peer_uid=0\n")), "unknown key 'peer_uid'");
+  EXPECT_EQ(ErrorReplyTo(pid, Raw(3, "a=\x01\x02\n")), "malformed line 1: non-printable byte 0x01");
+  EXPECT_EQ(ErrorReplyTo(pid, Raw(3, "iterations=-1\n")),
+            "bad value for key 'iterations': '-1' is not a number");
+  EXPECT_EQ(ErrorReplyTo(pid, Header(1, 2, 0)),
+            "unexpected StatusReply (an agent takes StatusRequest and CaptureRequest)");
+  ASSERT_TRUE(PollUntil([&] { return endpoint->counters().rejected() == 9; }, 10));
+  const EndpointCounters counters = endpoint->counters();
+  EXPECT_EQ(counters.rejected_malformed, 7u);
+  EXPECT_EQ(counters.rejected_version, 1u);
+  EXPECT_EQ(counters.rejected_oversized, 1u);
+  EXPECT_EQ(counters.accepted, 0u);
+  EXPECT_EQ(handler.calls(), 0);
+  // The endpoint goes on, and says how much it refused.
+  StatusOr<AgentStatus> status = QueryStatus(pid, kTimeoutMs);
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_EQ(status->control_rejected, 9u);
+}
+
+// A body announced as huge is refused from its header: the endpoint never reads it.
+TEST(ControlEndpointTest, AHugeBodyIsRefusedWithoutBeingRead) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  const int fd = Connect(getpid());
+  ASSERT_GE(fd, 0);
+  const std::string header = Header(1, 3, 64u << 20);
+  ASSERT_EQ(send(fd, header.data(), header.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(header.size()));
+  const std::string chunk(1 << 16, 'x');
+  for (int i = 0; i < 16; ++i) {
+    if (send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) break;
+  }
+  const std::string reply = ReadToEnd(fd);
+  close(fd);
+  StatusOr<Message> message = DecodeMessage(reply);
+  ASSERT_TRUE(message.ok()) << message.status().message();
+  StatusOr<std::string> reason = DecodeError(*message);
+  ASSERT_TRUE(reason.ok());
+  EXPECT_EQ(*reason, "oversized: body of 67108864 bytes > max 4084");
+  ASSERT_TRUE(PollUntil([&] { return endpoint->counters().rejected_oversized == 1; }, 10));
+  EXPECT_EQ(handler.calls(), 0);
+}
+
+// Another user's connection is closed without a word and counted; nothing of it is read.
+TEST(ControlEndpointTest, AForeignUserIsRefusedAndCounted) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as another user (uid 65534)";
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  StatusOr<std::string> request = EncodeStatusRequest();
+  ASSERT_TRUE(request.ok());
+  const uint32_t pid = getpid();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Only system calls here: the parent has threads.
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    const int fd = Connect(pid);
+    if (fd < 0) _exit(2);
+    send(fd, request->data(), request->size(), MSG_NOSIGNAL);
+    char byte;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, kTimeoutMs) <= 0) _exit(4);
+    // Closed with no reply: EOF, or ECONNRESET when the request was left unread.
+    _exit(recv(fd, &byte, 1, 0) > 0 ? 1 : 0);
+  }
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(child, &wait_status, 0), child);
+  ASSERT_TRUE(WIFEXITED(wait_status));
+  EXPECT_EQ(WEXITSTATUS(wait_status), 0) << "1: got a reply, 2: no connect, 3: no setuid, 4: hung";
+  ASSERT_TRUE(PollUntil([&] { return endpoint->counters().rejected_foreign_user == 1; }, 10));
+  EXPECT_EQ(endpoint->counters().accepted, 0u);
+  EXPECT_EQ(handler.calls(), 0);
+}
+
+// A client that connects and says nothing, and one that sends half a header, hold up nobody;
+// each is told it timed out, and counted.
+TEST(ControlEndpointTest, SilentAndHalfSentClientsDoNotBlockOthers) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  const int silent = Connect(getpid());
+  const int half = Connect(getpid());
+  ASSERT_GE(silent, 0);
+  ASSERT_GE(half, 0);
+  ASSERT_EQ(send(half, "LMCT\x01\x00", 6, MSG_NOSIGNAL), 6);
+  StatusOr<AgentStatus> status = QueryStatus(getpid(), kTimeoutMs);
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  for (const auto& [fd, reason] : {std::pair{silent, "timed out: 0 of 12 bytes within 500 ms"},
+                                   std::pair{half, "timed out: 6 of 12 bytes within 500 ms"}}) {
+    const std::string reply = ReadToEnd(fd);
+    close(fd);
+    StatusOr<Message> message = DecodeMessage(reply);
+    ASSERT_TRUE(message.ok()) << message.status().message();
+    StatusOr<std::string> got = DecodeError(*message);
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(*got, reason);
+  }
+  ASSERT_TRUE(PollUntil([&] { return endpoint->counters().timed_out == 2; }, 10));
+  EXPECT_EQ(endpoint->counters().accepted, 1u);
+}
+
+// More silent clients than the endpoint has slots: a real client still gets its answer.
+TEST(ControlEndpointTest, MoreSilentClientsThanSlotsStillLetOthersThrough) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  std::vector<int> silent;
+  for (size_t i = 0; i < ControlEndpoint::kMaxConnections + 4; ++i) {
+    const int fd = Connect(getpid());
+    ASSERT_GE(fd, 0);
+    silent.push_back(fd);
+  }
+  StatusOr<AgentStatus> status = QueryStatus(getpid(), kTimeoutMs);
+  EXPECT_TRUE(status.ok()) << status.status().message();
+  for (int fd : silent) close(fd);
+}
+
+TEST(ControlEndpointTest, StopReturnsWithAClientConnectedAndFreesTheName) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  const int fd = Connect(getpid());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(QueryStatus(getpid(), kTimeoutMs).ok());
+  endpoint->Stop();
+  endpoint->Stop();              // Idempotent.
+  EXPECT_EQ(ReadToEnd(fd), "");  // Closed by the endpoint, nothing said.
+  close(fd);
+  EXPECT_EQ(endpoint->counters().accepted, 1u);  // Kept after Stop().
+  StatusOr<AgentStatus> gone = QueryStatus(getpid(), kTimeoutMs);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().message(), "no agent endpoint @lumos-agent." + std::to_string(getpid()));
+  auto again = StartOrDie(&handler, getpid());
+  EXPECT_NE(again, nullptr);
+}
+
+TEST(ControlEndpointTest, ASecondEndpointWithTheSameNameIsAnError) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, UnusedPid());
+  ASSERT_NE(endpoint, nullptr);
+  StatusOr<std::unique_ptr<ControlEndpoint>> second = ControlEndpoint::Start(&handler, UnusedPid());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().message().rfind(
+                "control endpoint @" + EndpointName(UnusedPid()) + " is in use", 0),
+            0u)
+      << second.status().message();
+}
+
+TEST(ControlEndpointTest, ListedInProcNetUnixWhileRunning) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, UnusedPid());
+  ASSERT_NE(endpoint, nullptr);
+  std::vector<uint32_t> pids = ListAgentEndpoints();
+  EXPECT_NE(std::find(pids.begin(), pids.end(), UnusedPid()), pids.end());
+  endpoint->Stop();
+  pids = ListAgentEndpoints();
+  EXPECT_EQ(std::find(pids.begin(), pids.end(), UnusedPid()), pids.end());
+}
+
+// The thread is "lumos-control" and blocks the job's signals.
+TEST(ControlEndpointTest, ItsThreadIsNamedAndBlocksSignals) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  std::string sig_blocked;
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+          std::string comm;
+          std::getline(std::ifstream(task.path() / "comm"), comm);
+          if (comm != "lumos-control") continue;
+          std::ifstream status(task.path() / "status");
+          for (std::string line; std::getline(status, line);) {
+            if (line.rfind("SigBlk:", 0) == 0) sig_blocked = line.substr(7);
+          }
+          return true;
+        }
+        return false;
+      },
+      10));
+  const uint64_t mask = std::stoull(sig_blocked, nullptr, 16);
+  for (int signal_number : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGHUP, SIGPIPE, SIGCHLD}) {
+    EXPECT_NE(mask & (uint64_t{1} << (signal_number - 1)), 0u) << signal_number;
+  }
+}
+
+// Whatever the handler throws stays in the endpoint: the client gets an Error reply.
+TEST(ControlEndpointTest, AHandlerThatThrowsGetsAnErrorReply) {
+  TestHandler handler;
+  handler.set_throw(true);
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  StatusOr<AgentStatus> status = QueryStatus(getpid(), kTimeoutMs);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.status().message(),
+            "refused by the agent: the agent failed to answer (internal error)");
+  handler.set_throw(false);
+  EXPECT_TRUE(QueryStatus(getpid(), kTimeoutMs).ok());
+}
+
+// A fork child's Stop() closes its own copies only: the parent's endpoint keeps serving.
+TEST(ControlEndpointTest, AForkChildsStopLeavesTheParentServing) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    endpoint->Stop();
+    _exit(0);
+  }
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(child, &wait_status, 0), child);
+  EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+  StatusOr<AgentStatus> status = QueryStatus(getpid(), kTimeoutMs);
+  EXPECT_TRUE(status.ok()) << status.status().message();
+}
+
+}  // namespace
+}  // namespace lumos::agent::control
