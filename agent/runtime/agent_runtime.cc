@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>  // renameat2
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 
 #include "agent/core/counted_loss.h"
 #include "agent/core/env_lookup.h"
+#include "agent/core/file_names.h"
 #include "agent/core/record_encoding.h"
 #include "agent/runtime/signal_flush.h"
 #include "agent/runtime/writer_record_sink.h"
@@ -42,16 +42,6 @@ uint64_t ClockResolutionNs(clockid_t clock) {
   timespec ts{};
   if (clock_getres(clock, &ts) != 0) return 0;
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-std::string SafeFilePart(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  return out;
 }
 
 std::string HostName() {
@@ -82,21 +72,6 @@ std::string CommandLine() {
   return text;
 }
 
-// rename(2) that never replaces an existing `to`: RENAME_NOREPLACE, or link + unlink where the
-// file system cannot do that (some network file systems). "" on success, else why not.
-std::string RenameNoReplace(const std::string& from, const std::string& to) {
-  if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return "";
-  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return std::strerror(errno);
-  if (link(from.c_str(), to.c_str()) != 0) return std::strerror(errno);  // EEXIST as well.
-  if (unlink(from.c_str()) != 0) {
-    // Two names for one file would read as two ranks: take the new one back.
-    std::string why = std::string("unlink of the old name: ") + std::strerror(errno);
-    unlink(to.c_str());
-    return why;
-  }
-  return "";
-}
-
 constexpr char kNoCudaInjection[] =
     "CUDA injection never called: no cuInit (no CUDA driver, CUDA unused, or "
     "CUDA_INJECTION64_PATH not naming the agent)";
@@ -105,17 +80,6 @@ void AtExitStop() { Agent::Get().Stop(); }
 void AtForkChild() { Agent::Get().DisableInForkChild(); }
 
 }  // namespace
-
-std::string TraceFileName(const std::string& job_id, const std::string& host, uint32_t pid,
-                          const RankInfo& rank) {
-  std::string name;
-  if (!job_id.empty()) name = SafeFilePart(job_id) + ".";
-  name += SafeFilePart(host.empty() ? "unknown" : host);
-  name += "." + std::to_string(pid) + ".";
-  name += rank.rank.has_value() ? "rank" + std::to_string(*rank.rank) : std::string("norank");
-  name += ".pb.zst";
-  return name;
-}
 
 Agent& Agent::Get() {
   static NoDestructor<Agent> agent;

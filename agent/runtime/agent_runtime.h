@@ -65,6 +65,7 @@
 
 #include "agent/core/agent_config.h"
 #include "agent/core/fast_clock.h"
+#include "agent/core/file_names.h"  // TraceFileName
 #include "agent/core/no_destructor.h"
 #include "agent/core/rank_detection.h"
 #include "agent/core/string_table.h"
@@ -73,12 +74,6 @@
 #include "schema/writer/trace_file_writer.h"
 
 namespace lumos::agent {
-
-// The trace file name: "<job>.<host>.<pid>.rank<R>.pb.zst". The "<job>." part is left out when
-// the job id is unknown, and "rank<R>" reads "norank" when no launcher rank was found. '/' and
-// other bytes outside [A-Za-z0-9._-] in job and host become '_', so the name stays one path part.
-std::string TraceFileName(const std::string& job_id, const std::string& host, uint32_t pid,
-                          const RankInfo& rank);
 
 // CLOCK_MONOTONIC in ns: the clock of every record this agent writes. Inline for the hot path:
 // from the TSC once the agent's writer has calibrated it (agent/core/fast_clock.h, a few ns),
