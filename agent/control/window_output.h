@@ -86,9 +86,9 @@ struct RecoveryResult {
 RecoveryResult RecoverOrphans(const std::string& output_dir, const std::string& host);
 
 struct QuotaResult {
-  uint64_t windows_deleted = 0;  // Windows whose Lumos files this call deleted.
-  uint64_t bytes_freed = 0;      // Sizes of the files this call unlinked.
-  uint64_t bytes_remaining = 0;  // Lumos files left in all windows (as scanned, less deletions).
+  uint64_t windows_deleted = 0;     // Windows whose Lumos files this call deleted.
+  uint64_t bytes_freed = 0;         // Sizes of the files this call unlinked.
+  uint64_t bytes_remaining = 0;     // Lumos files left in all windows (as scanned, less deletions).
   std::vector<std::string> errors;  // One line each (what, where, why).
 };
 

@@ -153,7 +153,8 @@ TEST(WindowOutputTest, FinishNeverOverwritesAnExistingFile) {
   ASSERT_TRUE(second.ok()) << second.status().message();
   EXPECT_EQ(*second, dir.File("job.node-a.7.rank0.w1.pb.zst"));
   WriteFileBytes(partial, "third");
-  EXPECT_EQ(FinishWindowFile(partial, final_path).value(), dir.File("job.node-a.7.rank0.w2.pb.zst"));
+  EXPECT_EQ(FinishWindowFile(partial, final_path).value(),
+            dir.File("job.node-a.7.rank0.w2.pb.zst"));
   EXPECT_EQ(ReadFileBytes(final_path), "first");
   EXPECT_EQ(ReadFileBytes(*second), "second");
   EXPECT_FALSE(Exists(partial));
@@ -227,8 +228,8 @@ TEST(WindowOutputTest, RecoversOnlyDeadProcessesOfThisHost) {
 TEST(WindowOutputTest, ARecoveredTruncatedTraceReadsUpToTheCut) {
   TempDir dir;
   const pid_t dead = DeadPid();
-  const WindowPaths paths = MakeWindowPaths(dir.path(), "job", 1796168396 * kSecondNs,
-                                            TraceName("job", kHost, dead, 0));
+  const WindowPaths paths =
+      MakeWindowPaths(dir.path(), "job", 1796168396 * kSecondNs, TraceName("job", kHost, dead, 0));
   ASSERT_TRUE(CreateWindowDirectory(paths.directory).ok());
   ::lumos::testing::WriteSampleTrace(dir.File("whole.pb.zst"), 400, /*frame_bytes=*/1024);
   const std::string bytes = ReadFileBytes(dir.File("whole.pb.zst"));
@@ -273,8 +274,8 @@ std::vector<std::string> MakeWindows(const std::string& dir, const std::string& 
                                      int64_t first_second, size_t bytes) {
   std::vector<std::string> windows;
   for (int i = 0; i < count; ++i) {
-    const WindowPaths paths = MakeWindowPaths(dir, job, (first_second + i) * kSecondNs,
-                                              TraceName(job, kHost, 1, i));
+    const WindowPaths paths =
+        MakeWindowPaths(dir, job, (first_second + i) * kSecondNs, TraceName(job, kHost, 1, i));
     EXPECT_TRUE(CreateWindowDirectory(paths.directory).ok());
     WriteFileBytes(paths.final_path, std::string(bytes, 'x'));
     windows.push_back(paths.directory);
@@ -378,7 +379,7 @@ TEST(WindowOutputTest, QuotaRunsConcurrentlyInSeveralProcesses) {
     }
     windows.push_back(paths.directory);
   }
-  constexpr uint64_t kMax = 10 * kFiles * 100;  // The newest 10 windows stay.
+  constexpr uint64_t kMax = uint64_t{10} * kFiles * 100;  // The newest 10 windows stay.
   std::vector<pid_t> children;
   for (int c = 0; c < 3; ++c) {
     const pid_t child = fork();
