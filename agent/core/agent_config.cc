@@ -12,6 +12,7 @@
 namespace lumos::agent {
 namespace {
 
+using internal::ParseDecimal;
 using internal::ParseInt64;
 using internal::ParseSizeBytes;
 using internal::QuoteForLog;
@@ -42,6 +43,13 @@ constexpr const char* kKnownVariables[] = {
     "LUMOS_LOG_LEVEL",
     "LUMOS_FLUSH_ON_SIGNALS",
     "LUMOS_CLOCK",
+    "LUMOS_MODE",
+    "LUMOS_PERIOD_S",
+    "LUMOS_JITTER",
+    "LUMOS_WINDOW_ITERATIONS",
+    "LUMOS_WINDOW_S",
+    "LUMOS_ITERATION_MARKER",
+    "LUMOS_MAX_DISK",
     "LUMOS_MODEL" /* scripts/import-sizes.sh */,
 };
 
@@ -124,6 +132,42 @@ class EnvReader {
     return *value;
   }
 
+  // Seconds with up to 3 decimals, returned in ms, in [min_ms, max_ms] (or exactly 0 when
+  // allow_zero).
+  uint64_t SecondsAsMs(const char* name, uint64_t fallback_ms, uint64_t min_ms, uint64_t max_ms,
+                       bool allow_zero = false, std::string_view fallback_note = "") const {
+    std::optional<std::string> text = Get(name);
+    if (!text) return fallback_ms;
+    std::optional<uint64_t> ms = ParseDecimal(*text, 3);
+    const std::string used = "the default " + Thousandths(fallback_ms) + std::string(fallback_note);
+    if (!ms) {
+      Warn(name, *text, "not a number of seconds (digits, optionally with up to 3 decimals)", used);
+      return fallback_ms;
+    }
+    if (allow_zero && *ms == 0) return 0;
+    if (*ms < min_ms || *ms > max_ms) {
+      Warn(name, *text,
+           "outside " + Thousandths(min_ms) + ".." + Thousandths(max_ms) + " seconds" +
+               (allow_zero ? " (or 0)" : ""),
+           used);
+      return fallback_ms;
+    }
+    return *ms;
+  }
+
+  // "1.5" for 1500: a value in thousandths as a decimal, without trailing zeros.
+  static std::string Thousandths(uint64_t value) { return Fraction(value, 3); }
+  static std::string Fraction(uint64_t value, int decimals) {
+    uint64_t scale = 1;
+    for (int i = 0; i < decimals; ++i) scale *= 10;
+    std::string text = std::to_string(value / scale);
+    if (value % scale == 0) return text;
+    std::string fraction = std::to_string(value % scale);
+    fraction.insert(0, static_cast<size_t>(decimals) - fraction.size(), '0');
+    while (fraction.back() == '0') fraction.pop_back();
+    return text + "." + fraction;
+  }
+
   int64_t Int(const char* name, int64_t fallback, int64_t min, int64_t max) const {
     std::optional<std::string> text = Get(name);
     if (!text) return fallback;
@@ -176,6 +220,68 @@ std::optional<ChannelSet> ParseChannels(std::string_view text) {
     text.remove_prefix(comma + 1);
   }
   return set;
+}
+
+std::optional<CaptureMode> ParseCaptureMode(std::string_view text) {
+  const std::string value = ToLowerAscii(text);
+  for (CaptureMode mode :
+       {CaptureMode::kContinuous, CaptureMode::kPeriodic, CaptureMode::kOnDemand}) {
+    if (value == CaptureModeName(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+bool IsValidIterationMarker(std::string_view text) {
+  return text.size() <= AgentConfig::kMaxIterationMarkerBytes &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+// The capture mode and its window variables (issue 15). Each is checked whatever the mode, so a
+// bad value is reported before someone switches the mode on.
+void ReadCaptureWindows(const EnvReader& reader, AgentConfig* config) {
+  if (std::optional<std::string> text = reader.Get("LUMOS_MODE")) {
+    std::optional<CaptureMode> mode = ParseCaptureMode(*text);
+    if (!mode) {
+      reader.Warn("LUMOS_MODE", *text, "not continuous, periodic or on-demand",
+                  "the default continuous");
+    }
+    config->mode = mode.value_or(CaptureMode::kContinuous);
+  }
+  config->period_ms = reader.SecondsAsMs("LUMOS_PERIOD_S", AgentConfig::kDefaultPeriodMs,
+                                         AgentConfig::kMinPeriodMs, AgentConfig::kMaxPeriodMs);
+  if (std::optional<std::string> text = reader.Get("LUMOS_JITTER")) {
+    std::optional<uint64_t> ppm = ParseDecimal(*text, 6);
+    if (ppm && *ppm <= AgentConfig::kMaxJitterPpm) {
+      config->jitter_ppm = static_cast<uint32_t>(*ppm);
+    } else {
+      reader.Warn("LUMOS_JITTER", *text,
+                  ppm ? "outside 0.." + EnvReader::Fraction(AgentConfig::kMaxJitterPpm, 6)
+                      : "not a fraction of the period (digits, optionally with up to 6 decimals)",
+                  "the default " + EnvReader::Fraction(AgentConfig::kDefaultJitterPpm, 6));
+    }
+  }
+  config->window_iterations = static_cast<uint32_t>(
+      reader.Int("LUMOS_WINDOW_ITERATIONS", AgentConfig::kDefaultWindowIterations,
+                 AgentConfig::kMinWindowIterations, AgentConfig::kMaxWindowIterations));
+  config->window_ms = reader.SecondsAsMs("LUMOS_WINDOW_S", 0, 1, AgentConfig::kMaxWindowMs,
+                                         /*allow_zero=*/true, " (by iterations)");
+  if (config->mode == CaptureMode::kPeriodic && config->window_ms >= config->period_ms) {
+    // The next window would start before this one ends.
+    reader.Warn("LUMOS_WINDOW_S", reader.Get("LUMOS_WINDOW_S").value_or(""),
+                "not shorter than the period (" + EnvReader::Thousandths(config->period_ms) + " s)",
+                "the default 0 (by iterations)");
+    config->window_ms = 0;
+  }
+  if (std::optional<std::string> text = reader.Get("LUMOS_ITERATION_MARKER")) {
+    if (IsValidIterationMarker(*text)) {
+      config->iteration_marker = *text;
+    } else {
+      reader.Warn("LUMOS_ITERATION_MARKER", *text, "longer than 256 bytes or not printable ASCII",
+                  std::string("the default '") + AgentConfig::kDefaultIterationMarker + "'");
+    }
+  }
+  config->max_disk_bytes = reader.Size("LUMOS_MAX_DISK", 0, AgentConfig::kMinMaxDiskBytes,
+                                       AgentConfig::kMaxMaxDiskBytes, /*allow_zero=*/true);
 }
 
 bool HasControlCharacters(std::string_view text) {
@@ -236,6 +342,18 @@ std::string_view ChannelName(schema::Channel channel) {
       return "cublas";
     case schema::Channel::kUnspecified:
       break;
+  }
+  return "";
+}
+
+std::string_view CaptureModeName(CaptureMode mode) {
+  switch (mode) {
+    case CaptureMode::kContinuous:
+      return "continuous";
+    case CaptureMode::kPeriodic:
+      return "periodic";
+    case CaptureMode::kOnDemand:
+      return "on-demand";
   }
   return "";
 }
@@ -354,6 +472,7 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env, const std::vector<std::
       reader.Warn("LUMOS_CLOCK", *text, "not tsc or monotonic", "the default tsc");
     }
   }
+  ReadCaptureWindows(reader, &config);
   if (std::string unknown = UnknownVariablesWarning(names); !unknown.empty()) {
     parsed.warnings.push_back(std::move(unknown));
   }

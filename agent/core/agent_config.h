@@ -33,7 +33,25 @@
 //   LUMOS_CLOCK               tsc          tsc (records timed from the TSC, calibrated to
 //                                          CLOCK_MONOTONIC; clock_gettime where the TSC is not
 //                                          invariant) or monotonic (clock_gettime always)
-// Word values (LUMOS_ENABLE, LUMOS_CHANNELS, LUMOS_LOG_LEVEL, LUMOS_NVTX_CHAIN, LUMOS_CLOCK, ...)
+//   LUMOS_MODE                continuous   continuous (one file for the whole run), periodic
+//                                          (a window every LUMOS_PERIOD_S) or on-demand (a
+//                                          window when asked: lumos-ctl)
+//   LUMOS_PERIOD_S            600          periodic: seconds between window starts, 1..604800,
+//                                          up to 3 decimals (kept in ms)
+//   LUMOS_JITTER              0.1          periodic: random shift of each start, as a fraction
+//                                          of the period (a fleet does not fire together),
+//                                          0..0.5, up to 6 decimals (kept in millionths)
+//   LUMOS_WINDOW_ITERATIONS   3            a window's length in whole iterations, 1..10000
+//   LUMOS_WINDOW_S            0            a window's length in seconds instead (0 = by
+//                                          iterations), 0..3600, up to 3 decimals; periodic:
+//                                          shorter than the period
+//   LUMOS_ITERATION_MARKER    ProfilerStep*  the NVTX or host range name that marks an iteration:
+//                                          a glob (* any run, ? any byte), at most 256
+//                                          printable ASCII bytes
+//   LUMOS_MAX_DISK            0 (no quota) 0 or 1M..1P: window files in LUMOS_OUTPUT_DIR above it
+//                                          are deleted, oldest windows first
+//                                          (agent/control/window_output.h)
+// Word values (LUMOS_ENABLE, LUMOS_CHANNELS, LUMOS_LOG_LEVEL, LUMOS_NVTX_CHAIN, LUMOS_MODE, ...)
 // are case-insensitive. Any other LUMOS_* name set gives one warning (a likely typo).
 // Threading: call once, at start, before the agent's threads exist.
 #pragma once
@@ -81,6 +99,16 @@ enum class NvtxChain {
   kLibrary,  // AgentConfig::nvtx_chain_library.
 };
 
+// How the agent captures (LUMOS_MODE): the whole run, or windows of it.
+enum class CaptureMode {
+  kContinuous,  // One file from start to exit.
+  kPeriodic,    // A window every period (with jitter).
+  kOnDemand,    // A window when a trigger asks for one.
+};
+
+// The name LUMOS_MODE uses for a mode ("on-demand").
+std::string_view CaptureModeName(CaptureMode mode);
+
 struct AgentConfig {
   static constexpr uint64_t kDefaultRingBytes = uint64_t{1} << 20;
   static constexpr uint64_t kMinRingBytes = uint64_t{64} << 10;
@@ -102,6 +130,19 @@ struct AgentConfig {
   static constexpr int32_t kDefaultZstdLevel = 3;
   static constexpr int32_t kMinZstdLevel = 1;
   static constexpr int32_t kMaxZstdLevel = 19;
+  static constexpr uint64_t kDefaultPeriodMs = 600'000;
+  static constexpr uint64_t kMinPeriodMs = 1'000;
+  static constexpr uint64_t kMaxPeriodMs = 604'800'000;   // A week.
+  static constexpr uint32_t kDefaultJitterPpm = 100'000;  // 0.1 of the period.
+  static constexpr uint32_t kMaxJitterPpm = 500'000;
+  static constexpr uint32_t kDefaultWindowIterations = 3;
+  static constexpr uint32_t kMinWindowIterations = 1;
+  static constexpr uint32_t kMaxWindowIterations = 10'000;
+  static constexpr uint64_t kMaxWindowMs = 3'600'000;
+  static constexpr char kDefaultIterationMarker[] = "ProfilerStep*";
+  static constexpr size_t kMaxIterationMarkerBytes = 256;
+  static constexpr uint64_t kMinMaxDiskBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kMaxMaxDiskBytes = uint64_t{1} << 50;
   static constexpr size_t kMaxOutputDirBytes = 4095;
   static constexpr size_t kMaxJobIdBytes = 128;
   // Frame flush by size: fixed (1 MiB keeps zstd's ratio while bounding a crash's loss).
@@ -124,6 +165,13 @@ struct AgentConfig {
   LogLevel log_level = LogLevel::kInfo;
   bool flush_on_signals = true;  // LUMOS_FLUSH_ON_SIGNALS (agent/runtime/signal_flush.h).
   bool tsc_clock = true;         // LUMOS_CLOCK=tsc (agent/core/fast_clock.h); false: monotonic.
+  CaptureMode mode = CaptureMode::kContinuous;  // LUMOS_MODE.
+  uint64_t period_ms = kDefaultPeriodMs;        // LUMOS_PERIOD_S (periodic).
+  uint32_t jitter_ppm = kDefaultJitterPpm;      // LUMOS_JITTER, in millionths of the period.
+  uint32_t window_iterations = kDefaultWindowIterations;  // LUMOS_WINDOW_ITERATIONS.
+  uint64_t window_ms = 0;  // LUMOS_WINDOW_S; 0 = the window lasts window_iterations.
+  std::string iteration_marker = kDefaultIterationMarker;  // LUMOS_ITERATION_MARKER (a glob).
+  uint64_t max_disk_bytes = 0;                             // LUMOS_MAX_DISK; 0 = no quota.
 
   bool operator==(const AgentConfig& other) const = default;
 };

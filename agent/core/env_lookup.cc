@@ -51,6 +51,34 @@ std::string ToLowerAscii(std::string_view text) {
   return out;
 }
 
+std::optional<uint64_t> ParseDecimal(std::string_view text, int decimals) {
+  text = TrimSpaces(text);
+  if (decimals < 0 || decimals > 9) return std::nullopt;
+  const size_t point = text.find('.');
+  const std::string_view whole = text.substr(0, point);
+  const std::string_view fraction =
+      point == std::string_view::npos ? std::string_view() : text.substr(point + 1);
+  if (whole.empty() || whole.size() > 19 || (point != std::string_view::npos && fraction.empty()) ||
+      fraction.size() > static_cast<size_t>(decimals)) {
+    return std::nullopt;
+  }
+  constexpr uint64_t kLimit = uint64_t{1} << 62;
+  uint64_t value = 0;
+  for (char c : whole) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  for (int i = 0; i < decimals; ++i) {
+    const size_t at = static_cast<size_t>(i);
+    const char c = at < fraction.size() ? fraction[at] : '0';
+    if (c < '0' || c > '9') return std::nullopt;
+    if (value > kLimit / 10) return std::nullopt;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value > kLimit) return std::nullopt;
+  return value;
+}
+
 std::optional<int64_t> ParseInt64(std::string_view text) {
   text = TrimSpaces(text);
   bool negative = false;

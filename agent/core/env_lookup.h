@@ -34,6 +34,10 @@ namespace internal {
 std::optional<uint64_t> ParseSizeBytes(std::string_view text);
 // A decimal integer with an optional leading '-'; nullopt when malformed or out of range.
 std::optional<int64_t> ParseInt64(std::string_view text);
+// A non-negative decimal "D[.F]" (digits, optionally a point and at most `decimals` digits)
+// scaled by 10^decimals: ParseDecimal("1.5", 3) == 1500. nullopt when malformed (a sign, an
+// exponent, ".5", "5.", more fraction digits than `decimals`) or above 2^62. decimals <= 9.
+std::optional<uint64_t> ParseDecimal(std::string_view text, int decimals);
 // Printable for a log line: at most 64 bytes, control and non-ASCII bytes as \xNN, so a hostile
 // value cannot forge log lines.
 std::string QuoteForLog(std::string_view text);

@@ -58,6 +58,13 @@ constexpr Option kOptions[] = {
     {"--nvtx-chain", "off|cupti|PATH", "LUMOS_NVTX_CHAIN", "pass NVTX calls on to another library"},
     {"--clock", "tsc|monotonic", "LUMOS_CLOCK", "how records are timed"},
     {"--log-level", "LEVEL", "LUMOS_LOG_LEVEL", "debug, info, warn or error"},
+    {"--mode", "continuous|periodic|on-demand", "LUMOS_MODE", "the whole run, or windows of it"},
+    {"--period-s", "S", "LUMOS_PERIOD_S", "periodic: seconds between window starts"},
+    {"--jitter", "F", "LUMOS_JITTER", "periodic: random start shift, fraction of the period"},
+    {"--window-iterations", "K", "LUMOS_WINDOW_ITERATIONS", "a window of K whole iterations"},
+    {"--window-s", "S", "LUMOS_WINDOW_S", "a window of S seconds instead (0: iterations)"},
+    {"--iteration-marker", "GLOB", "LUMOS_ITERATION_MARKER", "range name marking an iteration"},
+    {"--max-disk", "SIZE", "LUMOS_MAX_DISK", "delete the oldest windows above SIZE (0: no quota)"},
 };
 
 constexpr char kDescription[] =

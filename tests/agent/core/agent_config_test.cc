@@ -49,6 +49,13 @@ TEST(AgentConfigTest, DefaultsWithoutVariables) {
   EXPECT_EQ(c.log_level, LogLevel::kInfo);
   EXPECT_EQ(c.nvtx_chain, NvtxChain::kOff);
   EXPECT_EQ(c.nvtx_chain_library, "");
+  EXPECT_EQ(c.mode, CaptureMode::kContinuous);
+  EXPECT_EQ(c.period_ms, 600'000u);
+  EXPECT_EQ(c.jitter_ppm, 100'000u);
+  EXPECT_EQ(c.window_iterations, 3u);
+  EXPECT_EQ(c.window_ms, 0u);
+  EXPECT_EQ(c.iteration_marker, "ProfilerStep*");
+  EXPECT_EQ(c.max_disk_bytes, 0u);
 }
 
 TEST(AgentConfigTest, ReadsEveryVariable) {
@@ -69,6 +76,13 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
       {"LUMOS_FLUSH_ON_SIGNALS", "0"},
       {"LUMOS_NVTX_CHAIN", "/opt/tools/libnvtx_tool.so"},
       {"LUMOS_CLOCK", "monotonic"},
+      {"LUMOS_MODE", "Periodic"},
+      {"LUMOS_PERIOD_S", "90.5"},
+      {"LUMOS_JITTER", "0.25"},
+      {"LUMOS_WINDOW_ITERATIONS", "10"},
+      {"LUMOS_WINDOW_S", "2.125"},
+      {"LUMOS_ITERATION_MARKER", "train step ?"},
+      {"LUMOS_MAX_DISK", "20G"},
   });
   EXPECT_TRUE(parsed.warnings.empty()) << parsed.warnings.front();
   const AgentConfig& c = parsed.config;
@@ -93,6 +107,105 @@ TEST(AgentConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c.nvtx_chain, NvtxChain::kLibrary);
   EXPECT_EQ(c.nvtx_chain_library, "/opt/tools/libnvtx_tool.so");
   EXPECT_FALSE(c.tsc_clock);
+  EXPECT_EQ(c.mode, CaptureMode::kPeriodic);
+  EXPECT_EQ(c.period_ms, 90'500u);
+  EXPECT_EQ(c.jitter_ppm, 250'000u);
+  EXPECT_EQ(c.window_iterations, 10u);
+  EXPECT_EQ(c.window_ms, 2'125u);
+  EXPECT_EQ(c.iteration_marker, "train step ?");
+  EXPECT_EQ(c.max_disk_bytes, uint64_t{20} << 30);
+}
+
+TEST(AgentConfigTest, CaptureModesAndWindowBounds) {
+  for (CaptureMode mode :
+       {CaptureMode::kContinuous, CaptureMode::kPeriodic, CaptureMode::kOnDemand}) {
+    ParsedAgentConfig parsed = Parse({{"LUMOS_MODE", std::string(CaptureModeName(mode))}});
+    EXPECT_TRUE(parsed.warnings.empty()) << CaptureModeName(mode);
+    EXPECT_EQ(parsed.config.mode, mode);
+  }
+  EXPECT_EQ(CaptureModeName(CaptureMode::kOnDemand), "on-demand");
+  EXPECT_EQ(Parse({{"LUMOS_MODE", "ON-DEMAND"}}).config.mode, CaptureMode::kOnDemand);
+
+  ParsedAgentConfig low = Parse({{"LUMOS_PERIOD_S", "1"},
+                                 {"LUMOS_JITTER", "0"},
+                                 {"LUMOS_WINDOW_ITERATIONS", "1"},
+                                 {"LUMOS_WINDOW_S", "0.001"},
+                                 {"LUMOS_ITERATION_MARKER", "*"},
+                                 {"LUMOS_MAX_DISK", "1M"}});
+  EXPECT_TRUE(low.warnings.empty()) << low.warnings.front();
+  EXPECT_EQ(low.config.period_ms, 1000u);
+  EXPECT_EQ(low.config.jitter_ppm, 0u);
+  EXPECT_EQ(low.config.window_iterations, 1u);
+  EXPECT_EQ(low.config.window_ms, 1u);
+  EXPECT_EQ(low.config.iteration_marker, "*");
+  EXPECT_EQ(low.config.max_disk_bytes, 1u << 20);
+
+  ParsedAgentConfig high = Parse({{"LUMOS_PERIOD_S", "604800"},
+                                  {"LUMOS_JITTER", "0.5"},
+                                  {"LUMOS_WINDOW_ITERATIONS", "10000"},
+                                  {"LUMOS_WINDOW_S", "3600"},
+                                  {"LUMOS_ITERATION_MARKER", std::string(256, 'm')},
+                                  {"LUMOS_MAX_DISK", "1024T"}});
+  EXPECT_TRUE(high.warnings.empty()) << high.warnings.front();
+  EXPECT_EQ(high.config.period_ms, 604'800'000u);
+  EXPECT_EQ(high.config.jitter_ppm, 500'000u);
+  EXPECT_EQ(high.config.window_iterations, 10000u);
+  EXPECT_EQ(high.config.window_ms, 3'600'000u);
+  EXPECT_EQ(high.config.iteration_marker.size(), 256u);
+  EXPECT_EQ(high.config.max_disk_bytes, uint64_t{1} << 50);
+  // 0 is the default of both: by iterations, no quota.
+  EXPECT_EQ(Parse({{"LUMOS_WINDOW_S", "0.000"}, {"LUMOS_MAX_DISK", "0"}}).config, AgentConfig());
+}
+
+// A periodic window must end before the next one starts; other modes have no period.
+TEST(AgentConfigTest, APeriodicWindowIsShorterThanThePeriod) {
+  ParsedAgentConfig parsed =
+      Parse({{"LUMOS_MODE", "periodic"}, {"LUMOS_PERIOD_S", "60"}, {"LUMOS_WINDOW_S", "60"}});
+  EXPECT_EQ(parsed.warnings, std::vector<std::string>{"LUMOS_WINDOW_S='60': not shorter than the "
+                                                      "period (60 s); using the default 0 (by "
+                                                      "iterations)"});
+  EXPECT_EQ(parsed.config.window_ms, 0u);
+  EXPECT_EQ(parsed.config.period_ms, 60'000u);
+  ParsedAgentConfig shorter =
+      Parse({{"LUMOS_MODE", "periodic"}, {"LUMOS_PERIOD_S", "60"}, {"LUMOS_WINDOW_S", "59.999"}});
+  EXPECT_TRUE(shorter.warnings.empty());
+  EXPECT_EQ(shorter.config.window_ms, 59'999u);
+  ParsedAgentConfig on_demand =
+      Parse({{"LUMOS_MODE", "on-demand"}, {"LUMOS_PERIOD_S", "60"}, {"LUMOS_WINDOW_S", "120"}});
+  EXPECT_TRUE(on_demand.warnings.empty());
+  EXPECT_EQ(on_demand.config.window_ms, 120'000u);
+}
+
+// The warnings' exact text: the reason and the default, as the agent logs them.
+TEST(AgentConfigTest, WindowWarningsNameTheBoundsAndTheDefault) {
+  const std::pair<std::map<std::string, std::string>, std::string> cases[] = {
+      {{{"LUMOS_MODE", "sometimes"}},
+       "LUMOS_MODE='sometimes': not continuous, periodic or on-demand; using the default "
+       "continuous"},
+      {{{"LUMOS_PERIOD_S", "0.5"}},
+       "LUMOS_PERIOD_S='0.5': outside 1..604800 seconds; using the default 600"},
+      {{{"LUMOS_PERIOD_S", "10m"}},
+       "LUMOS_PERIOD_S='10m': not a number of seconds (digits, optionally with up to 3 "
+       "decimals); using the default 600"},
+      {{{"LUMOS_JITTER", "0.75"}}, "LUMOS_JITTER='0.75': outside 0..0.5; using the default 0.1"},
+      {{{"LUMOS_JITTER", "10%"}},
+       "LUMOS_JITTER='10%': not a fraction of the period (digits, optionally with up to 6 "
+       "decimals); using the default 0.1"},
+      {{{"LUMOS_WINDOW_ITERATIONS", "0"}},
+       "LUMOS_WINDOW_ITERATIONS='0': outside 1..10000; using the default 3"},
+      {{{"LUMOS_WINDOW_S", "3600.5"}},
+       "LUMOS_WINDOW_S='3600.5': outside 0.001..3600 seconds (or 0); using the default 0 (by "
+       "iterations)"},
+      {{{"LUMOS_ITERATION_MARKER", "step\x01"}},
+       "LUMOS_ITERATION_MARKER='step\\x01': longer than 256 bytes or not printable ASCII; "
+       "using the default 'ProfilerStep*'"},
+      {{{"LUMOS_MAX_DISK", "512K"}},
+       "LUMOS_MAX_DISK='512K': outside 1048576..1125899906842624 bytes (or 0); using the "
+       "default 0"},
+  };
+  for (const auto& [env, warning] : cases) {
+    EXPECT_EQ(Parse(env).warnings, std::vector<std::string>{warning});
+  }
 }
 
 TEST(AgentConfigTest, NvtxChainTakesCuptiOffOrAPath) {
@@ -208,7 +321,28 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"LUMOS_NVTX_CHAIN", "/" + std::string(4095, 'l'), "the default off"},
         BadValue{"LUMOS_ZSTD_LEVEL", "20", "the default 3"},
         BadValue{"LUMOS_JOB_ID", "has space", "the next source (SLURM_JOB_ID"},
-        BadValue{"LUMOS_JOB_ID", std::string(129, 'j'), "the next source (SLURM_JOB_ID"}),
+        BadValue{"LUMOS_JOB_ID", std::string(129, 'j'), "the next source (SLURM_JOB_ID"},
+        BadValue{"LUMOS_MODE", "sometimes", "the default continuous"},
+        BadValue{"LUMOS_MODE", "on_demand", "the default continuous"},
+        BadValue{"LUMOS_PERIOD_S", "0.999", "the default 600"},
+        BadValue{"LUMOS_PERIOD_S", "604800.001", "the default 600"},
+        BadValue{"LUMOS_PERIOD_S", "1.0001", "the default 600"},
+        BadValue{"LUMOS_PERIOD_S", "-5", "the default 600"},
+        BadValue{"LUMOS_PERIOD_S", "1e3", "the default 600"},
+        BadValue{"LUMOS_JITTER", "0.500001", "the default 0.1"},
+        BadValue{"LUMOS_JITTER", "-0.1", "the default 0.1"},
+        BadValue{"LUMOS_JITTER", "0.1234567", "the default 0.1"},
+        BadValue{"LUMOS_WINDOW_ITERATIONS", "0", "the default 3"},
+        BadValue{"LUMOS_WINDOW_ITERATIONS", "10001", "the default 3"},
+        BadValue{"LUMOS_WINDOW_ITERATIONS", "three", "the default 3"},
+        BadValue{"LUMOS_WINDOW_S", "3600.001", "the default 0 (by iterations)"},
+        BadValue{"LUMOS_WINDOW_S", "-1", "the default 0 (by iterations)"},
+        BadValue{"LUMOS_WINDOW_S", "2s", "the default 0 (by iterations)"},
+        BadValue{"LUMOS_ITERATION_MARKER", std::string(257, 'm'), "the default 'ProfilerStep*'"},
+        BadValue{"LUMOS_ITERATION_MARKER", "step\t1", "the default 'ProfilerStep*'"},
+        BadValue{"LUMOS_MAX_DISK", "lots", "the default 0"},
+        BadValue{"LUMOS_MAX_DISK", "1023K", "the default 0"},
+        BadValue{"LUMOS_MAX_DISK", "2048T", "the default 0"}),
     // The variable without LUMOS_, then the value (or its length): RING_BYTES_12X.
     [](const ::testing::TestParamInfo<BadValue>& info) {
       const std::string& value = info.param.value;
@@ -233,8 +367,15 @@ TEST(AgentConfigTest, EachBadVariableWarnsExactlyOnce) {
       {"LUMOS_JOB_ID", "x y"},
       {"LUMOS_NVTX_CHAIN", "x"},
       {"LUMOS_CLOCK", "x"},
+      {"LUMOS_MODE", "x"},
+      {"LUMOS_PERIOD_S", "x"},
+      {"LUMOS_JITTER", "x"},
+      {"LUMOS_WINDOW_ITERATIONS", "x"},
+      {"LUMOS_WINDOW_S", "x"},
+      {"LUMOS_ITERATION_MARKER", "\x02"},
+      {"LUMOS_MAX_DISK", "x"},
   });
-  EXPECT_EQ(parsed.warnings.size(), 14u);
+  EXPECT_EQ(parsed.warnings.size(), 21u);
   EXPECT_EQ(parsed.config, AgentConfig());
 }
 
@@ -249,12 +390,29 @@ TEST(AgentConfigTest, UnknownVariablesGiveOneLine) {
             "unknown variables ignored: 'LUMOS_OUTPT_DIR' (LUMOS_OUTPUT_DIR?), "
             "'LUMOS_SOMETHING_ELSE' (the LUMOS_* list: README.md)");
   // Every variable the agent reads is known.
-  ParsedAgentConfig known = ParseAgentConfig(
-      MapEnvLookup({}), {"LUMOS_ENABLE", "LUMOS_OUTPUT_DIR", "LUMOS_CHANNELS", "LUMOS_RING_BYTES",
-                         "LUMOS_ARENA_BYTES", "LUMOS_CUPTI_BUFFER_BYTES", "LUMOS_CUPTI_BUFFERS",
-                         "LUMOS_CUPTI_LIBRARY", "LUMOS_NVTX_CHAIN", "LUMOS_FLUSH_INTERVAL_MS",
-                         "LUMOS_MAX_FILE_BYTES", "LUMOS_ZSTD_LEVEL", "LUMOS_JOB_ID",
-                         "LUMOS_LOG_LEVEL", "LUMOS_FLUSH_ON_SIGNALS", "LUMOS_CLOCK"});
+  ParsedAgentConfig known = ParseAgentConfig(MapEnvLookup({}), {"LUMOS_ENABLE",
+                                                                "LUMOS_OUTPUT_DIR",
+                                                                "LUMOS_CHANNELS",
+                                                                "LUMOS_RING_BYTES",
+                                                                "LUMOS_ARENA_BYTES",
+                                                                "LUMOS_CUPTI_BUFFER_BYTES",
+                                                                "LUMOS_CUPTI_BUFFERS",
+                                                                "LUMOS_CUPTI_LIBRARY",
+                                                                "LUMOS_NVTX_CHAIN",
+                                                                "LUMOS_FLUSH_INTERVAL_MS",
+                                                                "LUMOS_MAX_FILE_BYTES",
+                                                                "LUMOS_ZSTD_LEVEL",
+                                                                "LUMOS_JOB_ID",
+                                                                "LUMOS_LOG_LEVEL",
+                                                                "LUMOS_FLUSH_ON_SIGNALS",
+                                                                "LUMOS_CLOCK",
+                                                                "LUMOS_MODE",
+                                                                "LUMOS_PERIOD_S",
+                                                                "LUMOS_JITTER",
+                                                                "LUMOS_WINDOW_ITERATIONS",
+                                                                "LUMOS_WINDOW_S",
+                                                                "LUMOS_ITERATION_MARKER",
+                                                                "LUMOS_MAX_DISK"});
   EXPECT_TRUE(known.warnings.empty());
   // Disabled: nothing is read, nothing is warned about.
   EXPECT_TRUE(ParseAgentConfig(MapEnvLookup({{"LUMOS_ENABLE", "0"}}), {"LUMOS_OUTPT_DIR"})

@@ -9,6 +9,7 @@
 namespace lumos::agent {
 namespace {
 
+using internal::ParseDecimal;
 using internal::ParseInt64;
 using internal::ParseSizeBytes;
 using internal::QuoteForLog;
@@ -43,6 +44,20 @@ TEST(EnvLookupTest, ParsesIntegersStrictly) {
   for (const char* bad : {"", "-", "+1", "1e3", "12a", "0x1", "9223372036854775808", "--1"}) {
     EXPECT_FALSE(ParseInt64(bad).has_value()) << bad;
   }
+}
+
+TEST(EnvLookupTest, ParsesDecimalsAsFixedPoint) {
+  EXPECT_EQ(ParseDecimal("1.5", 3), 1500u);
+  EXPECT_EQ(ParseDecimal(" 600 ", 3), 600000u);
+  EXPECT_EQ(ParseDecimal("0.001", 3), 1u);
+  EXPECT_EQ(ParseDecimal("0.25", 6), 250000u);
+  EXPECT_EQ(ParseDecimal("7", 0), 7u);
+  EXPECT_EQ(ParseDecimal("4611686018427387.904", 3), uint64_t{1} << 62);
+  for (const char* bad : {"", ".5", "5.", "-1", "+1", "1e3", "1.0001", "1.2.3", "0x1", "1,5", "inf",
+                          "nan", " . ", "4611686018427387.905", "99999999999999999999"}) {
+    EXPECT_FALSE(ParseDecimal(bad, 3).has_value()) << bad;
+  }
+  EXPECT_FALSE(ParseDecimal("1.5", 0).has_value());
 }
 
 TEST(EnvLookupTest, QuotesValuesSafelyForLogs) {

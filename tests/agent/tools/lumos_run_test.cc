@@ -60,6 +60,39 @@ TEST(LumosRunTest, UnknownRepeatedAndMissing) {
   EXPECT_EQ(bad.err.rfind("lumos-run: --clock wall: LUMOS_CLOCK", 0), 0u) << bad.err;
 }
 
+// The capture-window options set their variables; a bad value stops before the job runs, with
+// the agent's reason; without --mode, the mode stays unset (the agent's default: continuous).
+TEST(LumosRunTest, WindowOptionsSetTheirVariables) {
+  auto on = RunCommand(LumosRun(
+      "--mode periodic --period-s 30 --jitter 0.2 --window-iterations 5 --window-s 2.5 "
+      "--iteration-marker 'train step' --max-disk 10G -- sh -c 'echo \"$LUMOS_MODE $LUMOS_PERIOD_S "
+      "$LUMOS_JITTER $LUMOS_WINDOW_ITERATIONS $LUMOS_WINDOW_S $LUMOS_ITERATION_MARKER "
+      "$LUMOS_MAX_DISK\"'"));
+  EXPECT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_EQ(on.out, "periodic 30 0.2 5 2.5 train step 10G\n");
+  EXPECT_EQ(on.err, "");
+  auto off = RunCommand("env -u LUMOS_MODE " + LumosRun("sh -c 'echo \"[${LUMOS_MODE-unset}]\"'"));
+  EXPECT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out, "[unset]\n");
+  auto bad = RunCommand(LumosRun("--mode sometimes -- sh -c 'echo ran'"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_EQ(bad.err, Usage("--mode sometimes: LUMOS_MODE='sometimes': not continuous, periodic or "
+                           "on-demand"));
+  auto quota = RunCommand(LumosRun("--max-disk 1K -- sh -c 'echo ran'"));
+  EXPECT_EQ(quota.exit_code, 2);
+  EXPECT_EQ(quota.out, "");
+  EXPECT_EQ(quota.err.rfind("lumos-run: --max-disk 1K: LUMOS_MAX_DISK='1K': outside 1048576..", 0),
+            0u)
+      << quota.err;
+  // A window as long as the period: the second option that makes it so is the one named.
+  auto overlap =
+      RunCommand(LumosRun("--mode periodic --period-s 10 --window-s 10 -- sh -c 'echo ran'"));
+  EXPECT_EQ(overlap.exit_code, 2);
+  EXPECT_EQ(overlap.err, Usage("--window-s 10: LUMOS_WINDOW_S='10': not shorter than the period "
+                               "(10 s)"));
+}
+
 // The options end at COMMAND: its own (-o, --help) are its own.
 TEST(LumosRunTest, TheCommandKeepsItsOwnOptions) {
   auto r = RunCommand(LumosRun("sh -c 'echo \"$@\"' sh -o x --help --version --"));
@@ -86,7 +119,9 @@ TEST(LumosRunTest, HelpListsEveryOptionUnderItsHeading) {
   for (const char* option :
        {"--job-id ID", "--channels LIST", "--max-file-bytes SIZE", "--flush-interval-ms MS",
         "--zstd-level N", "--ring-bytes SIZE", "--cupti-buffer-bytes SIZE", "--cupti-buffers N",
-        "--nvtx-chain off|cupti|PATH", "--clock tsc|monotonic", "--log-level LEVEL"}) {
+        "--nvtx-chain off|cupti|PATH", "--clock tsc|monotonic", "--log-level LEVEL",
+        "--mode continuous|periodic|on-demand", "--period-s S", "--jitter F",
+        "--window-iterations K", "--window-s S", "--iteration-marker GLOB", "--max-disk SIZE"}) {
     const size_t at = help.out.find(std::string("      ") + option);
     EXPECT_GT(at, heading) << option;
     EXPECT_LT(at, exit_status) << option;
