@@ -51,6 +51,10 @@ bool StartOnce() {
   // The trace is thrown away; a cap keeps long runs from filling the disk (past it the writer
   // counts the events as lost instead of writing them, which the hot path never sees).
   setenv("LUMOS_MAX_FILE_BYTES", "256M", 1);
+#ifdef LUMOS_BENCH_AGENT_MODE
+  // The dormant benchmarks: a windowed agent between windows (no window is ever requested).
+  setenv("LUMOS_MODE", LUMOS_BENCH_AGENT_MODE, 1);
+#endif
   // The fake libnccl would otherwise load a profiler plugin at communicator init.
   unsetenv("NCCL_PROFILER_PLUGIN");
   agent::Agent& agent = agent::Agent::Get();

@@ -79,6 +79,9 @@ class AgentHost : public ChannelHost {
   void SetSnapshotClock(int64_t (*read_ns)()) override {
     Agent::Get().SetSnapshotClock(schema::ClockId::kCupti, read_ns);
   }
+  void SetCaptureSwitch(CaptureSwitch* capture_switch) override {
+    Agent::Get().SetCaptureSwitch(capture_switch);
+  }
 };
 
 }  // namespace
@@ -119,7 +122,36 @@ bool CuptiChannel::Start(const AgentConfig& config) {
     }
   }
   ReportFailures(host_, failures);
-  return activity_running() || callbacks_running_;
+  const bool running = activity_running() || callbacks_running_;
+  if (running) host_->SetCaptureSwitch(this);  // Windowed modes turn it off at once.
+  return running;
+}
+
+void CuptiChannel::SetCapturing(bool armed) {
+  int failed = 0;
+  if (activity_running()) {
+    for (const auto& kind : kActivityKinds) {
+      const CUptiResult result =
+          armed ? api_.activity_enable(kind.kind) : api_.activity_disable(kind.kind);
+      failed += result == CUPTI_SUCCESS ? 0 : 1;
+    }
+  }
+  if (callbacks_running_) {
+    for (const ApiSpec& spec : TracedApis()) {
+      failed +=
+          api_.enable_callback(armed ? 1 : 0, subscriber_, spec.domain, spec.cbid) == CUPTI_SUCCESS
+              ? 0
+              : 1;
+    }
+  }
+  if (failed > 0) {
+    LUMOS_LOG(Debug, "CUPTI: %d calls failed turning collection %s", failed, armed ? "on" : "off");
+  }
+}
+
+void CuptiChannel::FlushForWindow() {
+  // FORCED: the window's last buffers, full or not (the writer thread; the job never waits).
+  if (activity_running()) (void)api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 std::string CuptiChannel::StartActivity(const AgentConfig& config) {

@@ -18,6 +18,8 @@
 // Writer thread (Drain): refreshes the clock offset, decodes completed buffers (see
 // activity_decoder.h), and writes CUPTI_DROPPED (cuptiActivityGetNumDroppedRecords, read in
 // bufferCompleted) and BUFFER_POOL_EMPTY losses.
+// Windowed modes (LUMOS_MODE=periodic|on-demand): the channel registers as the agent's
+// CaptureSwitch after it started; between windows activity and callbacks are off.
 // Exit: an atexit handler registered after CUPTI is set up (so it runs before CUPTI's own
 // teardown) and the agent's final drain both call cuptiActivityFlushAll(FORCED), once.
 // Threading: Start once (call_once in InitializeCuptiInjection); the buffer callbacks on CUPTI's
@@ -36,6 +38,7 @@
 #include "agent/cupti/api_callbacks.h"
 #include "agent/cupti/cupti_api.h"
 #include "agent/cupti/cupti_clock.h"
+#include "agent/runtime/capture_switch.h"
 #include "agent/runtime/record_source.h"
 
 namespace lumos::agent::cupti {
@@ -51,9 +54,12 @@ class ChannelHost {
   virtual void ReportFailure(schema::Channel channel, std::string_view why) = 0;
   virtual bool AddRecordSource(RecordSource* source) = 0;
   virtual void SetSnapshotClock(int64_t (*read_ns)()) = 0;
+  // Windowed capture: the channel's switch, turned off between windows (a no-op in continuous
+  // mode, where the channel collects all the time).
+  virtual void SetCaptureSwitch(CaptureSwitch* capture_switch) = 0;
 };
 
-class CuptiChannel : public RecordSource {
+class CuptiChannel : public RecordSource, public CaptureSwitch {
  public:
   CuptiChannel(const CuptiApi& api, ChannelHost* host);
   ~CuptiChannel() override;
@@ -64,6 +70,12 @@ class CuptiChannel : public RecordSource {
   // RecordSource (writer thread).
   void Drain(RecordSink& sink) override;
   void FlushBeforeFinalDrain() override;
+
+  // CaptureSwitch (writer thread), windowed modes: between windows, activity kinds disabled and
+  // API callbacks off (CUPTI then does no work per API call); on again when a window is armed.
+  // Errors are ignored (the next window tries again); the window's trace shows what came.
+  void SetCapturing(bool armed) override;
+  void FlushForWindow() override;
 
   bool activity_running() const { return activity_running_.load(std::memory_order_acquire); }
   bool callbacks_running() const { return callbacks_running_; }

@@ -36,11 +36,21 @@ struct CommEntry {
   std::atomic<uint64_t> seq[kCollectiveOpCount];
   std::atomic<uint32_t> splits{0};  // ncclCommSplit/ncclCommShrink calls on this parent so far.
 
-  uint64_t NextSeq(schema::CollectiveOp op) {
+  // `window`: the capture window being recorded (Agent::window_starts(); always 0 in continuous
+  // mode). The counts restart with each window: the ranks of a job start a window at the same
+  // iteration, so the n-th collective of a window pairs across ranks even when a rank missed an
+  // earlier window (the calls between windows are not counted: that would cost a lookup).
+  uint64_t NextSeq(schema::CollectiveOp op, uint64_t window = 0) {
     const auto index = static_cast<uint32_t>(op);
-    // Relaxed: a counter; only its values matter.
-    return index < kCollectiveOpCount ? seq[index].fetch_add(1, std::memory_order_relaxed) : 0;
+    if (index >= kCollectiveOpCount) return 0;
+    // Relaxed: counters; only their values matter. One thread per communicator, in practice.
+    if (seq_window.load(std::memory_order_relaxed) != window) {
+      for (std::atomic<uint64_t>& count : seq) count.store(0, std::memory_order_relaxed);
+      seq_window.store(window, std::memory_order_relaxed);
+    }
+    return seq[index].fetch_add(1, std::memory_order_relaxed);
   }
+  std::atomic<uint64_t> seq_window{0};
 };
 
 class CommTable {

@@ -31,7 +31,9 @@ int Decide(schema::Channel channel) {
 
 }  // namespace
 
-bool NcclChannelOn(schema::Channel channel) {
+namespace {
+
+bool ChannelDecidedOn(schema::Channel channel) {
   std::atomic<int>& state =
       channel == schema::Channel::kNcclPlugin ? g_plugin_state : g_wrappers_state;
   int value = state.load(std::memory_order_relaxed);
@@ -40,7 +42,17 @@ bool NcclChannelOn(schema::Channel channel) {
     value = Decide(channel);
     state.store(value, std::memory_order_relaxed);
   }
-  return value == 1 && Agent::Get().enabled().enabled();
+  return value == 1;
+}
+
+}  // namespace
+
+bool NcclChannelOn(schema::Channel channel) {
+  return ChannelDecidedOn(channel) && Agent::Get().enabled().enabled();
+}
+
+bool NcclChannelRunning(schema::Channel channel) {
+  return ChannelDecidedOn(channel) && Agent::Get().running().enabled();
 }
 
 uint32_t InternCommName(std::string_view name) {

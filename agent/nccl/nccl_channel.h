@@ -47,6 +47,9 @@ namespace lumos::agent {
 // True when `channel` (kNcclPlugin or kNcclWrappers) is enabled and the agent runs. The first
 // call per channel starts the agent (not async-signal-safe; never from a signal handler).
 bool NcclChannelOn(schema::Channel channel);
+// The same, but on between capture windows too (Agent::running()): for communicators, which
+// every window file needs, however long before it they were made.
+bool NcclChannelRunning(schema::Channel channel);
 
 // A Communicator record (name interned: call off the hot path, at communicator creation).
 void PushCommunicatorRecord(uint64_t comm_id, uint64_t parent_comm_id, int32_t rank,

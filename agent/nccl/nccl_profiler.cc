@@ -81,7 +81,8 @@ ncclResult_t InitContext(void** context, int* activation_mask, uint64_t comm_id,
   if (g_init_failed.load(std::memory_order_relaxed)) return ncclSuccess;
   ProfilerContext* claimed = nullptr;
   try {
-    if (!NcclChannelOn(schema::Channel::kNcclPlugin)) return ncclSuccess;
+    // Between capture windows too: the communicator goes into every window's file.
+    if (!NcclChannelRunning(schema::Channel::kNcclPlugin)) return ncclSuccess;
     claimed = ClaimContext(comm_id, comm_name, nranks, rank, v5);
   } catch (...) {
     // Never into NCCL: the channel goes off for good, with one warning.

@@ -136,6 +136,15 @@ CommTable& Comms() {
 }
 
 bool Recording() { return t_wrapper_depth == 0 && NcclChannelOn(schema::Channel::kNcclWrappers); }
+// The capture window being recorded (0 in continuous mode), for seq numbers (comm_table.h).
+uint64_t WindowStarts() {
+  const control::WindowController* windows = Agent::Get().windows();
+  return windows != nullptr ? windows->starts() : 0;
+}
+// Communicator creation and destruction: tracked between capture windows too.
+bool Tracking() {
+  return t_wrapper_depth == 0 && NcclChannelRunning(schema::Channel::kNcclWrappers);
+}
 bool Succeeded(ncclResult_t result) { return result == ncclSuccess || result == ncclInProgress; }
 
 // ---- communicators ----
@@ -299,7 +308,7 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
   // in CallAndRecord).
   if (PluginV4Covers(entry != nullptr ? entry->plugin_route : PluginRoute::kUnknown,
                      entry != nullptr ? entry->comm_size : 0)) {
-    if (entry != nullptr && Succeeded(result)) entry->NextSeq(call.op);
+    if (entry != nullptr && Succeeded(result)) entry->NextSeq(call.op, WindowStarts());
     return;
   }
   if (!Succeeded(result)) {
@@ -315,7 +324,7 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
   head.device_id = entry != nullptr ? static_cast<uint16_t>(entry->device_id) : 0;
   head.payload.collective = {
       .comm_id = entry != nullptr ? entry->comm_id.load(std::memory_order_relaxed) : 0,
-      .seq_number = entry != nullptr ? entry->NextSeq(call.op) : 0,
+      .seq_number = entry != nullptr ? entry->NextSeq(call.op, WindowStarts()) : 0,
       .count = call.count,
       .stream_id = reinterpret_cast<uint64_t>(call.stream),
       .op = static_cast<uint8_t>(call.op),
@@ -385,7 +394,7 @@ ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
   } else if (Succeeded(result)) {
     // The plugin records it with NCCL's seq number; ours still counts it, so a later call that
     // only the wrapper records (a plugin event lost) gets NCCL's number, not an earlier one's.
-    if (CommEntry* entry = Comms().Find(call.comm)) entry->NextSeq(call.op);
+    if (CommEntry* entry = Comms().Find(call.comm)) entry->NextSeq(call.op, WindowStarts());
   }
   return result;
 }
@@ -405,7 +414,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, nc
                                                 int rank) {
   auto real = la::Real<decltype(&pncclCommInitRank)>(RealFn::kCommInitRank);
   if (real == nullptr) return ncclSystemError;
-  if (!la::Recording()) return real(comm, nranks, id, rank);
+  if (!la::Tracking()) return real(comm, nranks, id, rank);
   la::Reentry guard;
   la::CommInitScope scope;
   const ncclResult_t result = real(comm, nranks, id, rank);
@@ -420,7 +429,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nran
                                                       int rank, ncclConfig_t* config) {
   auto real = la::Real<decltype(&pncclCommInitRankConfig)>(RealFn::kCommInitRankConfig);
   if (real == nullptr) return ncclSystemError;
-  if (!la::Recording()) return real(comm, nranks, id, rank, config);
+  if (!la::Tracking()) return real(comm, nranks, id, rank, config);
   la::Reentry guard;
   la::CommInitScope scope;
   const ncclResult_t result = real(comm, nranks, id, rank, config);
@@ -434,7 +443,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nran
 LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
   auto real = la::Real<decltype(&pncclCommInitAll)>(RealFn::kCommInitAll);
   if (real == nullptr) return ncclSystemError;
-  if (!la::Recording()) return real(comms, ndev, devlist);
+  if (!la::Tracking()) return real(comms, ndev, devlist);
   la::Reentry guard;
   la::CommInitScope scope;
   const ncclResult_t result = real(comms, ndev, devlist);
@@ -455,7 +464,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key
                                              ncclComm_t* newcomm, ncclConfig_t* config) {
   auto real = la::Real<decltype(&pncclCommSplit)>(RealFn::kCommSplit);
   if (real == nullptr) return ncclSystemError;
-  if (!la::Recording()) return real(comm, color, key, newcomm, config);
+  if (!la::Tracking()) return real(comm, color, key, newcomm, config);
   la::Reentry guard;
   const auto [parent_id, ordinal] = la::NextDerivation(comm);
   la::CommInitScope scope;
@@ -474,7 +483,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int
                                                         ncclConfig_t* config) {
   auto real = la::Real<decltype(&pncclCommInitRankScalable)>(RealFn::kCommInitRankScalable);
   if (real == nullptr) return ncclSystemError;
-  if (!la::Recording()) return real(newcomm, nranks, myrank, nId, commIds, config);
+  if (!la::Tracking()) return real(newcomm, nranks, myrank, nId, commIds, config);
   la::Reentry guard;
   la::CommInitScope scope;
   const ncclResult_t result = real(newcomm, nranks, myrank, nId, commIds, config);
@@ -496,7 +505,7 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanks
                                               ncclConfig_t* config, int shrinkFlags) {
   auto real = la::Real<decltype(&pncclCommShrink)>(RealFn::kCommShrink);
   if (real == nullptr) return ncclSystemError;
-  if (!la::Recording()) {
+  if (!la::Tracking()) {
     return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   }
   la::Reentry guard;
@@ -522,14 +531,14 @@ LUMOS_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   auto real = la::Real<decltype(&pncclCommDestroy)>(RealFn::kCommDestroy);
   if (real == nullptr) return ncclSystemError;
   // Removed first: once freed, NCCL may hand the same address to a new communicator.
-  if (la::Recording()) la::ForgetComm(comm);
+  if (la::Tracking()) la::ForgetComm(comm);
   return real(comm);
 }
 
 LUMOS_NCCL_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   auto real = la::Real<decltype(&pncclCommAbort)>(RealFn::kCommAbort);
   if (real == nullptr) return ncclSystemError;
-  if (la::Recording()) la::ForgetComm(comm);
+  if (la::Tracking()) la::ForgetComm(comm);
   return real(comm);
 }
 

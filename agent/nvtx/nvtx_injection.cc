@@ -3,7 +3,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
+#include "agent/control/iteration_marker.h"
+#include "agent/control/window_controller.h"
 #include "agent/core/counted_loss.h"
 #include "agent/core/record.h"
 #include "agent/core/thread_rings.h"
@@ -110,6 +113,37 @@ inline const nvtxEventAttributes_t* ChainedAttributes(const nvtxEventAttributes_
 // is safe. g_agent is written before the tables are patched, so handlers always see it.
 inline bool Enabled() { return g_agent != nullptr && g_agent->enabled().enabled(); }
 
+// ---- iteration markers (windowed modes: LUMOS_MODE=periodic|on-demand) ----
+// A range whose name matches LUMOS_ITERATION_MARKER begins an iteration: the window controller
+// hears of it before the range is recorded, so a window that starts there holds its marker and
+// one that ends there does not. Between windows a push is not tracked (its pop finds nothing and
+// is ignored): a dormant push costs the controller load, one byte compare and the flag.
+
+__attribute__((noinline)) void NoteMarker(control::WindowController* windows, const char* text) {
+  const std::string_view name(text, strnlen(text, 256));
+  if (!g_agent->iteration_marker().Matches(name)) return;
+  windows->OnIterationBoundary(control::TrailingNumber(name), MonotonicNowNs());
+}
+
+// The text of an ASCII message (what markers are matched against); nullptr otherwise.
+inline const char* AsciiMessage(const nvtxEventAttributes_t* attributes) {
+  if (attributes == nullptr ||
+      attributes->size < offsetof(nvtxEventAttributes_t, message) + sizeof(attributes->message) ||
+      attributes->messageType != NVTX_MESSAGE_TYPE_ASCII) {
+    return nullptr;
+  }
+  return attributes->message.ascii;
+}
+
+// Before a push or start named `text`: reports a marker, and says whether to track the range
+// (always in continuous mode, where pushes are tracked even while off, see HandleRangePushA).
+inline bool TrackRange(const char* text) {
+  control::WindowController* windows = g_agent->windows();
+  if (windows == nullptr) return true;
+  if (g_agent->iteration_marker().MayMatch(text)) NoteMarker(windows, text);
+  return Enabled();
+}
+
 inline void InitRecord(Record* record, schema::NvtxKind kind, uint32_t domain_id) {
   std::memset(static_cast<void*>(record), 0, sizeof(*record));
   record->kind = RecordKind::kNvtxRange;
@@ -182,7 +216,8 @@ inline int FinishRange(Record* record) {
 }
 
 int PopRange(uint32_t domain_id) {
-  PushStack& stack = ThreadPushStack();
+  if (t_push_stack == nullptr) return -1;  // Nothing pushed on this thread: unbalanced.
+  PushStack& stack = *t_push_stack;
   if (stack.overflow > 0) {
     --stack.overflow;
     return stack.size + stack.overflow;
@@ -318,19 +353,24 @@ using DomainDestroyFn = void(NVTX_API*)(nvtxDomainHandle_t);
 
 int NVTX_API HandleRangePushA(const char* message) noexcept {
   // Pushes are tracked even while off, so that pops stay balanced if the agent turns on between.
-  const int depth = g_agent != nullptr ? PushRange(0, message, nullptr) : -1;
+  const int depth = g_agent != nullptr && TrackRange(message) ? PushRange(0, message, nullptr) : -1;
   if (auto chained = ChainedCore<PushAFn>(NVTX_CBID_CORE_RangePushA)) return chained(message);
   return depth;
 }
 // The wide-character calls record the same as the A ones, their text as UTF-8. A W push the
 // agent did not see would leave its pop to close the wrong range.
 int NVTX_API HandleRangePushW(const wchar_t* message) noexcept {
-  const int depth = g_agent != nullptr ? PushRange(0, ShortUtf8(message).c_str(), nullptr) : -1;
+  // Wide names are not matched against the marker (ASCII patterns; PyTorch pushes A names).
+  const int depth = g_agent != nullptr && TrackRange(nullptr)
+                        ? PushRange(0, ShortUtf8(message).c_str(), nullptr)
+                        : -1;
   if (auto chained = ChainedCore<PushWFn>(NVTX_CBID_CORE_RangePushW)) return chained(message);
   return depth;
 }
 int NVTX_API HandleRangePushEx(const nvtxEventAttributes_t* attributes) noexcept {
-  const int depth = g_agent != nullptr ? PushRange(0, nullptr, attributes) : -1;
+  const int depth = g_agent != nullptr && TrackRange(AsciiMessage(attributes))
+                        ? PushRange(0, nullptr, attributes)
+                        : -1;
   if (auto chained = ChainedCore<PushExFn>(NVTX_CBID_CORE_RangePushEx)) {
     nvtxEventAttributes_t copy;
     return chained(ChainedAttributes(attributes, &copy));
@@ -344,7 +384,9 @@ int NVTX_API HandleRangePop() noexcept {
 }
 int NVTX_API HandleDomainRangePushEx(nvtxDomainHandle_t domain,
                                      const nvtxEventAttributes_t* attributes) noexcept {
-  const int depth = g_agent != nullptr ? PushRange(DomainId(domain), nullptr, attributes) : -1;
+  const int depth = g_agent != nullptr && TrackRange(AsciiMessage(attributes))
+                        ? PushRange(DomainId(domain), nullptr, attributes)
+                        : -1;
   if (auto chained = ChainedCore2<DomainPushExFn>(NVTX_CBID_CORE2_DomainRangePushEx)) {
     nvtxEventAttributes_t copy;
     return chained(ChainedDomain(domain), ChainedAttributes(attributes, &copy));
@@ -359,6 +401,7 @@ int NVTX_API HandleDomainRangePop(nvtxDomainHandle_t domain) noexcept {
   return depth;
 }
 nvtxRangeId_t NVTX_API HandleRangeStartA(const char* message) noexcept {
+  if (g_agent != nullptr) (void)TrackRange(message);  // Start ranges are tracked only while on.
   if (auto chained = ChainedCore<StartAFn>(NVTX_CBID_CORE_RangeStartA)) {
     const nvtxRangeId_t id = chained(message);
     return Enabled() ? StartRange(id, true, 0, message, nullptr) : id;
@@ -375,6 +418,7 @@ nvtxRangeId_t NVTX_API HandleRangeStartW(const wchar_t* message) noexcept {
   return StartRange(NextRangeId(), false, 0, ShortUtf8(message).c_str(), nullptr);
 }
 nvtxRangeId_t NVTX_API HandleRangeStartEx(const nvtxEventAttributes_t* attributes) noexcept {
+  if (g_agent != nullptr) (void)TrackRange(AsciiMessage(attributes));
   if (auto chained = ChainedCore<StartExFn>(NVTX_CBID_CORE_RangeStartEx)) {
     nvtxEventAttributes_t copy;
     const nvtxRangeId_t id = chained(ChainedAttributes(attributes, &copy));
@@ -393,6 +437,7 @@ void NVTX_API HandleRangeEnd(nvtxRangeId_t id) noexcept {
 }
 nvtxRangeId_t NVTX_API HandleDomainRangeStartEx(nvtxDomainHandle_t domain,
                                                 const nvtxEventAttributes_t* attributes) noexcept {
+  if (g_agent != nullptr) (void)TrackRange(AsciiMessage(attributes));
   if (auto chained = ChainedCore2<DomainStartExFn>(NVTX_CBID_CORE2_DomainRangeStartEx)) {
     nvtxEventAttributes_t copy;
     const nvtxRangeId_t id = chained(ChainedDomain(domain), ChainedAttributes(attributes, &copy));

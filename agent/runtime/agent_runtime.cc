@@ -154,13 +154,17 @@ bool Agent::StartOnce() {
   }
   // Absolute, so the rename at the close (AdoptCommunicatorRank) finds the file after a chdir.
   trace_dir_ = AbsoluteDirectory(config_.output_dir);
-  std::string path =
-      trace_dir_ + "/" + TraceFileName(config_.job_id, header.host_name, owner_pid_, rank);
-  StatusOr<std::unique_ptr<schema::TraceFileWriter>> writer =
-      schema::TraceFileWriter::Create(path, header, ToWriterOptions(config_));
-  if (!writer.ok()) {
-    LUMOS_LOG(Warn, "agent disabled, the job runs untraced: %s", writer.status().message().c_str());
-    return false;
+  // Windowed modes write a file per window (agent_windows.cc), none now.
+  std::string path;
+  StatusOr<std::unique_ptr<schema::TraceFileWriter>> writer(nullptr);
+  if (!windowed()) {
+    path = trace_dir_ + "/" + TraceFileName(config_.job_id, header.host_name, owner_pid_, rank);
+    writer = schema::TraceFileWriter::Create(path, header, ToWriterOptions(config_));
+    if (!writer.ok()) {
+      LUMOS_LOG(Warn, "agent disabled, the job runs untraced: %s",
+                writer.status().message().c_str());
+      return false;
+    }
   }
   // From here on a failure (or an exception) leaves no half-written file behind: a header-only
   // trace would read as a process that recorded nothing, not as one that was never traced.
@@ -168,7 +172,7 @@ bool Agent::StartOnce() {
     const std::string& path;
     bool keep = false;
     ~RemoveUnlessKept() {
-      if (!keep) unlink(path.c_str());
+      if (!keep && !path.empty()) unlink(path.c_str());
     }
   } remove_file{path};
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -180,7 +184,8 @@ bool Agent::StartOnce() {
   trace_path_ = path;
   env_rank_ = std::move(rank);
   host_name_ = header.host_name;
-  WriteClockSnapshot();
+  base_header_ = std::move(header);
+  if (writer_ != nullptr) WriteClockSnapshot();
 
   // Started here, after every way to fail: the writer thread refines it (see WriterLoop).
   if (!config_.tsc_clock) {
@@ -204,12 +209,16 @@ bool Agent::StartOnce() {
   }
   writer_thread_started_ = true;
   remove_file.keep = true;
+  StartWindows();
   rings_.store(owned_rings_.get(), std::memory_order_release);
   // Registered after the thread exists, so Stop() always has a thread to join.
   std::atexit(AtExitStop);
   pthread_atfork(nullptr, nullptr, AtForkChild);
   if (config_.flush_on_signals) FlushOnSignals::Install();
-  enabled_.Set(true);
+  running_.Set(true);
+  // Windowed: the gate opens with the first window (WindowController).
+  if (!windowed()) enabled_.Set(true);
+  StartControlEndpoint();
   return true;
 }
 
@@ -234,6 +243,11 @@ void Agent::WriterLoop() {
   for (;;) {
     // The fast clock's first refinements come sooner than the flush interval (fast_clock.h).
     int timeout_ms = interval_ms;
+    // A window armed or open: its timers and its file need the writer more often.
+    if (const control::WindowController* windows = this->windows();
+        windows != nullptr && windows->state() != control::WindowState::kDormant) {
+      timeout_ms = std::min(timeout_ms, kWindowPassMs);
+    }
     if (const int64_t refine_ns = fast_clock.NsUntilRefine(); refine_ns >= 0) {
       timeout_ms =
           static_cast<int>(std::min<int64_t>(interval_ms, (refine_ns + 999'999) / 1'000'000));
@@ -257,6 +271,11 @@ void Agent::WriterLoop() {
       return;
     }
     fast_clock.RefineIfDue();
+    if (windowed()) {
+      WindowPass(ReadMonotonicNs(), request == kSignalFlush);
+      if (request == kSignalFlush) signal_served_.fetch_add(1, std::memory_order_release);
+      continue;
+    }
     // A signal's flush writes out everything recorded so far (the job may end in its handler).
     DrainOnce(request == kSignalFlush ? SIZE_MAX : kMaxDrainPerRing);
     if (ReadMonotonicNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
@@ -368,12 +387,18 @@ void Agent::DrainOnce(size_t max_per_ring) {
       writer_->Add(
           schema::LossEvent{MonotonicNowNs(), 0, schema::LossSource::kChannelFailed, 1, 0, detail});
     }
+    // Windowed: every later window file says so too.
+    if (windowed()) all_failures_.insert(all_failures_.end(), failures.begin(), failures.end());
   }
   RecordEncoder encoder(&strings_, writer_.get());
   ThreadRings* rings = owned_rings_.get();
-  rings->DrainAll([&](const ThreadRing&, const Record& head,
-                      const Record* extension) { encoder.Add(head, extension); },
-                  max_per_ring);
+  const bool cache_communicators = windowed();
+  rings->DrainAll(
+      [&](const ThreadRing&, const Record& head, const Record* extension) {
+        if (cache_communicators && head.kind == RecordKind::kCommunicator) CacheCommunicator(head);
+        encoder.Add(head, extension);
+      },
+      max_per_ring);
   encoder.AddDrops(rings->CollectDrops());
   WriterRecordSink sink(&encoder, writer_.get(), &strings_);
   for (std::atomic<RecordSource*>& slot : sources_) {
@@ -443,7 +468,7 @@ void Agent::FinishTrace() {
       source->FlushBeforeFinalDrain();
     }
   }
-  enabled_.Set(false);
+  if (!windowed()) enabled_.Set(false);
   if (!cuda_injection_called_.load(std::memory_order_relaxed)) {
     for (schema::Channel channel :
          {schema::Channel::kCuptiActivity, schema::Channel::kCuptiCallback}) {
@@ -452,6 +477,23 @@ void Agent::FinishTrace() {
       // normal; the record is for readers wondering why there is no CUDA activity.
       ReportChannelFailure(channel, kNoCudaInjection, /*log_warning=*/false);
     }
+  }
+  if (windowed()) {
+    // A window being captured is closed as usual (its end: now); between windows nothing is
+    // written. The failures just reported reach that window's file.
+    {
+      std::lock_guard<std::mutex> lock(failures_mutex_);
+      for (const std::string& detail : pending_failures_) {
+        if (std::find(all_failures_.begin(), all_failures_.end(), detail) == all_failures_.end()) {
+          all_failures_.push_back(detail);
+        }
+      }
+      pending_failures_.clear();
+    }
+    FinishWindowsAtExit();
+    enabled_.Set(false);
+    running_.Set(false);
+    return;
   }
   // Everything the rings hold, however much: nothing drains them after this. Records pushed by
   // callbacks that passed the flag check just before it turned off may still land after this
@@ -462,26 +504,15 @@ void Agent::FinishTrace() {
     LUMOS_LOG(Debug, "fast clock: largest error at a refinement %lld ns",
               static_cast<long long>(FastClock::Get().max_abs_error_ns()));
   }
-  schema::TrailerInfo trailer;
-  uint64_t world = world_comm_.load(std::memory_order_relaxed);
-  if (world != 0 && env_rank_.world_size.has_value() &&
-      static_cast<int64_t>(world >> 32) < *env_rank_.world_size) {
-    // Smaller than the launcher's world: a sub-group (tensor, data or pipeline parallel) of a
-    // job whose world communicator never ran here. Its rank is not the process's global rank.
-    world = 0;
-  }
-  if (world != 0) {
-    trailer = {.has_rank = true,
-               .has_world_size = true,
-               .rank = static_cast<int32_t>(world & 0xffffffffu),
-               .world_size = static_cast<int32_t>(world >> 32)};
-  }
+  const schema::TrailerInfo trailer = CurrentTrailer();
+  running_.Set(false);
+  if (endpoint_) endpoint_->Stop();
   Status closed = writer_->Close(static_cast<uint64_t>(ReadMonotonicNs()), trailer);
   // One line per trace: the writer has said it already when an earlier flush failed.
   if (!closed.ok() && !writer_->warned()) {
     LUMOS_LOG(Warn, "closing the trace failed: %s", closed.message().c_str());
   }
-  if (world != 0) AdoptCommunicatorRank(trailer.rank, trailer.world_size);
+  if (trailer.has_rank) AdoptCommunicatorRank(trailer.rank, trailer.world_size);
 }
 
 void Agent::AdoptCommunicatorRank(int32_t rank, int32_t size) {
@@ -512,6 +543,8 @@ void Agent::AdoptCommunicatorRank(int32_t rank, int32_t size) {
 void Agent::DisableInForkChild() {
   // The child has no writer thread and must not touch the parent's file: it stays off.
   enabled_.Set(false);
+  running_.Set(false);
+  if (endpoint_) endpoint_->CloseInForkChild();
   stopped_.store(true, std::memory_order_relaxed);
 }
 

@@ -48,6 +48,18 @@
 //     their CHANNEL_FAILED record at the close (NoteCudaInjectionCalled). A channel whose records
 //     the writer pulls (CUPTI activity buffers) registers a RecordSource: drained after the rings
 //     on every pass, flushed before the final drain.
+//   Windowed capture (LUMOS_MODE=periodic|on-demand; agent_windows.cc, issue 15): no file at
+//     start. The enabled flag is the capture gate, open only inside a window; running() stays on
+//     from start to stop for what every window needs (communicators, NVTX domains). A
+//     control::WindowController decides when windows start and end (on iteration boundaries the
+//     NVTX channel reports, or by time); the writer thread arms it (from the periodic schedule
+//     or a lumos-ctl request through the control endpoint), opens DIR/<job>/<stamp>/<name>
+//     .partial when a window starts, writes the communicators and channel failures seen so far,
+//     then the window's records, and at the end the CaptureWindow packet and the trailer, and
+//     renames the file (agent/control/window_output.h); then the disk quota. Between windows the
+//     writer keeps only communicator records; the CUPTI channel turns activity and callbacks off
+//     (CaptureSwitch) and back on when a window is armed, so a window's first kernels are seen.
+//   Control endpoint: every mode serves `lumos-ctl status`; captures only windowed modes.
 // Hot path: capture callbacks use only EnabledFlag() (one relaxed load) and Rings().
 #pragma once
 
@@ -58,11 +70,15 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
+#include "agent/control/control_endpoint.h"
+#include "agent/control/iteration_marker.h"
+#include "agent/control/window_controller.h"
 #include "agent/core/agent_config.h"
 #include "agent/core/fast_clock.h"
 #include "agent/core/file_names.h"  // TraceFileName
@@ -70,6 +86,7 @@
 #include "agent/core/rank_detection.h"
 #include "agent/core/string_table.h"
 #include "agent/core/thread_rings.h"
+#include "agent/runtime/capture_switch.h"
 #include "agent/runtime/record_source.h"
 #include "schema/writer/trace_file_writer.h"
 
@@ -89,6 +106,8 @@ class Agent {
   static constexpr size_t kMaxDrainPerRing = 1 << 16;
   // Longest Stop() waits for the writer thread at exit before it leaves the file as it is.
   static constexpr int kStopJoinTimeoutS = 5;
+  // The writer's pass interval while a window is armed or open (its timers and file).
+  static constexpr int kWindowPassMs = 10;
 
   static Agent& Get();
 
@@ -150,6 +169,21 @@ class Agent {
   // The fork child handler: turns this process's agent off for good.
   void DisableInForkChild();
 
+  // ---- Windowed capture (agent_windows.cc) ----
+  // On from a successful Start() to the close, in every mode: the gate for what is recorded
+  // between windows too (communicators, NVTX domains and registered strings).
+  const EnabledFlag& running() const { return running_; }
+  // The window state machine; null in continuous mode (or before Start()).
+  control::WindowController* windows() const { return windows_.load(std::memory_order_acquire); }
+  // The ranges that mark iterations (LUMOS_ITERATION_MARKER); valid after LoadConfig().
+  const control::IterationMarker& iteration_marker() const { return iteration_marker_; }
+  // The CUPTI channel's switch (one; a later call replaces it). Called at once with the current
+  // state, then by the writer thread whenever a window is armed or ends. Any thread.
+  void SetCaptureSwitch(CaptureSwitch* capture_switch);
+  // The control endpoint's handlers (its thread): lumos-ctl status and capture.
+  control::AgentStatus ControlStatus();
+  std::string ControlCapture(const control::CaptureRequest& request);
+
   // Async-signal-safe (signal_flush.cc): asks the writer thread to write out everything
   // recorded so far, and with `finish` to close the file too, then waits up to timeout_ns.
   // Returns whether it was done in time; false at once when the agent is not running here.
@@ -172,6 +206,30 @@ class Agent {
   // A ThreadInfo packet (thread id, name from /proc, pid) for each thread seen the first time.
   void DescribeNewThreads();
   void WriteClockSnapshot();
+
+  // Windowed capture (agent_windows.cc), all on the writer thread unless said otherwise.
+  bool windowed() const { return config_.mode != CaptureMode::kContinuous; }
+  // Sets up the controller, the periodic schedule and the control endpoint (StartOnce).
+  void StartWindows();
+  void StartControlEndpoint();
+  // One writer pass in windowed mode: timers, arming, opening, draining and closing windows.
+  void WindowPass(int64_t now_ns, bool flush_now);
+  // Arms the next window when one is asked for or due; true when it did.
+  bool MaybeArm(int64_t now_ns);
+  void OpenWindowFile();
+  // Flushes the sources, drains everything, writes the window packet and trailer, renames the
+  // file, enforces the quota, and returns the controller to dormant.
+  void CloseWindow();
+  // Between windows: keeps communicator records, holds records of a window that just started
+  // (they go into its file once open), drops the rest.
+  void DrainBetweenWindows();
+  // The close in windowed mode (FinishTrace): a window being captured is closed as usual.
+  void FinishWindowsAtExit();
+  // The rank the next file is named after: the NCCL world communicator's when known.
+  RankInfo CurrentRank() const;
+  schema::TrailerInfo CurrentTrailer() const;
+  void CacheCommunicator(const Record& head);
+  void NotifyCaptureSwitch(bool armed);
 
   std::once_flag config_once_;
   std::once_flag start_once_;
@@ -227,6 +285,44 @@ class Agent {
   // Registered sources: a slot is claimed by CAS, then read by the writer (acquire pairs with
   // the release CAS, so the writer sees a fully constructed source).
   std::atomic<RecordSource*> sources_[kMaxRecordSources] = {};
+
+  // Windowed capture state (agent_windows.cc).
+  EnabledFlag running_;
+  control::IterationMarker iteration_marker_;
+  std::unique_ptr<control::WindowController> owned_windows_;  // Never released (callbacks).
+  std::atomic<control::WindowController*> windows_{nullptr};
+  std::unique_ptr<control::ControlEndpoint> endpoint_;
+  std::atomic<CaptureSwitch*> capture_switch_{nullptr};
+  std::mutex capture_switch_mutex_;  // SetCaptureSwitch vs the writer's notifications.
+  bool capture_switch_on_ = false;   // Under capture_switch_mutex_.
+  schema::HeaderInfo base_header_;   // Each window's header starts from it.
+  // Communicator records seen (one per comm id; names live in strings_): every window file
+  // starts with them.
+  std::vector<Record> communicators_;
+  std::vector<std::string> all_failures_;  // Channel failures so far: into every window file.
+  // Records of a window that started before its file was open (writer thread).
+  struct HeldRecord {
+    Record head;
+    Record extension;
+    bool has_extension;
+  };
+  std::vector<HeldRecord> held_;
+  uint64_t held_dropped_ = 0;
+  static constexpr size_t kMaxHeldRecords = 1 << 18;
+  std::string window_partial_path_, window_final_path_, window_directory_;
+  bool window_open_failed_ = false;  // This window's file could not be created: it is skipped.
+  uint64_t window_index_ = 0;
+  int64_t next_periodic_realtime_ns_ = 0;
+  // A lumos-ctl request waiting for the writer (control thread -> writer thread).
+  std::mutex request_mutex_;  // Never taken by a job thread.
+  std::optional<control::CaptureRequest> pending_request_;
+  // For lumos-ctl status (writer writes, control thread reads).
+  std::mutex status_mutex_;  // Never taken by a job thread.
+  std::string last_window_path_;
+  int64_t last_window_end_realtime_ns_ = 0;
+  std::atomic<uint64_t> windows_written_{0};
+  std::atomic<uint64_t> bytes_written_{0};
+  std::atomic<uint64_t> events_dropped_{0};
 };
 
 }  // namespace lumos::agent

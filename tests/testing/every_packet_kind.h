@@ -1,7 +1,7 @@
 // Test support: a trace holding every packet kind with known field values (those of the current
 // schema: a GEMM call from 2.2 on, an on-demand
-// capture window in the header and its packet from 2.3 on), used for the golden file of each released schema version
-// (tests/data/schema_vX.Y/) and by exporters.
+// capture window in the header and its packet from 2.3 on), used for the golden file of each
+// released schema version (tests/data/schema_vX.Y/) and by exporters.
 #pragma once
 
 #include <string>

@@ -24,8 +24,8 @@ struct FakeCupti {
   CUptiResult enable_result = CUPTI_SUCCESS;
   CUptiResult subscribe_result = CUPTI_SUCCESS;
   size_t dropped_per_buffer = 0;
-  std::vector<CUpti_ActivityKind> enabled;
-  int subscribes = 0, callbacks_enabled = 0, flushes = 0;
+  std::vector<CUpti_ActivityKind> enabled, disabled;
+  int subscribes = 0, callbacks_enabled = 0, callbacks_disabled = 0, flushes = 0;
   CUpti_BuffersCallbackRequestFunc requested = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed = nullptr;
   CUpti_CallbackFunc callback = nullptr;
@@ -44,7 +44,10 @@ CUptiResult FakeEnable(CUpti_ActivityKind kind) {
   if (g_fake.enable_result == CUPTI_SUCCESS) g_fake.enabled.push_back(kind);
   return g_fake.enable_result;
 }
-CUptiResult FakeDisable(CUpti_ActivityKind) { return CUPTI_SUCCESS; }
+CUptiResult FakeDisable(CUpti_ActivityKind kind) {
+  g_fake.disabled.push_back(kind);
+  return CUPTI_SUCCESS;
+}
 CUptiResult FakeRegister(CUpti_BuffersCallbackRequestFunc requested,
                          CUpti_BuffersCallbackCompleteFunc completed) {
   g_fake.requested = requested;
@@ -66,9 +69,9 @@ CUptiResult FakeSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc
   return g_fake.subscribe_result;
 }
 CUptiResult FakeUnsubscribe(CUpti_SubscriberHandle) { return CUPTI_SUCCESS; }
-CUptiResult FakeEnableCallback(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+CUptiResult FakeEnableCallback(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                CUpti_CallbackId) {
-  ++g_fake.callbacks_enabled;
+  ++(enable != 0 ? g_fake.callbacks_enabled : g_fake.callbacks_disabled);
   return CUPTI_SUCCESS;
 }
 
@@ -134,6 +137,26 @@ TEST_F(CuptiChannelTest, StartsActivityAndCallbacks) {
   const int64_t cupti_now = host_.snapshot_clock();
   EXPECT_NEAR(static_cast<double>(cupti_now - MonotonicNowNs()), 1e9, 1e7);
   EXPECT_NEAR(static_cast<double>(channel.clock().offset_ns()), 1e9, 1e6);
+}
+
+// Windowed modes: the channel offers itself as the capture switch; off disables every activity
+// kind and callback it enabled, on enables them again, and a window's flush is a forced one.
+TEST_F(CuptiChannelTest, TheCaptureSwitchTurnsCollectionOffAndOn) {
+  CuptiChannel channel(fake_, &host_);
+  ASSERT_TRUE(channel.Start(config_));
+  EXPECT_EQ(host_.switch_set, &channel);
+  const std::vector<CUpti_ActivityKind> kinds = g_fake.enabled;
+  const int callbacks = g_fake.callbacks_enabled;
+  channel.SetCapturing(false);
+  EXPECT_EQ(g_fake.disabled, kinds);
+  EXPECT_EQ(g_fake.callbacks_disabled, callbacks);
+  g_fake.enabled.clear();
+  channel.SetCapturing(true);
+  EXPECT_EQ(g_fake.enabled, kinds);
+  EXPECT_EQ(g_fake.callbacks_enabled, 2 * callbacks);
+  const int flushes = g_fake.flushes;
+  channel.FlushForWindow();
+  EXPECT_EQ(g_fake.flushes, flushes + 1);
 }
 
 TEST_F(CuptiChannelTest, BuffersFlowFromCuptiToTheWriterWithLosses) {

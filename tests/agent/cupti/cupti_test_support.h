@@ -64,6 +64,7 @@ class FakeHost : public ChannelHost {
     return true;
   }
   void SetSnapshotClock(int64_t (*read_ns)()) override { snapshot_clock = read_ns; }
+  void SetCaptureSwitch(CaptureSwitch* capture_switch) override { switch_set = capture_switch; }
 
   EnabledFlag flag;
   std::unique_ptr<ThreadRings> owned_rings;
@@ -71,6 +72,7 @@ class FakeHost : public ChannelHost {
   std::vector<std::pair<schema::Channel, std::string>> failures;
   std::vector<RecordSource*> sources;
   int64_t (*snapshot_clock)() = nullptr;
+  CaptureSwitch* switch_set = nullptr;
 };
 
 // The real libcupti.so.13 through the channel's own loader (ASSERT in the caller on ok()).

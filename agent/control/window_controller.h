@@ -1,0 +1,154 @@
+// Design: when a capture window starts and ends (periodic and on-demand modes, issue 15).
+// States: kDormant -> (writer: Arm) -> kArmed -> (a job thread at a matching iteration boundary,
+// or the writer's timer) -> kCapturing -> (a job thread at the boundary after the last
+// iteration, or the writer's timer, or the process's exit) -> kClosing -> (writer: FinishClose)
+// -> kDormant. Two transient states, kStarting and kEnding, belong to the one thread that won
+// the CAS into them while it writes the start or end fields; nobody else acts on them.
+//   Starting at an iteration boundary: the job's own thread, inside its NVTX call, decides and
+//   opens the capture gate (one CAS and a few stores: no lock, syscall or allocation), so the
+//   window begins exactly at the boundary and no job thread ever waits for the writer. The
+//   writer opens the file on its next pass; records made meanwhile wait in the rings.
+//   A matching boundary: index >= plan.min_iteration, index % plan.iteration_multiple == 0
+//   (when set), time >= plan.not_before_ns. A window of K iterations ends at the boundary of
+//   index first + K (an index that jumps, a restarted loop: at the K-th boundary seen).
+//   Without boundaries: when no marker was ever seen by the time the plan is due, the writer
+//   starts a timed window at once; when markers were seen but none matched by plan.give_up_ns,
+//   it starts one then. Either way the window says why it missed its target. A timed window
+//   (plan.iterations 0) ends after plan.duration_ns; an iteration window that sees no boundary
+//   for kStallNs (or 10 iteration periods, whichever is longer) ends there, saying so.
+// Clock: every time is a parameter (CLOCK_MONOTONIC ns in the agent), so tests drive it.
+// Threading: OnIterationBoundary from any job thread (lock-free); everything else from the
+// writer thread only. The plan fields job threads read are atomics written before the release
+// store of kArmed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "agent/core/thread_rings.h"
+#include "schema/enums.h"
+
+namespace lumos::agent::control {
+
+enum class WindowState : uint32_t {
+  kDormant = 0,
+  kArmed = 1,
+  kStarting = 2,
+  kCapturing = 3,
+  kEnding = 4,
+  kClosing = 5,
+};
+// "dormant", "armed", "capturing", "closing" (the transient states read as their target).
+const char* WindowStateName(WindowState state);
+
+// What the next window is to be: from the periodic schedule or a lumos-ctl request.
+struct WindowPlan {
+  schema::WindowTrigger trigger = schema::WindowTrigger::kPeriodic;
+  uint32_t iterations = 0;          // K whole iterations; 0: a timed window of duration_ns.
+  int64_t duration_ns = 0;          // Timed windows, and the length of one that found no marker.
+  int64_t not_before_ns = 0;        // Start at the first boundary at or after this.
+  uint64_t min_iteration = 0;       // ... whose index is at least this,
+  uint32_t iteration_multiple = 0;  // ... and a multiple of this (0: any).
+  int64_t give_up_ns = 0;           // No matching boundary by then: a timed window starts.
+  // Carried into the window's header and packet, unused here.
+  int64_t window_realtime_ns = 0;
+  uint64_t request_id = 0;
+  std::string requested_by;
+  std::string target;
+  std::string output_dir;
+  std::string missed_at_arm;  // Known when armed (a request that arrived after its --at).
+};
+
+// How the current window started and ended (writer thread, from kCapturing on).
+struct WindowSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // 0 until kClosing.
+  bool started_at_boundary = false;
+  uint64_t first_iteration = 0;  // Index of the boundary it started at.
+  uint64_t iterations = 0;       // Whole iterations inside (known at kClosing).
+  std::string missed_target;     // Why it did not start (or end) where planned; "" = it did.
+};
+
+class WindowController {
+ public:
+  // A window longer than this without any boundary ends (the loop ended or hangs).
+  static constexpr int64_t kStallNs = 60'000'000'000;
+
+  // `gate`: the flag every capture callback checks; open exactly while capturing.
+  explicit WindowController(EnabledFlag* gate) : gate_(gate) {}
+  WindowController(const WindowController&) = delete;
+  WindowController& operator=(const WindowController&) = delete;
+
+  // Job threads: an iteration marker range began at now_ns; `numbered` is the index its name
+  // carries (IterationMarker), else the controller counts.
+  void OnIterationBoundary(std::optional<uint64_t> numbered, int64_t now_ns);
+
+  // Writer thread. Arm: kDormant -> kArmed (false in any other state).
+  bool Arm(const WindowPlan& plan, int64_t now_ns);
+  // The timers (see above): may start or end a window.
+  void Tick(int64_t now_ns);
+  // The process ends (or the agent stops): a window that is armed is dropped (back to
+  // kDormant, returns false), one that is capturing goes to kClosing (returns true).
+  bool EndForExit(int64_t now_ns, const char* why);
+  // kClosing -> kDormant, after the writer closed the file.
+  void FinishClose();
+
+  WindowState state() const { return state_.load(std::memory_order_acquire); }
+  const WindowPlan& plan() const { return plan_; }
+  // Valid from kCapturing on; end_ns and iterations from kClosing.
+  WindowSpan span() const;
+  // The start of the window being captured (the rings' records from then on belong to it);
+  // INT64_MAX when none is. Any thread.
+  int64_t capture_start_ns() const { return capture_start_ns_.load(std::memory_order_acquire); }
+
+  // Windows started so far (1 inside the first). Any thread.
+  uint64_t starts() const { return starts_.load(std::memory_order_relaxed); }
+  // Iteration boundaries seen, the last one's index and time (0 before the first).
+  uint64_t boundaries() const { return boundaries_.load(std::memory_order_relaxed); }
+  uint64_t last_iteration() const { return last_index_.load(std::memory_order_relaxed); }
+  int64_t last_boundary_ns() const { return last_boundary_ns_.load(std::memory_order_relaxed); }
+  // The last interval between two boundaries; 0 before the second.
+  int64_t iteration_period_ns() const { return period_ns_.load(std::memory_order_relaxed); }
+
+ private:
+  bool MatchesStart(uint64_t index, int64_t now_ns) const;
+  // kArmed -> kCapturing. `missed`: the writer's reason (nullptr from a job thread, which only
+  // starts windows that met their target).
+  bool TryStart(int64_t start_ns, bool at_boundary, uint64_t index, std::string* missed);
+  // kCapturing -> kClosing. `why`: the writer's reason (nullptr: ended as planned).
+  bool TryEnd(int64_t end_ns, std::string* why);
+
+  EnabledFlag* const gate_;
+  std::atomic<WindowState> state_{WindowState::kDormant};
+  // The plan, as the writer armed it; the fields job threads test are mirrored in atomics.
+  WindowPlan plan_;
+  std::atomic<int64_t> plan_not_before_ns_{0};
+  std::atomic<uint64_t> plan_min_iteration_{0};
+  std::atomic<uint32_t> plan_multiple_{0};
+  std::atomic<uint32_t> plan_iterations_{0};
+  // The window: written by the thread that won kStarting / kEnding, published by the release
+  // store of the state after it.
+  std::atomic<int64_t> capture_start_ns_{INT64_MAX};
+  int64_t start_ns_ = 0, end_ns_ = 0;
+  bool at_boundary_ = false;
+  uint64_t first_index_ = 0, iterations_ = 0;
+  std::atomic<uint64_t> first_boundary_seq_{0};  // boundaries_ when the window started.
+  std::string missed_;                           // Written by the writer only (Arm clears it).
+  // Boundaries.
+  std::atomic<uint64_t> starts_{0};
+  std::atomic<uint64_t> boundaries_{0};
+  std::atomic<uint64_t> last_index_{0};
+  std::atomic<int64_t> last_boundary_ns_{0};
+  std::atomic<int64_t> period_ns_{0};
+};
+
+// Periodic mode: the next window's realtime start after now_realtime_ns. Slots are aligned to
+// the period on the realtime clock (every rank of a job computes the same slots, whenever it
+// started) and shifted by a jitter in [0, jitter x period) drawn from the job id and the slot's
+// number, so the ranks of one job agree and different jobs of a fleet do not fire together.
+int64_t NextPeriodicStart(int64_t now_realtime_ns, int64_t period_ns, double jitter,
+                          const std::string& job_id);
+
+}  // namespace lumos::agent::control

@@ -1,0 +1,227 @@
+// The window state machine with an injected clock (every time is a parameter): windows start and
+// end on iteration boundaries, targets (index multiples, a time), timers for marker-less jobs,
+// stalls and the exit; the periodic schedule's slots and jitter; the iteration marker.
+#include "agent/control/window_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "agent/control/iteration_marker.h"
+
+namespace lumos::agent::control {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kS = 1'000'000'000;
+
+WindowPlan IterationPlan(uint32_t k) {
+  WindowPlan plan;
+  plan.iterations = k;
+  plan.duration_ns = 10 * kS;
+  return plan;
+}
+
+TEST(WindowControllerTest, StartsAtTheNextBoundaryAndEndsAfterKIterations) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  c.OnIterationBoundary(std::nullopt, 100 * kMs);  // Iteration 0, before any window.
+  ASSERT_TRUE(c.Arm(IterationPlan(3), 150 * kMs));
+  EXPECT_EQ(c.state(), WindowState::kArmed);
+  EXPECT_FALSE(gate.enabled());
+  c.Tick(160 * kMs);  // Markers were seen: the timer leaves it to the next boundary.
+  EXPECT_EQ(c.state(), WindowState::kArmed);
+  c.OnIterationBoundary(std::nullopt, 200 * kMs);  // Iteration 1: the window starts here.
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_TRUE(gate.enabled());
+  EXPECT_EQ(c.capture_start_ns(), 200 * kMs);
+  c.OnIterationBoundary(std::nullopt, 300 * kMs);
+  c.OnIterationBoundary(std::nullopt, 400 * kMs);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  c.OnIterationBoundary(std::nullopt, 500 * kMs);  // Iteration 4 begins: 1, 2, 3 are inside.
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_FALSE(gate.enabled());
+  WindowSpan span = c.span();
+  EXPECT_EQ(span.start_ns, 200 * kMs);
+  EXPECT_EQ(span.end_ns, 500 * kMs);
+  EXPECT_TRUE(span.started_at_boundary);
+  EXPECT_EQ(span.first_iteration, 1u);
+  EXPECT_EQ(span.iterations, 3u);
+  EXPECT_EQ(span.missed_target, "");
+  c.FinishClose();
+  EXPECT_EQ(c.state(), WindowState::kDormant);
+  EXPECT_EQ(c.capture_start_ns(), INT64_MAX);
+}
+
+TEST(WindowControllerTest, NumberedMarkersStartAtTheNextMultiple) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  WindowPlan plan = IterationPlan(2);
+  plan.iteration_multiple = 10;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  for (uint64_t step = 17; step < 20; ++step) {
+    c.OnIterationBoundary(step, static_cast<int64_t>(step) * kS);
+    EXPECT_EQ(c.state(), WindowState::kArmed) << step;
+  }
+  c.OnIterationBoundary(20, 20 * kS);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  c.OnIterationBoundary(21, 21 * kS);
+  c.OnIterationBoundary(22, 22 * kS);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_EQ(c.span().first_iteration, 20u);
+  EXPECT_EQ(c.span().iterations, 2u);
+}
+
+TEST(WindowControllerTest, ATimeTargetWaitsForTheFirstBoundaryAfterIt) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  c.OnIterationBoundary(std::nullopt, 0);
+  WindowPlan plan = IterationPlan(1);
+  plan.not_before_ns = 5 * kS;
+  plan.give_up_ns = 65 * kS;
+  ASSERT_TRUE(c.Arm(plan, 1 * kS));
+  c.OnIterationBoundary(std::nullopt, 4 * kS);
+  EXPECT_EQ(c.state(), WindowState::kArmed);
+  c.Tick(5 * kS);
+  EXPECT_EQ(c.state(), WindowState::kArmed);
+  c.OnIterationBoundary(std::nullopt, 6 * kS);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_EQ(c.span().start_ns, 6 * kS);
+}
+
+TEST(WindowControllerTest, NoMarkerEverSeenGivesATimedWindowThatSaysWhy) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  ASSERT_TRUE(c.Arm(IterationPlan(3), 0));
+  c.Tick(1 * kMs);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_FALSE(c.span().started_at_boundary);
+  EXPECT_NE(c.span().missed_target.find("no iteration marker seen"), std::string::npos);
+  c.Tick(5 * kS);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  c.Tick(10 * kS + 1 * kMs);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_EQ(c.span().iterations, 0u);
+  EXPECT_EQ(c.span().end_ns, 10 * kS + 1 * kMs);
+}
+
+TEST(WindowControllerTest, ATargetNeverReachedGivesUpAtItsDeadline) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  c.OnIterationBoundary(3, 0);
+  WindowPlan plan = IterationPlan(1);
+  plan.iteration_multiple = 1000;
+  plan.give_up_ns = 30 * kS;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  c.OnIterationBoundary(4, 1 * kS);
+  c.Tick(29 * kS);
+  EXPECT_EQ(c.state(), WindowState::kArmed);
+  c.Tick(30 * kS);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_NE(c.span().missed_target.find("no matching iteration boundary"), std::string::npos);
+  EXPECT_NE(c.span().missed_target.find("last iteration 4"), std::string::npos);
+}
+
+TEST(WindowControllerTest, ATimedWindowEndsAfterItsDuration) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  c.OnIterationBoundary(std::nullopt, 0);
+  WindowPlan plan;
+  plan.duration_ns = 2 * kS;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  c.Tick(1 * kMs);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_EQ(c.span().missed_target, "");
+  c.OnIterationBoundary(std::nullopt, 1 * kS);  // Boundaries do not end a timed window.
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  c.Tick(2 * kS + 1 * kMs);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+}
+
+TEST(WindowControllerTest, AStalledLoopEndsTheWindowAndSaysSo) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  c.OnIterationBoundary(std::nullopt, 0);
+  ASSERT_TRUE(c.Arm(IterationPlan(5), 0));
+  c.OnIterationBoundary(std::nullopt, 1 * kS);
+  c.OnIterationBoundary(std::nullopt, 2 * kS);
+  c.Tick(2 * kS + WindowController::kStallNs - 1);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  c.Tick(2 * kS + WindowController::kStallNs);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_NE(c.span().missed_target.find("no iteration boundary for"), std::string::npos);
+  EXPECT_EQ(c.span().iterations, 1u);  // The one from 1 s to 2 s; the next never finished.
+}
+
+TEST(WindowControllerTest, ExitClosesACapturingWindowAndDropsAnArmedOne) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  ASSERT_TRUE(c.Arm(IterationPlan(2), 0));
+  c.OnIterationBoundary(std::nullopt, 0);
+  ASSERT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_TRUE(c.EndForExit(1 * kS, "the process exited"));
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_NE(c.span().missed_target.find("the process exited"), std::string::npos);
+  c.FinishClose();
+  ASSERT_TRUE(c.Arm(IterationPlan(2), 2 * kS));
+  EXPECT_FALSE(c.EndForExit(3 * kS, "the process exited"));
+  EXPECT_EQ(c.state(), WindowState::kDormant);
+  EXPECT_FALSE(gate.enabled());
+}
+
+TEST(WindowControllerTest, ArmOnlyWhenDormant) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  ASSERT_TRUE(c.Arm(IterationPlan(1), 0));
+  EXPECT_FALSE(c.Arm(IterationPlan(1), 0));
+}
+
+TEST(PeriodicScheduleTest, RanksOfAJobAgreeAndJobsSpread) {
+  const int64_t period = 600 * kS;
+  const int64_t now = 1'764'633'600LL * kS + 123 * kS;
+  const int64_t a = NextPeriodicStart(now, period, 0.1, "job-a");
+  // Another rank of the same job, a little later (its clock, its start): the same slot.
+  EXPECT_EQ(NextPeriodicStart(now + 7 * kS, period, 0.1, "job-a"), a);
+  EXPECT_GT(a, now);
+  EXPECT_LE(a - now, period + period / 10);
+  // Within its slot's jitter range.
+  EXPECT_LT(a % period, period / 10);
+  std::set<int64_t> starts;
+  for (int job = 0; job < 50; ++job) {
+    starts.insert(NextPeriodicStart(now, period, 0.1, "job-" + std::to_string(job)));
+  }
+  EXPECT_GT(starts.size(), 45u);  // Jobs of a fleet do not fire together.
+  // No jitter: the slot boundary itself.
+  EXPECT_EQ(NextPeriodicStart(now, period, 0.0, "job-a") % period, 0);
+  // The next slot after a start is a period later (give or take the jitter).
+  const int64_t b = NextPeriodicStart(a, period, 0.1, "job-a");
+  EXPECT_GT(b, a);
+  EXPECT_LT(b - a, period + period / 10);
+}
+
+TEST(IterationMarkerTest, GlobsAndIndices) {
+  EXPECT_TRUE(GlobMatch("ProfilerStep*", "ProfilerStep#12"));
+  EXPECT_TRUE(GlobMatch("step", "step"));
+  EXPECT_FALSE(GlobMatch("step", "steps"));
+  EXPECT_TRUE(GlobMatch("*iteration?", "train iteration7"));
+  EXPECT_TRUE(GlobMatch("a*b*c", "axxbyyc"));
+  EXPECT_FALSE(GlobMatch("a*b*c", "axxbyy"));
+  EXPECT_TRUE(GlobMatch("*", ""));
+  EXPECT_EQ(TrailingNumber("ProfilerStep#12"), 12u);
+  EXPECT_EQ(TrailingNumber("step 7"), 7u);
+  EXPECT_EQ(TrailingNumber("step"), std::nullopt);
+  EXPECT_EQ(TrailingNumber("n1234567890123456789"), std::nullopt);  // Does not fit.
+  IterationMarker marker("ProfilerStep*");
+  EXPECT_TRUE(marker.MayMatch("ProfilerStep#1"));
+  EXPECT_FALSE(marker.MayMatch("aten::mm"));
+  EXPECT_FALSE(marker.MayMatch(nullptr));
+  EXPECT_TRUE(marker.MayMatch("Pzz"));  // A candidate only; Matches decides.
+  EXPECT_FALSE(marker.Matches("Pzz"));
+  IterationMarker any("*step");
+  EXPECT_TRUE(any.MayMatch("x"));
+  EXPECT_FALSE(IterationMarker().MayMatch("step"));
+}
+
+}  // namespace
+}  // namespace lumos::agent::control
