@@ -386,8 +386,9 @@ namespace {
 // g and `map` empty; for a rewritten graph `map` takes a boundary node of g to its instance in
 // rg (first or last copy), and the replayed side (breakdown, busy, critical path, top lists)
 // is rg's over the mapped window.
-std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, const SimResult& base,
-                                     const ExecutionGraph& rg, const SimResult& sim,
+// Without a simulation (`base` and `sim` null: AnalyzeMeasured) only the measured side.
+std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, const SimResult* base,
+                                     const ExecutionGraph& rg, const SimResult* sim,
                                      const AnalysisOptions& options,
                                      const std::function<uint32_t(uint32_t, bool)>& map) {
   std::vector<IterationReport> out;
@@ -402,15 +403,16 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
     for (const Processor& p : g.processors) {
       if (p.rank_index != r) continue;
       if (!p.gpu) {
-        host_nodes.insert(host_nodes.end(), p.nodes.begin(), p.nodes.end());
+        // Boundary calls are chosen among them: only with a simulation.
+        if (sim != nullptr) host_nodes.insert(host_nodes.end(), p.nodes.begin(), p.nodes.end());
         continue;
       }
       for (uint32_t n : p.nodes) measured.Add(g.nodes[n].start_ns, g.nodes[n].end_ns(), n);
     }
     for (const Processor& p : rg.processors) {
-      if (p.rank_index != r || !p.gpu) continue;
+      if (sim == nullptr || p.rank_index != r || !p.gpu) continue;
       for (uint32_t n : p.nodes) {
-        if (sim.ran(n)) replayed.Add(sim.start_ns[n], sim.end_ns[n], n);
+        if (sim->ran(n)) replayed.Add(sim->start_ns[n], sim->end_ns[n], n);
       }
     }
     measured.Sort();
@@ -426,6 +428,16 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
       it.name = range.name;
       it.measured_start_ns = range.start_ns;
       it.measured_end_ns = range.end_ns;
+      if (sim == nullptr) {
+        std::vector<std::pair<int64_t, int64_t>> compute, comm;
+        measured.ForOverlapping(range.start_ns, range.end_ns, [&](const auto& x) {
+          (g.nodes[x.node].work == WorkClass::kCommunication ? comm : compute)
+              .push_back({x.start, x.end});
+        });
+        it.measured = Sweep(compute, comm, it.measured_start_ns, it.measured_end_ns);
+        out.push_back(std::move(it));
+        continue;
+      }
       // Boundary nodes: on the range's thread (its nodes are in start order), else any host
       // node of the rank.
       const std::vector<uint32_t>* candidates = &host_nodes;
@@ -438,26 +450,26 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
       for (; from != candidates->end() && g.nodes[*from].start_ns < range.end_ns; ++from) {
         const uint32_t n = *from;
         const Node& x = g.nodes[n];
-        if (x.end_ns() > range.end_ns || !base.ran(n)) continue;
+        if (x.end_ns() > range.end_ns || !base->ran(n)) continue;
         if (first == kNoNode) first = n;
         if (last == kNoNode || x.end_ns() > g.nodes[last].end_ns()) last = n;
       }
       const uint32_t rfirst = to(first, false), rlast = to(last, true);
       const uint32_t anchor_begin = to(range.anchor_begin, false);
       const uint32_t anchor_end = to(range.anchor_end, false);
-      if (first == kNoNode || rfirst == kNoNode || rlast == kNoNode || !sim.ran(rfirst) ||
-          !sim.ran(rlast)) {
+      if (first == kNoNode || rfirst == kNoNode || rlast == kNoNode || !sim->ran(rfirst) ||
+          !sim->ran(rlast)) {
         it.replayed_start_ns = range.start_ns;
         it.replayed_end_ns = range.end_ns;
       } else {
-        it.replayed_start_ns = sim.start_ns[rfirst] - (g.nodes[first].start_ns - range.start_ns);
-        it.replayed_end_ns = sim.end_ns[rlast] + (range.end_ns - g.nodes[last].end_ns());
+        it.replayed_start_ns = sim->start_ns[rfirst] - (g.nodes[first].start_ns - range.start_ns);
+        it.replayed_end_ns = sim->end_ns[rlast] + (range.end_ns - g.nodes[last].end_ns());
       }
       const bool gpu_bounds = anchor_begin != kNoNode && anchor_end != kNoNode &&
-                              sim.ran(anchor_begin) && sim.ran(anchor_end);
+                              sim->ran(anchor_begin) && sim->ran(anchor_end);
       if (gpu_bounds) {
-        it.replayed_start_ns = sim.start_ns[anchor_begin];
-        it.replayed_end_ns = sim.start_ns[anchor_end];
+        it.replayed_start_ns = sim->start_ns[anchor_begin];
+        it.replayed_end_ns = sim->start_ns[anchor_end];
       }
       std::vector<std::pair<int64_t, int64_t>> mc, mm, rc, rm, m_all, r_all;
       std::vector<uint32_t> in_iteration;
@@ -481,10 +493,10 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
       }
       it.measured_busy = BusyBins(m_all, it.measured_start_ns, it.measured_end_ns, options.bin_ns);
       it.replayed_busy = BusyBins(r_all, it.replayed_start_ns, it.replayed_end_ns, options.bin_ns);
-      CriticalPath(rg, sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,
+      CriticalPath(rg, *sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,
                    it.replayed_end_ns, options.top, &labels, &it);
-      it.top_kernels = TopBy(rg, sim, in_iteration, WorkClass::kCompute, options.top);
-      it.top_collectives = TopBy(rg, sim, in_iteration, WorkClass::kCommunication, options.top);
+      it.top_kernels = TopBy(rg, *sim, in_iteration, WorkClass::kCompute, options.top);
+      it.top_collectives = TopBy(rg, *sim, in_iteration, WorkClass::kCommunication, options.top);
       out.push_back(std::move(it));
     }
   }
@@ -496,7 +508,12 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
 std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGraph& g,
                                                const SimResult& sim,
                                                const AnalysisOptions& options) {
-  return Analyze(job, g, sim, g, sim, options, nullptr);
+  return Analyze(job, g, &sim, g, &sim, options, nullptr);
+}
+
+std::vector<IterationReport> AnalyzeMeasured(const Job& job, const ExecutionGraph& graph,
+                                             const AnalysisOptions& options) {
+  return Analyze(job, graph, nullptr, graph, nullptr, options, nullptr);
 }
 
 std::vector<IterationReport> AnalyzeRewritten(const Job& job, const ExecutionGraph& measured,
@@ -504,7 +521,7 @@ std::vector<IterationReport> AnalyzeRewritten(const Job& job, const ExecutionGra
                                               const ExecutionGraph& rewritten, const SimResult& sim,
                                               const AnalysisOptions& options,
                                               const std::function<uint32_t(uint32_t, bool)>& map) {
-  return Analyze(job, measured, measured_sim, rewritten, sim, options, map);
+  return Analyze(job, measured, &measured_sim, rewritten, &sim, options, map);
 }
 
 }  // namespace lumos::modeler

@@ -126,6 +126,13 @@ std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGr
                                                const SimResult& sim,
                                                const AnalysisOptions& options);
 
+// The measured side alone, without a simulation (`lumos-model summarize`): per rank and
+// iteration its name, measured start and end and measured breakdown, found and computed as
+// AnalyzeIterations does; the replayed side, busy series, critical path and top lists stay
+// empty (zero).
+std::vector<IterationReport> AnalyzeMeasured(const Job& job, const ExecutionGraph& graph,
+                                             const AnalysisOptions& options);
+
 // The same iterations analysed on a rewritten graph (modeler/whatif; estimate): ranges and
 // boundary calls chosen on the measured graph and its replay, each boundary node mapped into
 // `rewritten` by `map(node, last)` (its first copy, or with last its last; kNoNode: none), and
