@@ -237,6 +237,22 @@ uint64_t ModelBytes(CollectiveClass c, uint64_t record_bytes, uint32_t ranks) {
   return record_bytes;
 }
 
+double BusBandwidthFactor(CollectiveClass c, uint32_t ranks) {
+  const double n = ranks;
+  switch (c) {
+    case CollectiveClass::kAllReduce:
+      return ranks < 2 ? 0.0 : 2 * (n - 1) / n;
+    case CollectiveClass::kAllGather:
+    case CollectiveClass::kReduceScatter:
+    case CollectiveClass::kAllToAll:
+      return ranks < 2 ? 0.0 : (n - 1) / n;
+    case CollectiveClass::kBroadcast:
+    case CollectiveClass::kSendRecv:
+      return 1.0;
+  }
+  return 0.0;
+}
+
 bool NvlsCanReduce(schema::DataType type) {
   using schema::DataType;
   switch (type) {

@@ -80,6 +80,11 @@ std::optional<schema::DataType> DataTypeFromName(std::string_view name);
 // reduce-scatter's the input (ranks x the record's output), the others' the record's.
 uint64_t ModelBytes(CollectiveClass c, uint64_t record_bytes, uint32_t ranks);
 
+// nccl-tests' bus bandwidth factor (busbw = algbw x factor, algbw = ModelBytes / time): 2(n-1)/n
+// for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast, reduce
+// and point-to-point; 0 for a ring op of fewer than 2 ranks (no bus traffic).
+double BusBandwidthFactor(CollectiveClass c, uint32_t ranks);
+
 // NVLS can reduce it in the switch (multimem reductions: 16-bit and wider types, not 8-bit).
 bool NvlsCanReduce(schema::DataType type);
 
