@@ -123,6 +123,10 @@ Status CheckGptConfig(const GptConfig& c, const models::SpecTable& specs) {
         "traces of all ranks are built in memory together)",
         steps, static_cast<long long>(kMaxLayerSteps));
   }
+  if (c.slow_rank >= c.world()) {
+    return ErrorStatus("--slow-rank %lld: the job has ranks 0..%lld (tp x dp)",
+                       static_cast<long long>(c.slow_rank), static_cast<long long>(c.world() - 1));
+  }
   const models::GpuSpec* gpu = specs.FindGpu(c.gpu);
   if (gpu == nullptr) return models::UnknownGpu(c.gpu, specs);
   if (gpu->devices.empty()) {

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <regex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -36,6 +38,22 @@ struct GptConfig {
   std::string gpu = "H100-SXM5-80GB";  // A GPU entry of the specs (hardware_specs.h).
   uint64_t seed = 1;
   bool nvtx = true;  // NVTX ranges (forward, backward, optimizer, layers.<i>).
+  // What an operator looks for, put in on purpose (summarize's tests): a straggler, slower
+  // kernels, a slower link. Factors multiply the modelled durations after the jitter (the
+  // random draws stay the same, so everything else is unchanged).
+  int64_t slow_rank = -1;  // This rank's kernels and memsets take slow_rank_factor as long.
+  double slow_rank_factor = 1.0;
+  struct KernelScale {
+    std::string pattern;  // ECMAScript, searched in the kernel name.
+    std::regex regex;
+    double factor = 1.0;
+  };
+  std::vector<KernelScale> kernel_scales;  // Kernels whose name matches (factors multiply).
+  double comm_factor = 1.0;                // Collective transfer times.
+  // A periodic capture window's coordinated start (CLOCK_REALTIME ns, a window stamp's second):
+  // the headers say the files are one window of `iterations` iterations, as the agent writes
+  // them, and each file ends with the CaptureWindow; 0: a whole run (no window).
+  uint64_t window_realtime_ns = 0;
 
   int64_t world() const { return tp * dp; }
   int64_t ffn_size() const { return ffn > 0 ? ffn : 4 * hidden; }

@@ -24,6 +24,22 @@ std::string SettingsText(const GptConfig& c) {
   return text;
 }
 
+// The periodic window the files are (GptConfig::window_realtime_ns): as the agent names it in
+// the header (duration 0, no iterations counted yet) and at the close (`duration_ns` > 0).
+schema::CaptureWindowEvent Window(const GptConfig& c, uint64_t duration_ns) {
+  schema::CaptureWindowEvent w;
+  w.start_ns = GptTimeline::kStartNs;
+  w.duration_ns = duration_ns;
+  w.trigger = schema::WindowTrigger::kPeriodic;
+  w.first_iteration = 0;
+  w.iteration_count = duration_ns > 0 ? static_cast<uint64_t>(c.iterations) : 0;
+  w.iteration_marker = "ProfilerStep*";
+  w.target = "synth gpt --window";
+  w.start_realtime_ns = c.window_realtime_ns;
+  w.requested_iterations = static_cast<uint64_t>(c.iterations);
+  return w;
+}
+
 schema::HeaderInfo Header(const GptConfig& c, const models::GpuSpec& gpu, int32_t rank) {
   const int32_t per_host = gpu.nvlink_domain_gpus.value_or(8);
   schema::HeaderInfo h;
@@ -54,6 +70,10 @@ schema::HeaderInfo Header(const GptConfig& c, const models::GpuSpec& gpu, int32_
   h.command_line = "lumos-model synth gpt --set " + SettingsText(c) + " --seed " +
                    std::to_string(c.seed) + (c.nvtx ? "" : " --no-nvtx");
   h.start_time_ns = static_cast<uint64_t>(GptTimeline::kStartNs);
+  if (c.window_realtime_ns != 0) {
+    h.has_capture_window = true;
+    h.capture_window = Window(c, 0);
+  }
   return h;
 }
 
@@ -102,6 +122,9 @@ StatusOr<SynthResult> SynthesizeGpt(const GptConfig& config, const models::SpecT
     AddAll(w.get(), e.gemms);
     AddAll(w.get(), e.nvtx);
     AddAll(w.get(), e.host_ranges);
+    if (config.window_realtime_ns != 0) {
+      w->Add(Window(config, static_cast<uint64_t>(e.end_ns - GptTimeline::kStartNs)));
+    }
     schema::TrailerInfo trailer;
     trailer.has_rank = trailer.has_world_size = true;
     trailer.rank = r;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 
 namespace lumos::modeler {
 namespace {
@@ -98,6 +99,16 @@ double GptTimeline::Uniform(int32_t r) {
 
 double GptTimeline::Jitter(int32_t r) { return Lognormal(Uniform(r), Uniform(r), kSigma); }
 
+double GptTimeline::Slowdown(int32_t r, std::string_view name) {
+  auto [it, added] = kernel_factor_.try_emplace(name.data(), 1.0);
+  if (added) {
+    for (const GptConfig::KernelScale& scale : config_.kernel_scales) {
+      if (std::regex_search(name.begin(), name.end(), scale.regex)) it->second *= scale.factor;
+    }
+  }
+  return it->second * (r == config_.slow_rank ? config_.slow_rank_factor : 1.0);
+}
+
 // A host time in [min_ns, max_ns].
 int64_t GptTimeline::HostCall(int32_t r, int64_t min_ns, int64_t max_ns) {
   return min_ns + static_cast<int64_t>(Uniform(r) * static_cast<double>(max_ns - min_ns));
@@ -188,7 +199,8 @@ void GptTimeline::Kernel(std::string_view name, int64_t duration_ns) {
     const schema::ApiCallEvent launch = Launch(r, "cudaLaunchKernel", ApiKind::kLaunchKernel,
                                                GptStream::kCompute, HostCall(r, 4'000, 6'000));
     const int64_t start = GpuStart(r, launch, GptStream::kCompute);
-    const auto duration = static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r));
+    const auto duration =
+        static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r) * Slowdown(r, kept));
     AddKernel(r, launch, GptStream::kCompute, kept, start, duration);
   }
 }
@@ -219,7 +231,8 @@ void GptTimeline::Gemm(std::string_view name, const GptGemm& gemm, int64_t durat
     call.correlation_id = launch.correlation_id;
     events_[static_cast<size_t>(r)].gemms.push_back(call);
     const int64_t start = GpuStart(r, launch, GptStream::kCompute);
-    const auto duration = static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r));
+    const auto duration =
+        static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r) * Slowdown(r, kept));
     AddKernel(r, launch, GptStream::kCompute, kept, start, duration);
     // One CTA per 128 x 128 output tile, 384 threads (a warp-specialised Hopper kernel).
     schema::KernelEvent& k = events_[static_cast<size_t>(r)].kernels.back();
@@ -259,7 +272,8 @@ void GptTimeline::Attention(std::string_view name, const models::AttentionShape&
     call.correlation_id = launch.correlation_id;
     events_[static_cast<size_t>(r)].gemms.push_back(call);
     const int64_t start = GpuStart(r, launch, GptStream::kCompute);
-    const auto duration = static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r));
+    const auto duration =
+        static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r) * Slowdown(r, kept));
     AddKernel(r, launch, GptStream::kCompute, kept, start, duration);
   }
 }
@@ -272,8 +286,9 @@ void GptTimeline::Memset(uint64_t bytes, int64_t duration_ns) {
                                                GptStream::kCompute, HostCall(r, 3'000, 5'000));
     schema::MemsetEvent m;
     m.start_ns = GpuStart(r, launch, GptStream::kCompute);
-    m.duration_ns = static_cast<uint64_t>(
-        std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r))));
+    m.duration_ns = static_cast<uint64_t>(std::max<int64_t>(
+        1, static_cast<int64_t>(static_cast<double>(duration_ns) * Jitter(r) *
+                                (r == config_.slow_rank ? config_.slow_rank_factor : 1.0))));
     m.correlation_id = launch.correlation_id;
     m.stream_id = kStreamIds[static_cast<int>(GptStream::kCompute)];
     m.bytes = bytes;
@@ -367,7 +382,8 @@ void GptTimeline::AllReduce(GptGroup group, GptStream stream, uint64_t bytes, sc
     const double jitter = Lognormal(UnitOf(draw), UnitOf(Mix(draw)), kSigma);
     const int64_t end =
         last_start +
-        std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(cost.transfer_ns) * jitter));
+        std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(cost.transfer_ns) * jitter *
+                                                  config_.comm_factor));
     const Member& m = members[static_cast<size_t>(r)];
     AddKernel(r, m.launch, stream, name, m.start_ns, end - m.start_ns);
     schema::CollectiveEvent c;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -110,6 +111,9 @@ class GptTimeline {
   std::string_view Intern(std::string text);
   double Uniform(int32_t rank);  // [0, 1)
   double Jitter(int32_t rank);   // Lognormal, sigma 3 %.
+  // The factor GptConfig's slow_rank and kernel_scales put on a compute op of `name` (interned)
+  // on `rank`.
+  double Slowdown(int32_t rank, std::string_view name);
   int64_t HostCall(int32_t r, int64_t min_ns, int64_t max_ns);
   schema::ApiCallEvent Launch(int32_t r, std::string_view name, schema::ApiKind kind,
                               GptStream stream, int64_t duration_ns);
@@ -121,8 +125,9 @@ class GptTimeline {
   const GptConfig& config_;
   std::vector<Rank> ranks_;
   std::vector<GptRankEvents> events_;
-  std::set<std::string, std::less<>> names_;  // Every name the events view.
-  uint64_t seq_[2] = {};                      // Per group kind (all communicators alike).
+  std::set<std::string, std::less<>> names_;     // Every name the events view.
+  std::map<const char*, double> kernel_factor_;  // Per interned name: its kernel_scales factor.
+  uint64_t seq_[2] = {};                         // Per group kind (all communicators alike).
   uint64_t collectives_ = 0;
 };
 

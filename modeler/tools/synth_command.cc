@@ -1,23 +1,29 @@
 // `lumos-model synth FILE|DIR|GLOB... -o OUT_DIR --ranks N [--iterations K] [--jitter F]
 // [--seed S] [--ranks-per-host H] [--job ID]`: a large job from a real one
 // (modeler/synth/job_synth.h); `lumos-model synth gpt -o DIR [--set K=V,...] [--seed N]
-// [--no-nvtx] [--costs MODEL.json]`: a GPT training job's traces from the cost models, a test
-// double of a GPU run (modeler/synth/gpt_synth.h).
+// [--no-nvtx] [--costs MODEL.json] [--window STAMP] [--slow-rank R=F] [--scale SPEC]...`: a GPT
+// training job's traces from the cost models, a test double of a GPU run
+// (modeler/synth/gpt_synth.h).
 #include <cinttypes>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "modeler/graph/job.h"
 #include "modeler/models/cost_model.h"
 #include "modeler/models/hardware_specs.h"
+#include "modeler/sim/whatif.h"
 #include "modeler/synth/gpt_synth.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/tools/commands.h"
 #include "modeler/trace/trace_set.h"
+#include "modeler/trace/window_stamp.h"
 
 namespace lumos::modeler {
 namespace {
@@ -52,19 +58,50 @@ constexpr const char kGptDescription[] =
     "--set keys (defaults): layers=4, hidden=1024, ffn=4*hidden, heads=16, seq=1024, mbs=2,\n"
     "micro_batches=2, vocab=32000, tp=2, dp=2, pp=1 (only 1), iterations=3,\n"
     "gpu=H100-SXM5-80GB (a GPU of the built-in specs). heads must divide hidden; tp must\n"
-    "divide heads, ffn and vocab.";
+    "divide heads, ffn and vocab.\n"
+    "\n"
+    "What an operator looks for, put in on purpose (after the jitter, so all else stays the\n"
+    "same): --slow-rank R=F (a straggler: rank R's kernels and memsets take F times as long),\n"
+    "--scale kernel:REGEX=F (matching kernels on every rank), --scale comm=F (collective\n"
+    "transfers: a slow link). --window STAMP (YYYYMMDDTHHMMSSZ) writes the files as one\n"
+    "periodic capture window starting that second, as the agent does (header and trailer\n"
+    "CaptureWindow; put them in DIR/<job>/<STAMP>/ for `lumos-model summarize`).";
 
 constexpr const char kGptExitStatus[] =
     "exit status: 0 written; 1 the cost model cannot be read, or nothing could be written;\n"
     "2 bad arguments (an unknown key, a value that is not a whole number, sizes that do not\n"
     "divide, pp other than 1, an unknown GPU).";
 
+// "R=F": a rank and a finite factor >= 0.
+Status ParseSlowRank(const std::string& text, GptConfig* config) {
+  const size_t eq = text.find('=');
+  char* end = nullptr;
+  const std::string rank = text.substr(0, eq == std::string::npos ? text.size() : eq);
+  const long long r = std::strtoll(rank.c_str(), &end, 10);
+  const bool rank_ok = !rank.empty() && end != nullptr && *end == '\0' && r >= 0 && r < INT32_MAX;
+  double factor = -1;
+  if (eq != std::string::npos && eq + 1 < text.size()) {
+    const std::string f = text.substr(eq + 1);
+    factor = std::strtod(f.c_str(), &end);
+    if (end == nullptr || *end != '\0') factor = -1;
+  }
+  if (!rank_ok || !std::isfinite(factor) || factor < 0) {
+    return ErrorStatus("--slow-rank '%s': expected R=F (a rank and a factor >= 0, e.g. 3=1.5)",
+                       text.c_str());
+  }
+  config->slow_rank = r;
+  config->slow_rank_factor = factor;
+  return Status::Ok();
+}
+
 int RunSynthGpt(const Args& args) {
-  std::string out_dir, settings, costs_path;
+  std::string out_dir, settings, costs_path, window, slow_rank;
+  std::vector<std::string> scales;
   bool no_nvtx = false, costs_given = false;
   GptConfig config;
   cli::ArgParser parser("lumos-model synth gpt",
-                        "-o DIR [--set K=V,...] [--seed N] [--no-nvtx] [--costs MODEL.json]");
+                        "-o DIR [--set K=V,...] [--seed N] [--no-nvtx] [--costs MODEL.json] "
+                        "[--window STAMP] [--slow-rank R=F] [--scale SPEC]...");
   parser.Description(kGptDescription)
       .String("-o, --output", "DIR", "the directory to write (created if missing)", &out_dir)
       .Required()
@@ -74,6 +111,37 @@ int RunSynthGpt(const Args& args) {
       .String("--costs", "MODEL.json", "a `lumos-model costs fit` model to take durations from",
               &costs_path)
       .Given(&costs_given)
+      .String("--window", "STAMP",
+              "write one periodic capture window starting at STAMP (YYYYMMDDTHHMMSSZ, UTC)",
+              &window)
+      .Check([&config](const std::string& text) {
+        const std::optional<uint64_t> start = ParseWindowStamp(text);
+        if (!start || *start == 0) {
+          return ErrorStatus("--window '%s': expected a UTC stamp YYYYMMDDTHHMMSSZ after 1970",
+                             text.c_str());
+        }
+        config.window_realtime_ns = *start;
+        return Status::Ok();
+      })
+      .String("--slow-rank", "R=F", "rank R's kernels and memsets take F times as long", &slow_rank)
+      .Check([&config](const std::string& text) { return ParseSlowRank(text, &config); })
+      .Strings("--scale", "SPEC",
+               "repeatable: kernel:REGEX=F (kernels matching REGEX take F times as long), "
+               "comm=F (collective transfers)",
+               &scales)
+      .Check([&config](const std::string& spec) {
+        StatusOr<WhatIf> scale = ParseScale(spec);
+        if (!scale.ok()) return scale.status();
+        if (scale->kind == WhatIf::Kind::kKernel) {
+          config.kernel_scales.push_back({scale->pattern, scale->regex, scale->factor});
+        } else if (scale->kind == WhatIf::Kind::kComm) {
+          config.comm_factor *= scale->factor;
+        } else {
+          return ErrorStatus("--scale '%s': synth gpt takes kernel:REGEX=F or comm=F",
+                             spec.c_str());
+        }
+        return Status::Ok();
+      })
       .Epilogue(kGptExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
   config.nvtx = !no_nvtx;
