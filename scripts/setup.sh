@@ -23,3 +23,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# Python for the tests that load outputs into real tools (DuckDB): its own script.
+bash "$(dirname "$0")/setup-python.sh"

@@ -19,5 +19,6 @@ int RunSynth(const Args& args);
 int RunCosts(const Args& args);
 int RunEstimate(const Args& args);
 int RunStructure(const Args& args);
+int RunSummarize(const Args& args);
 
 }  // namespace lumos::modeler

@@ -28,6 +28,9 @@ constexpr const char kUsage[] =
     "  estimate FILE|DIR|GLOB... --set K=V,...\n"
     "                                a setup nobody ran, from the trace of one that ran:\n"
     "                                layers, hidden, seq, micro-batches, dp, GPU, network\n"
+    "  summarize FILE|DIR|GLOB... -o OUT [--format ndjson|csv]\n"
+    "                                capture windows into typed tables for warehouses: per\n"
+    "                                iteration and rank, kernel, collective (DuckDB, BigQuery)\n"
     "  synth FILE... -o DIR --ranks N  a large consistent job from a real one (benchmarks)\n"
     "  synth gpt -o DIR [--set K=V,...] a GPT training job from the cost models (test double)\n"
     "  inspect FILE...               ranks, devices, versions, time span, counts, loss\n"
@@ -44,7 +47,7 @@ constexpr const char kUsage[] =
     "arguments. Problems go to stderr, one line each; results to stdout.\n";
 
 constexpr const char kCommands[] =
-    "replay, structure, estimate, synth, inspect, export, import, costs";
+    "replay, structure, estimate, summarize, synth, inspect, export, import, costs";
 
 int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "inspect") return lumos::modeler::RunInspect(args);
@@ -55,6 +58,7 @@ int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "structure") return lumos::modeler::RunStructure(args);
   if (command == "costs") return lumos::modeler::RunCosts(args);
   if (command == "estimate") return lumos::modeler::RunEstimate(args);
+  if (command == "summarize") return lumos::modeler::RunSummarize(args);
   const std::string what = !command.empty() && command[0] == '-' ? "option" : "command";
   std::fputs(lumos::cli::UsageErrorText("lumos-model", "unknown " + what + " '" + command +
                                                            "' (commands: " + kCommands +

@@ -251,6 +251,12 @@ std::string CommandLine(const Row& row, const std::string& inputs, const std::st
                          "--json"
             : row.input == Input::kFlagAsValue ? " --set --json"
                                                : " --set gpu=A100-SXM4-80GB");
+  } else if (row.command == "summarize") {
+    args =
+        "summarize " + in +
+        (opt_equals ? " --output=" + out + "/s --format=csv --iteration=ProfilerStep.* --net=ib800"
+         : row.input == Input::kFlagAsValue ? " -o --force"
+                                            : " -o " + out + "/s");
   } else if (row.command == "synth") {
     args = "synth " + in +
            (opt_equals ? " --output=" + out + "/synth --ranks=16 --jitter=0.1 --seed=3"
@@ -438,6 +444,19 @@ std::vector<Row> Rows() {
       {"estimate", Input::kFlagAsValue, 2, value_of("--set", "--json"), {}},
       {"estimate", Input::kOutputToDevFull, 1, kDevFull, {}},
 
+      // summarize: a window that cannot be read is one line, the others are summarized.
+      {"summarize", Input::kSoundWithOptEquals, 0, "", {"/s: 1 window(s), ", " rows (csv)\n"}},
+      {"summarize", Input::kMissingFile, 1, kMissing, {}},
+      {"summarize", Input::kMissingAmongGood, 1, kMissing, {"/s: 1 window(s), 8 iteration"}},
+      {"summarize", Input::kEmptyFile, 1, kEmpty, {}},
+      {"summarize", Input::kNotATrace, 1, kRandom, {}},
+      {"summarize", Input::kTruncatedTrace, 1, kTruncated, {"/s: 1 window(s), "}},
+      {"summarize", Input::kUnclosedTrace, 1, kUnclosed, {"/s: 1 window(s), "}},
+      {"summarize", Input::kBadHeaderAmongGood, 1, kBadHeader, {"/s: 1 window(s), 7 iteration"}},
+      {"summarize", Input::kUnknownOption, 2, kUnknown, {}},
+      {"summarize", Input::kFlagAsValue, 2, value_of("-o", "--force"), {}},
+      {"summarize", Input::kOutputToDevFull, 1, kDevFull, {}},
+
       {"synth", Input::kSoundWithOptEquals, 0, "", {"/synth: 16 files, "}},
       {"synth", Input::kMissingFile, 1, kMissing, {}},
       {"synth", Input::kMissingAmongGood, 1, kMissing, {"/synth: 56 files, "}},
@@ -553,8 +572,8 @@ INSTANTIATE_TEST_SUITE_P(EveryCommand, CommandContractTest, ::testing::ValuesIn(
                            return name + "_" + InputName(info.param.input);
                          });
 
-const char* const kCommands[] = {"inspect",  "export", "replay", "structure",
-                                 "estimate", "synth",  "import", "costs"};
+const char* const kCommands[] = {"inspect",   "export", "replay", "structure", "estimate",
+                                 "summarize", "synth",  "import", "costs"};
 
 // --help: on stdout, exit 0, with the options and the exit statuses; every option it lists is
 // one the command knows (the help is generated from the same declarations).
@@ -600,8 +619,8 @@ TEST(CommandHelpTest, NoOrUnknownCommandIsAUsageError) {
   EXPECT_EQ(none.out, "");
   EXPECT_EQ(
       none.err,
-      "lumos-model: no command given (replay, structure, estimate, synth, inspect, export, import, "
-      "costs)\n"
+      "lumos-model: no command given (replay, structure, estimate, summarize, synth, inspect, "
+      "export, import, costs)\n"
       "(run `lumos-model --help` for usage)\n");
   const auto unknown = RunCommand(LumosModelBinary() + " frobnicate x");
   EXPECT_EQ(unknown.exit_code, 2);
