@@ -33,7 +33,10 @@ bool IsSummary(const std::string& dir) {
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
-  return head.find(std::string("\"format\":\"") + kFormatName + "\"") != std::string::npos;
+  std::string wanted = "\"format\":\"";
+  wanted += kFormatName;
+  wanted += '"';
+  return head.find(wanted) != std::string::npos;
 }
 
 // Removes the files a summary consists of, then the directory; what else is there stays
@@ -44,7 +47,9 @@ Status RemoveSummary(const std::string& dir) {
     for (Format f : {Format::kNdjson, Format::kCsv}) names.push_back(SummaryOutput::FileName(t, f));
   }
   for (const std::string& name : names) {
-    const std::string path = dir + "/" + name;
+    std::string path = dir;
+    path += '/';
+    path += name;
     if (unlink(path.c_str()) != 0 && errno != ENOENT) {
       return ErrorStatus("%s: cannot remove: %s", path.c_str(), std::strerror(errno));
     }

@@ -249,9 +249,10 @@ StatusOr<WindowRows> SummarizeWindow(const TraceWindow& window, const SummaryOpt
   }
   std::map<std::string, std::unique_ptr<models::CollectiveTarget>> targets;  // Per GPU name.
   for (auto& [key, samples] : collectives) {
-    const auto [op_number, dtype_number, bytes, ranks, nodes] = key;
-    const auto op = static_cast<schema::CollectiveOp>(op_number);
-    const auto dtype = static_cast<schema::DataType>(dtype_number);
+    const auto op = static_cast<schema::CollectiveOp>(std::get<0>(key));
+    const auto dtype = static_cast<schema::DataType>(std::get<1>(key));
+    const uint64_t bytes = std::get<2>(key);
+    const uint32_t ranks = std::get<3>(key), nodes = std::get<4>(key);
     const DurationStats s = StatsOf(&samples.transfers);
     const std::optional<models::CollectiveClass> cls = models::ClassOf(op);
     const double factor = cls ? models::BusBandwidthFactor(*cls, ranks) : 0.0;

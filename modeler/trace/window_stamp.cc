@@ -81,8 +81,8 @@ std::optional<uint64_t> ParseWindowStamp(std::string_view text) {
     return std::nullopt;
   }
   const int64_t days = DaysFromCivil(*year, *month, *day);
-  const uint64_t seconds =
-      static_cast<uint64_t>(days) * 86400 + *hour * 3600 + *minute * 60 + *second;
+  const uint64_t seconds = static_cast<uint64_t>(days) * 86400 + uint64_t{*hour} * 3600 +
+                           uint64_t{*minute} * 60 + *second;
   return seconds * kNsPerSecond;
 }
 
