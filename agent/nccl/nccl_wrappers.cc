@@ -114,7 +114,7 @@ void* ResolveSlow(RealFn fn) {
 }
 
 template <typename Fn>
-Fn Real(RealFn which) {
+inline __attribute__((always_inline)) Fn Real(RealFn which) {
   void* real = g_real[static_cast<int>(which)].load(std::memory_order_relaxed);
   if (real == nullptr) real = ResolveSlow(which);
   return reinterpret_cast<Fn>(real);
@@ -135,7 +135,8 @@ CommTable& Comms() {
   return *table;
 }
 
-bool Recording() { return t_wrapper_depth == 0 && NcclChannelOn(schema::Channel::kNcclWrappers); }
+// The channel's gate first: between capture windows a call costs that load, not the TLS read.
+bool Recording() { return NcclChannelOn(schema::Channel::kNcclWrappers) && t_wrapper_depth == 0; }
 // The capture window being recorded (0 in continuous mode), for seq numbers (comm_table.h).
 uint64_t WindowStarts() {
   const control::WindowController* windows = Agent::Get().windows();
@@ -363,13 +364,10 @@ class NcclCallScope {
   NcclCallContext saved_;
 };
 
-// Calls the real function `which` and records `call` unless the plugin saw it (one record per
-// operation, decided per call: nccl_channel.h).
+// The recording half of CallAndRecord, out of line: the pass-through half (the agent off, or
+// dormant between capture windows) then needs no stack frame of its own.
 template <typename Fn, typename... Args>
-ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
-  Fn real = Real<Fn>(which);
-  if (real == nullptr) return ncclSystemError;
-  if (!Recording()) return real(args...);
+__attribute__((noinline)) ncclResult_t RecordedCall(Fn real, const OpCall& call, Args... args) {
   Reentry guard;
   const int64_t start_ns = MonotonicNowNs();
   // Relaxed: a hint; the entry's own flag decides (acquire).
@@ -397,6 +395,16 @@ ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
     if (CommEntry* entry = Comms().Find(call.comm)) entry->NextSeq(call.op, WindowStarts());
   }
   return result;
+}
+
+// Calls the real function `which` and records `call` unless the plugin saw it (one record per
+// operation, decided per call: nccl_channel.h).
+template <typename Fn, typename... Args>
+inline ncclResult_t CallAndRecord(RealFn which, const OpCall& call, Args... args) {
+  Fn real = Real<Fn>(which);
+  if (real == nullptr) return ncclSystemError;
+  if (!Recording()) return real(args...);
+  return RecordedCall<Fn>(real, call, args...);
 }
 
 }  // namespace

@@ -140,6 +140,9 @@ inline const char* AsciiMessage(const nvtxEventAttributes_t* attributes) {
 inline bool TrackRange(const char* text) {
   control::WindowController* windows = g_agent->windows();
   if (windows == nullptr) return true;
+  // The thread's stack now, at its first push, not at the first push of its first window: that
+  // one-time allocation (~30 us with its page faults) must not land on a window's start.
+  if (t_push_stack == nullptr) AllocateThreadPushStack();
   if (g_agent->iteration_marker().MayMatch(text)) NoteMarker(windows, text);
   return Enabled();
 }
