@@ -3,16 +3,22 @@
 # for a few minutes (docs/performance.md says what it measured last):
 #   1. the cuda_tests checkers (ctest label `gpu`), each run directly under a timeout;
 #   2. scripts/gpu/train_loop.py (GPT-style causal layers, bf16, random data, no downloads) in
-#      two sizes, `gpt` (GPU-bound) and `small` (launch-bound, where host-side costs show), three
+#      two sizes, `gpt` (GPU-bound) and `small` (launch-bound, where host-side costs show), four
 #      ways each: plain, under lumos-run (all four routes: LD_PRELOAD, CUDA_INJECTION64_PATH,
-#      NVTX_INJECTION64_PATH, NCCL_PROFILER_PLUGIN) and under torch.profiler; ROUNDS rounds, the
-#      three ways interleaved within each round so drift hits them alike;
+#      NVTX_INJECTION64_PATH, NCCL_PROFILER_PLUGIN), under torch.profiler, and under lumos-run
+#      dormant (LUMOS_MODE=on-demand, no window asked for: the steady cost of an agent that
+#      stays loaded, target <= 0.1 %); ROUNDS rounds, the ways interleaved within each round so
+#      drift hits them alike;
 #   3. once per size, the loop under lumos-run AND torch.profiler together (two CUPTI clients in
 #      one job: the agent must not break the job or the profiler; its warning is shown);
 #      `lumos-model replay` of one agent trace (measured against replayed step);
 #   4. a table: median step time (the median of the rounds' medians, and their range), overhead
 #      against plain, the agent's overhead as a share of torch.profiler's, events captured and
 #      bytes written;
+#   6. capture windows on the GPU (issue 15): one run per size in periodic mode (a 3-step window
+#      every 5 s, marker "step") and one on demand (lumos-ctl capture --iterations 3 while it
+#      runs); their window files are replayed (the window directory as a trace set) and kept
+#      (SIZE-window.pb.zst); the table gives step time, windows written and the replay;
 #   5. estimation against real runs (issue 14): the `est` size traced under lumos-run, each of
 #      its variants (layers x2, width x2, seq x2, batch x2) run plainly, and each estimated from
 #      the base trace alone (`lumos-model estimate --set`); a table of estimate against measured
@@ -51,11 +57,13 @@ if [ -d "$bundle/bin" ]; then
   bundle=$(realpath "$bundle")
   bin=$bundle/bin
   lumos_run=$bin/lumos-run
+  lumos_ctl=$bin/lumos-ctl
   lumos_model=$bin/lumos-model
   tool_libs=$bundle/lib  # Only for our tools and checkers, never for the training runs.
 else
   bin=build/cuda_tests
   lumos_run=build/agent/tools/lumos-run
+  lumos_ctl=build/agent/tools/lumos-ctl
   lumos_model=build/modeler/tools/lumos-model
   tool_libs=
 fi
@@ -66,6 +74,7 @@ for tool in "$lumos_run" "$lumos_model"; do
   fi
 done
 lumos_run=$(realpath "$lumos_run")
+lumos_ctl=$(realpath "$lumos_ctl")
 lumos_model=$(realpath "$lumos_model")
 # libnccl for the NCCL checker's workload: the toolkit's, else the one PyTorch's wheel brings.
 nccl_libs=$("$python" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
@@ -126,6 +135,11 @@ train() {
   case $way in
     lumos | both) command=(env LUMOS_JOB_ID="$tag" "$lumos_run" -o "$work/traces/$tag" --
                            "${command[@]}") ;;
+    dormant) command=(env LUMOS_JOB_ID="$tag" LUMOS_MODE=on-demand "$lumos_run"
+                      -o "$work/traces/$tag" -- "${command[@]}") ;;
+    periodic) command=(env LUMOS_JOB_ID="$tag" LUMOS_MODE=periodic LUMOS_PERIOD_S=5 LUMOS_JITTER=0
+                       LUMOS_WINDOW_ITERATIONS=3 LUMOS_ITERATION_MARKER=step "$lumos_run"
+                       -o "$work/traces/$tag" -- "${command[@]}") ;;
   esac
   echo "== $tag: ${command[*]}" >>"$log"
   PYTHONUNBUFFERED=1 timeout "$run_timeout" "${command[@]}" >"$work/$tag.json" 2>"$work/$tag.err"
@@ -138,7 +152,7 @@ train() {
 }
 for round in $(seq 1 "$rounds"); do
   for size in $sizes; do
-    for way in plain lumos profiler; do train "$size-$way-r$round" "$way" "$size"; done
+    for way in plain lumos profiler dormant; do train "$size-$way-r$round" "$way" "$size"; done
   done
 done
 
@@ -155,6 +169,36 @@ for size in $sizes; do
     >"$work/$size.replay.txt" 2>&1
   cat "$work/$size.replay.txt" >>"$log"
   for trace in "$trace_dir"/*.pb.zst; do cp "$trace" "$out/$size-agent.pb.zst"; break; done
+done
+
+# 6. Capture windows: periodic, then on demand through lumos-ctl while the loop runs.
+for size in $sizes; do
+  train "$size-periodic" periodic "$size"
+  tag="$size-ondemand"
+  # shellcheck disable=SC2046  # size_args is a word list on purpose.
+  (PYTHONUNBUFFERED=1 LUMOS_JOB_ID="$tag" LUMOS_MODE=on-demand LUMOS_ITERATION_MARKER=step \
+    timeout "$run_timeout" "$lumos_run" -o "$work/traces/$tag" -- "$python" \
+    scripts/gpu/train_loop.py --device "$device" --steps $((steps * 3)) $(size_args "$size") \
+    >"$work/$tag.json" 2>"$work/$tag.err") &
+  loop=$!
+  for _ in $(seq 1 120); do
+    "${tools_env[@]}" "$lumos_ctl" status 2>/dev/null | grep -q "$tag" && break
+    sleep 0.5
+  done
+  sleep 5  # Past the warm-up steps.
+  "${tools_env[@]}" "$lumos_ctl" capture --job "$tag" --iterations 3 \
+    >"$work/$tag.capture.txt" 2>&1
+  wait "$loop"
+  echo "$tag: $(cat "$work/$tag.capture.txt") $(tail -1 "$work/$tag.json")" >>"$log"
+  for mode in periodic ondemand; do
+    window=$(find "$work/traces/$size-$mode" -name '*.pb.zst' 2>/dev/null | sort | head -1)
+    [ -n "$window" ] || continue
+    "${tools_env[@]}" timeout 120 "$lumos_model" replay "$(dirname "$window")" \
+      --iteration '^step$' >"$work/$size-$mode.replay.txt" 2>&1
+    echo "== replay of $window" >>"$log"
+    cat "$work/$size-$mode.replay.txt" >>"$log"
+    cp "$window" "$out/$size-$mode-window.pb.zst"
+  done
 done
 
 # 5. Estimation against real runs: the base traced (NVTX "step" iterations), its variants
@@ -233,18 +277,19 @@ print("| size | run | median step ms (range of round medians) | overhead | writt
 print("|---|---|---:|---:|---|")
 for size in sizes:
     medians = {}
-    for way in ("plain", "lumos", "profiler"):
+    for way in ("plain", "lumos", "profiler", "dormant"):
         values = [r["median_ms"] for r in (result(f"{size}-{way}-r{i}") for i in
                                            range(1, rounds + 1)) if r]
         medians[way] = statistics.median(values) if values else None
-        label = {"plain": "plain", "lumos": "lumos-run", "profiler": "torch.profiler"}[way]
+        label = {"plain": "plain", "lumos": "lumos-run", "profiler": "torch.profiler",
+                 "dormant": "lumos-run dormant (on-demand, no window; target <= 0.1%)"}[way]
         cell = (f"{medians[way]:.3f} ({min(values):.3f}-{max(values):.3f})" if values
                 else "failed")
         over = "-"
         if way != "plain" and medians[way] and medians["plain"]:
             over = f"{100 * (medians[way] / medians['plain'] - 1):+.2f}%"
         print(f"| {size} | {label} | {cell} | {over} | {written(size, way)} |")
-    if all(medians.values()):
+    if medians["lumos"] and medians["plain"] and medians["profiler"]:
         agent = medians["lumos"] - medians["plain"]
         profiler = medians["profiler"] - medians["plain"]
         share = f"{100 * agent / profiler:.1f}%" if profiler > 0 else "-"
@@ -270,6 +315,24 @@ for size in sizes:
         lines = text[start:end + 1][:14] if start is not None and end is not None else text[:3]
         print(f"\nreplay of {size} (lumos-model replay --iteration '^step$'):\n")
         print("\n".join("    " + l for l in lines))
+print("\ncapture windows (LUMOS_MODE=periodic, 3 steps every 5 s; on-demand via lumos-ctl):\n")
+print("| size | mode | median step ms | windows written | replay of one window |")
+print("|---|---|---:|---:|---|")
+for size in sizes:
+    for mode in ("periodic", "ondemand"):
+        r = result(f"{size}-{mode}")
+        traces = os.path.join(work, "traces", f"{size}-{mode}")
+        count = 0
+        for root, _, files in os.walk(traces):
+            count += sum(1 for f in files if f.endswith(".pb.zst"))
+        replay = os.path.join(work, f"{size}-{mode}.replay.txt")
+        summary = "-"
+        if os.path.exists(replay):
+            with open(replay) as f:
+                lines = [l.strip() for l in f if "mean |error|" in l or "error" in l.lower()]
+            summary = (lines[0] if lines else "no error line")[:120]
+        step = f"{r['median_ms']:.3f}" if r else "failed"
+        print(f"| {size} | {mode} | {step} | {count} | {summary} |")
 estimates = os.path.join(work, "estimates.txt")
 if os.path.exists(estimates) and os.path.getsize(estimates) > 0:
     print("\nestimation from the `est` base trace alone (lumos-model estimate), against runs:\n")

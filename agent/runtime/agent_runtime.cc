@@ -195,6 +195,8 @@ bool Agent::StartOnce() {
   }
   // The writer drains owned_rings_; published to the callbacks (rings_) only once it runs.
   owned_rings_ = std::move(rings).value();
+  // Before the writer thread: its first pass already needs the window controller.
+  StartWindows();
   const int thread_error = pthread_create(&writer_thread_, nullptr, &Agent::WriterThreadMain, this);
   if (thread_error != 0) {
     // A process or thread limit (RLIMIT_NPROC, a pids cgroup): the job may well live with it.
@@ -209,7 +211,6 @@ bool Agent::StartOnce() {
   }
   writer_thread_started_ = true;
   remove_file.keep = true;
-  StartWindows();
   rings_.store(owned_rings_.get(), std::memory_order_release);
   // Registered after the thread exists, so Stop() always has a thread to join.
   std::atexit(AtExitStop);

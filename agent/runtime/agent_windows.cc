@@ -171,7 +171,9 @@ void Agent::CacheCommunicator(const Record& head) {
 }
 
 void Agent::WindowPass(int64_t now_ns, bool flush_now) {
-  control::WindowController& windows = *windows_.load(std::memory_order_acquire);
+  control::WindowController* controller = windows_.load(std::memory_order_acquire);
+  if (controller == nullptr) return;  // StartWindows() runs before the writer; never here.
+  control::WindowController& windows = *controller;
   windows.Tick(now_ns);
   const control::WindowState state = windows.state();
   const bool in_window =

@@ -170,6 +170,20 @@ TEST(WindowControllerTest, ExitClosesACapturingWindowAndDropsAnArmedOne) {
   EXPECT_FALSE(gate.enabled());
 }
 
+TEST(WindowControllerTest, ALateRequestSaysSoAndStillStartsAtTheNextBoundary) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  WindowPlan plan = IterationPlan(1);
+  plan.missed_at_arm = "the request reached this process 3.0 s after its target time";
+  ASSERT_TRUE(c.Arm(plan, 0));
+  c.OnIterationBoundary(std::nullopt, 1 * kMs);
+  ASSERT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_EQ(c.span().missed_target, plan.missed_at_arm);
+  c.OnIterationBoundary(std::nullopt, 2 * kMs);
+  EXPECT_EQ(c.span().missed_target, plan.missed_at_arm);
+  EXPECT_EQ(c.span().iterations, 1u);
+}
+
 TEST(WindowControllerTest, ArmOnlyWhenDormant) {
   EnabledFlag gate;
   WindowController c(&gate);
