@@ -54,21 +54,34 @@ bool WindowController::MatchesStart(uint64_t index, int64_t now_ns) const {
   return multiple == 0 || index % multiple == 0;
 }
 
-void WindowController::OnIterationBoundary(std::optional<uint64_t> numbered, int64_t now_ns) {
-  const uint64_t seq = boundaries_.fetch_add(1, std::memory_order_relaxed);
-  const uint64_t index = numbered.value_or(seq);
+WindowController::Boundary WindowController::NoteBoundary(std::optional<uint64_t> numbered,
+                                                          int64_t now_ns) {
+  Boundary boundary;
+  boundary.seq = boundaries_.fetch_add(1, std::memory_order_relaxed);
+  boundary.index = numbered.value_or(boundary.seq);
+  boundary.now_ns = now_ns;
   const int64_t last = last_boundary_ns_.exchange(now_ns, std::memory_order_relaxed);
-  if (seq > 0 && now_ns > last) period_ns_.store(now_ns - last, std::memory_order_relaxed);
-  last_index_.store(index, std::memory_order_relaxed);
-  switch (state_.load(std::memory_order_acquire)) {
+  if (boundary.seq > 0 && now_ns > last) {
+    period_ns_.store(now_ns - last, std::memory_order_relaxed);
+  }
+  last_index_.store(boundary.index, std::memory_order_relaxed);
+  boundary.word = word_.load(std::memory_order_acquire);
+  return boundary;
+}
+
+void WindowController::ActOnBoundary(const Boundary& b) {
+  switch (StateOf(b.word)) {
     case WindowState::kArmed:
-      if (MatchesStart(index, now_ns)) TryStart(now_ns, true, index, nullptr);
+      if (MatchesStart(b.index, b.now_ns))
+        TryStart(b.word, b.now_ns, true, b.index, b.seq, nullptr);
       break;
     case WindowState::kCapturing: {
+      // Relaxed: the acquire load of the word published them (the CAS in TryEnd fails should
+      // they belong to a later window).
+      if (!ends_at_boundary_.load(std::memory_order_relaxed)) break;
       const uint32_t k = plan_iterations_.load(std::memory_order_relaxed);
-      if (k > 0 && seq - first_boundary_seq_.load(std::memory_order_relaxed) >= k) {
-        TryEnd(now_ns, nullptr);
-      }
+      const uint64_t first = first_boundary_seq_.load(std::memory_order_relaxed);
+      if (b.seq >= first && b.seq - first >= k) TryEnd(b.word, b.now_ns, nullptr, b.seq);
       break;
     }
     default:
@@ -76,97 +89,113 @@ void WindowController::OnIterationBoundary(std::optional<uint64_t> numbered, int
   }
 }
 
-bool WindowController::TryStart(int64_t start_ns, bool at_boundary, uint64_t index,
-                                std::string* missed) {
-  WindowState expected = WindowState::kArmed;
-  if (!state_.compare_exchange_strong(expected, WindowState::kStarting,
-                                      std::memory_order_acq_rel)) {
+bool WindowController::TryStart(uint64_t armed, int64_t start_ns, bool at_boundary, uint64_t index,
+                                uint64_t seq, std::string* missed) {
+  uint64_t expected = armed;
+  if (StateOf(armed) != WindowState::kArmed ||
+      !word_.compare_exchange_strong(expected, With(armed, WindowState::kStarting),
+                                     std::memory_order_acq_rel)) {
     return false;
   }
   start_ns_ = start_ns;
-  end_ns_ = 0;
+  end_ns_.store(0, std::memory_order_relaxed);
   at_boundary_ = at_boundary;
   first_index_ = index;
-  iterations_ = 0;
-  // The boundary that started it is boundaries_ - 1 (its fetch_add came first); a timer start
-  // counts from the next one.
-  const uint64_t seen = boundaries_.load(std::memory_order_relaxed);
-  first_boundary_seq_.store(at_boundary && seen > 0 ? seen - 1 : seen, std::memory_order_relaxed);
+  iterations_.store(0, std::memory_order_relaxed);
+  // At a boundary: the boundary that started it. A timer start counts from the next one.
+  first_boundary_seq_.store(at_boundary ? seq : boundaries_.load(std::memory_order_relaxed),
+                            std::memory_order_relaxed);
+  // A timer's window is a timed one (see the design above): boundaries do not end it.
+  ends_at_boundary_.store(at_boundary && plan_iterations_.load(std::memory_order_relaxed) > 0,
+                          std::memory_order_relaxed);
   if (missed != nullptr && !missed->empty()) {
     if (!missed_.empty()) missed_ += "; ";
     missed_ += *missed;
   }
   starts_.fetch_add(1, std::memory_order_relaxed);
   capture_start_ns_.store(start_ns, std::memory_order_release);
-  state_.store(WindowState::kCapturing, std::memory_order_release);
+  // Open before kCapturing is published: the thread that ends the window acts on kCapturing,
+  // so its Set(false) comes after this Set(true) (it used to come after, and a window ended in
+  // between left the gate open while dormant).
   gate_->Set(true);
+  word_.store(With(armed, WindowState::kCapturing), std::memory_order_release);
   return true;
 }
 
-bool WindowController::TryEnd(int64_t end_ns, std::string* why) {
-  WindowState expected = WindowState::kCapturing;
-  if (!state_.compare_exchange_strong(expected, WindowState::kEnding, std::memory_order_acq_rel)) {
+bool WindowController::TryEnd(uint64_t capturing, int64_t end_ns, std::string* why, uint64_t seq) {
+  uint64_t expected = capturing;
+  if (StateOf(capturing) != WindowState::kCapturing ||
+      !word_.compare_exchange_strong(expected, With(capturing, WindowState::kEnding),
+                                     std::memory_order_acq_rel)) {
     return false;
   }
   gate_->Set(false);
-  end_ns_ = end_ns;
-  const uint64_t seen = boundaries_.load(std::memory_order_relaxed);
+  end_ns_.store(end_ns, std::memory_order_relaxed);
   const uint64_t first = first_boundary_seq_.load(std::memory_order_relaxed);
-  // Whole iterations: the boundaries after the first, up to this end (an end at a boundary
-  // counts the boundary that ended it, which opened no iteration inside the window).
-  // A timer's end: the last boundary began an iteration that did not finish inside.
-  iterations_ = at_boundary_ && seen > first ? seen - first - 1 : 0;
+  uint64_t iterations = 0;
+  if (at_boundary_ && why == nullptr) {
+    // Ended at the boundary `seq`: the iterations that began at boundaries first .. seq - 1.
+    iterations = seq > first ? seq - first : 0;
+  } else if (at_boundary_) {
+    // A timer's end: the last boundary began an iteration that did not finish inside.
+    const uint64_t seen = boundaries_.load(std::memory_order_relaxed);
+    iterations = seen > first + 1 ? seen - first - 1 : 0;
+  }
+  iterations_.store(iterations, std::memory_order_relaxed);
   if (why != nullptr) {
     if (!missed_.empty()) missed_ += "; ";
     missed_ += *why;
   }
-  state_.store(WindowState::kClosing, std::memory_order_release);
+  word_.store(With(capturing, WindowState::kClosing), std::memory_order_release);
   return true;
 }
 
 bool WindowController::Arm(const WindowPlan& plan, int64_t now_ns) {
   (void)now_ns;
-  if (state_.load(std::memory_order_acquire) != WindowState::kDormant) return false;
+  const uint64_t word = word_.load(std::memory_order_acquire);
+  if (StateOf(word) != WindowState::kDormant) return false;
   plan_ = plan;
   missed_ = plan.missed_at_arm;
   plan_not_before_ns_.store(plan.not_before_ns, std::memory_order_relaxed);
   plan_min_iteration_.store(plan.min_iteration, std::memory_order_relaxed);
   plan_multiple_.store(plan.iteration_multiple, std::memory_order_relaxed);
   plan_iterations_.store(plan.iterations, std::memory_order_relaxed);
-  state_.store(WindowState::kArmed, std::memory_order_release);
+  // A new generation: what a job thread read of an earlier window cannot act on this one.
+  word_.store(With(word + 0x100, WindowState::kArmed), std::memory_order_release);
   return true;
 }
 
 void WindowController::Tick(int64_t now_ns) {
-  switch (state()) {
+  const uint64_t word = word_.load(std::memory_order_acquire);
+  switch (StateOf(word)) {
     case WindowState::kArmed: {
       if (now_ns < plan_.not_before_ns) return;
       const bool timed = plan_.iterations == 0;
       if (timed && plan_.iteration_multiple == 0 && plan_.min_iteration == 0) {
-        TryStart(now_ns, false, 0, nullptr);  // A timed window needs no boundary.
+        TryStart(word, now_ns, false, 0, 0, nullptr);  // A timed window needs no boundary.
       } else if (boundaries() == 0) {
         std::string why = "no iteration marker seen; a timed window of " +
                           Seconds(plan_.duration_ns) + " instead";
-        TryStart(now_ns, false, 0, &why);
+        TryStart(word, now_ns, false, 0, 0, &why);
       } else if (plan_.give_up_ns > 0 && now_ns >= plan_.give_up_ns) {
         std::string why = "no matching iteration boundary " +
                           Seconds(plan_.give_up_ns - plan_.not_before_ns) +
                           " after the target (last iteration " + std::to_string(last_iteration()) +
                           "); a timed window of " + Seconds(plan_.duration_ns) + " instead";
-        TryStart(now_ns, false, 0, &why);
+        TryStart(word, now_ns, false, 0, 0, &why);
       }
       return;
     }
     case WindowState::kCapturing: {
       if (plan_.iterations == 0 || !at_boundary_) {
-        if (now_ns - start_ns_ >= plan_.duration_ns) TryEnd(now_ns, nullptr);
+        if (now_ns - start_ns_ >= plan_.duration_ns) TryEnd(word, now_ns, nullptr, 0);
         return;
       }
       const int64_t since = now_ns - std::max(start_ns_, last_boundary_ns());
       const int64_t stall = std::max(kStallNs, 10 * iteration_period_ns());
       if (since >= stall) {
         std::string why = "no iteration boundary for " + Seconds(since) + ": the window ends there";
-        TryEnd(now_ns, &why);
+        TryEnd(word, now_ns, &why, 0);
       }
       return;
     }
@@ -176,31 +205,55 @@ void WindowController::Tick(int64_t now_ns) {
 }
 
 bool WindowController::EndForExit(int64_t now_ns, const char* why) {
-  WindowState expected = WindowState::kArmed;
-  if (state_.compare_exchange_strong(expected, WindowState::kDormant, std::memory_order_acq_rel)) {
-    return false;
+  for (;;) {
+    uint64_t word = word_.load(std::memory_order_acquire);
+    switch (StateOf(word)) {
+      case WindowState::kDormant:
+        return false;
+      case WindowState::kArmed:
+        // Dropped; a job thread that read this word fails its CAS.
+        if (word_.compare_exchange_strong(word, With(word, WindowState::kDormant),
+                                          std::memory_order_acq_rel)) {
+          return false;
+        }
+        break;
+      case WindowState::kStarting:
+      case WindowState::kEnding:
+        // A job thread is starting or ending it right now: a few stores.
+        sched_yield();
+        break;
+      case WindowState::kCapturing: {
+        std::string text = why;
+        if (TryEnd(word, now_ns, &text, 0)) return true;
+        break;
+      }
+      case WindowState::kClosing:
+        return true;
+    }
   }
-  // A job thread may be starting or ending it right now: those finish in a few stores.
-  while (state() == WindowState::kStarting || state() == WindowState::kEnding) sched_yield();
-  if (state() == WindowState::kCapturing) {
-    std::string text = why;
-    TryEnd(now_ns, &text);
-  }
-  return state() == WindowState::kClosing;
 }
 
 void WindowController::FinishClose() {
   capture_start_ns_.store(INT64_MAX, std::memory_order_release);
-  state_.store(WindowState::kDormant, std::memory_order_release);
+  word_.store(With(word_.load(std::memory_order_relaxed), WindowState::kDormant),
+              std::memory_order_release);
+}
+
+void WindowController::DisableInForkChild() {
+  // The child's only thread: plain stores are enough.
+  capture_start_ns_.store(INT64_MAX, std::memory_order_relaxed);
+  word_.store(With(word_.load(std::memory_order_relaxed), WindowState::kDormant),
+              std::memory_order_relaxed);
+  gate_->Set(false);
 }
 
 WindowSpan WindowController::span() const {
   WindowSpan span;
   span.start_ns = start_ns_;
-  span.end_ns = end_ns_;
+  span.end_ns = end_ns_.load(std::memory_order_relaxed);
   span.started_at_boundary = at_boundary_;
   span.first_iteration = first_index_;
-  span.iterations = iterations_;
+  span.iterations = iterations_.load(std::memory_order_relaxed);
   span.missed_target = missed_;
   return span;
 }

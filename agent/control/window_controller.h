@@ -19,7 +19,15 @@
 // Clock: every time is a parameter (CLOCK_MONOTONIC ns in the agent), so tests drive it.
 // Threading: OnIterationBoundary from any job thread (lock-free); everything else from the
 // writer thread only. The plan fields job threads read are atomics written before the release
-// store of kArmed.
+// store of kArmed. The state word carries a generation that every Arm advances, and a job
+// thread's CAS expects the exact word it read at its boundary: a thread preempted between
+// reading kArmed (or kCapturing) and acting on it, while that window started, ended and the
+// next was armed, fails its CAS instead of starting (or ending) a later window with its old
+// boundary's time and index. The gate opens before kCapturing is published, so whoever ends
+// the window (and closes the gate) comes after the opening; the gate never stays open past the
+// window.
+// Windows the writer's timer started (no marker seen, or no matching boundary in time) are
+// timed: they end after plan.duration_ns, never at a boundary.
 #pragma once
 
 #include <atomic>
@@ -82,8 +90,21 @@ class WindowController {
   WindowController& operator=(const WindowController&) = delete;
 
   // Job threads: an iteration marker range began at now_ns; `numbered` is the index its name
-  // carries (IterationMarker), else the controller counts.
-  void OnIterationBoundary(std::optional<uint64_t> numbered, int64_t now_ns);
+  // carries (IterationMarker), else the controller counts. NoteBoundary then ActOnBoundary.
+  void OnIterationBoundary(std::optional<uint64_t> numbered, int64_t now_ns) {
+    ActOnBoundary(NoteBoundary(numbered, now_ns));
+  }
+  // The two halves of OnIterationBoundary: NoteBoundary counts the boundary and reads the state
+  // word it acts on; ActOnBoundary starts or ends a window from that word only. Public so tests
+  // can put a whole window between them, as a job thread preempted there sees it.
+  struct Boundary {
+    uint64_t word = 0;  // The state word read (generation and state).
+    uint64_t seq = 0;   // Boundaries seen before this one.
+    uint64_t index = 0;
+    int64_t now_ns = 0;
+  };
+  Boundary NoteBoundary(std::optional<uint64_t> numbered, int64_t now_ns);
+  void ActOnBoundary(const Boundary& boundary);
 
   // Writer thread. Arm: kDormant -> kArmed (false in any other state).
   bool Arm(const WindowPlan& plan, int64_t now_ns);
@@ -94,8 +115,11 @@ class WindowController {
   bool EndForExit(int64_t now_ns, const char* why);
   // kClosing -> kDormant, after the writer closed the file.
   void FinishClose();
+  // The fork child (one thread, no writer): kDormant for good, the gate closed; a boundary in
+  // the child never starts a window (nothing would ever write or end it).
+  void DisableInForkChild();
 
-  WindowState state() const { return state_.load(std::memory_order_acquire); }
+  WindowState state() const { return StateOf(word_.load(std::memory_order_acquire)); }
   const WindowPlan& plan() const { return plan_; }
   // Valid from kCapturing on; end_ns and iterations from kClosing.
   WindowSpan span() const;
@@ -113,15 +137,23 @@ class WindowController {
   int64_t iteration_period_ns() const { return period_ns_.load(std::memory_order_relaxed); }
 
  private:
+  // The state word: generation << 8 | state.
+  static WindowState StateOf(uint64_t word) { return static_cast<WindowState>(word & 0xff); }
+  static uint64_t With(uint64_t word, WindowState state) {
+    return (word & ~uint64_t{0xff}) | static_cast<uint64_t>(state);
+  }
   bool MatchesStart(uint64_t index, int64_t now_ns) const;
-  // kArmed -> kCapturing. `missed`: the writer's reason (nullptr from a job thread, which only
-  // starts windows that met their target).
-  bool TryStart(int64_t start_ns, bool at_boundary, uint64_t index, std::string* missed);
-  // kCapturing -> kClosing. `why`: the writer's reason (nullptr: ended as planned).
-  bool TryEnd(int64_t end_ns, std::string* why);
+  // (generation, kArmed) `armed` -> kCapturing. At a boundary (a job thread): `seq` is the
+  // boundary's; `missed`: the writer's reason (nullptr from a job thread, which only starts
+  // windows that met their target).
+  bool TryStart(uint64_t armed, int64_t start_ns, bool at_boundary, uint64_t index, uint64_t seq,
+                std::string* missed);
+  // (generation, kCapturing) `capturing` -> kClosing. `why`: the writer's reason (nullptr:
+  // ended as planned, at the boundary numbered `seq`).
+  bool TryEnd(uint64_t capturing, int64_t end_ns, std::string* why, uint64_t seq);
 
   EnabledFlag* const gate_;
-  std::atomic<WindowState> state_{WindowState::kDormant};
+  std::atomic<uint64_t> word_{static_cast<uint64_t>(WindowState::kDormant)};
   // The plan, as the writer armed it; the fields job threads test are mirrored in atomics.
   WindowPlan plan_;
   std::atomic<int64_t> plan_not_before_ns_{0};
@@ -129,13 +161,19 @@ class WindowController {
   std::atomic<uint32_t> plan_multiple_{0};
   std::atomic<uint32_t> plan_iterations_{0};
   // The window: written by the thread that won kStarting / kEnding, published by the release
-  // store of the state after it.
+  // store of the state after it. start_ns_ and first_index_ are written at the start only; the
+  // end's fields are atomics (relaxed; the state's release publishes them) because the writer
+  // reads the span while capturing, when a job thread may be ending the window.
   std::atomic<int64_t> capture_start_ns_{INT64_MAX};
-  int64_t start_ns_ = 0, end_ns_ = 0;
+  int64_t start_ns_ = 0;
+  std::atomic<int64_t> end_ns_{0};
   bool at_boundary_ = false;
-  uint64_t first_index_ = 0, iterations_ = 0;
-  std::atomic<uint64_t> first_boundary_seq_{0};  // boundaries_ when the window started.
-  std::string missed_;                           // Written by the writer only (Arm clears it).
+  uint64_t first_index_ = 0;
+  std::atomic<uint64_t> iterations_{0};
+  std::atomic<uint64_t> first_boundary_seq_{0};  // The seq of the boundary it started at.
+  // Job threads end this window at its K-th boundary: it started at one, with K > 0.
+  std::atomic<bool> ends_at_boundary_{false};
+  std::string missed_;  // Written by the writer only (Arm clears it).
   // Boundaries.
   std::atomic<uint64_t> starts_{0};
   std::atomic<uint64_t> boundaries_{0};

@@ -184,6 +184,92 @@ TEST(WindowControllerTest, ALateRequestSaysSoAndStillStartsAtTheNextBoundary) {
   EXPECT_EQ(c.span().iterations, 1u);
 }
 
+// A job thread preempted between reading the state at its boundary and acting on it (the two
+// halves of OnIterationBoundary), while the window it saw armed started, ended and the next one
+// was armed, must not start that next window at its old boundary (it used to: the CAS saw
+// kArmed again, and window 2 started at 1 s, before it was armed at 4 s). Nor may one that saw
+// a window capturing end a later one.
+TEST(WindowControllerTest, AStaleBoundaryNeverStartsOrEndsALaterWindow) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  ASSERT_TRUE(c.Arm(IterationPlan(1), 0));
+  const WindowController::Boundary stale_armed = c.NoteBoundary(std::nullopt, 1 * kS);
+  c.OnIterationBoundary(std::nullopt, 2 * kS);  // Another thread: window 1 starts ...
+  c.OnIterationBoundary(std::nullopt, 3 * kS);  // ... and ends.
+  ASSERT_EQ(c.state(), WindowState::kClosing);
+  c.FinishClose();
+  ASSERT_TRUE(c.Arm(IterationPlan(2), 4 * kS));  // Window 2: the next boundary, any index.
+  c.ActOnBoundary(stale_armed);
+  EXPECT_EQ(c.state(), WindowState::kArmed);
+  EXPECT_FALSE(gate.enabled());
+  EXPECT_EQ(c.starts(), 1u);
+
+  c.OnIterationBoundary(std::nullopt, 5 * kS);  // Window 2 starts here.
+  ASSERT_EQ(c.state(), WindowState::kCapturing);
+  const WindowController::Boundary stale_capturing = c.NoteBoundary(std::nullopt, 6 * kS);
+  c.OnIterationBoundary(std::nullopt, 7 * kS);  // Its second iteration ends window 2.
+  ASSERT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_EQ(c.span().iterations, 2u);
+  c.FinishClose();
+  ASSERT_TRUE(c.Arm(IterationPlan(3), 8 * kS));
+  c.OnIterationBoundary(std::nullopt, 9 * kS);  // Window 3 starts.
+  ASSERT_EQ(c.state(), WindowState::kCapturing);
+  c.ActOnBoundary(stale_capturing);  // Counted before window 3: it does not end it.
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_TRUE(gate.enabled());
+  EXPECT_EQ(c.span().start_ns, 9 * kS);
+}
+
+// A window the timer started because no boundary matched is the timed window it says it is:
+// boundaries do not end it (they used to, after K of them, with an iteration count of 0).
+TEST(WindowControllerTest, AWindowTheTimerStartedEndsByTimeOnly) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  c.OnIterationBoundary(3, 0);
+  WindowPlan plan = IterationPlan(2);
+  plan.iteration_multiple = 1000;
+  plan.give_up_ns = 30 * kS;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  c.Tick(30 * kS);
+  ASSERT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_NE(c.span().missed_target.find("a timed window of 10.0 s instead"), std::string::npos);
+  for (uint64_t step = 4; step < 10; ++step) {
+    c.OnIterationBoundary(step, 30 * kS + static_cast<int64_t>(step) * kMs);
+    EXPECT_EQ(c.state(), WindowState::kCapturing) << step;
+  }
+  c.Tick(40 * kS - 1);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  c.Tick(40 * kS);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_EQ(c.span().end_ns, 40 * kS);
+}
+
+TEST(WindowControllerTest, AForkChildNeverStartsAWindow) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  ASSERT_TRUE(c.Arm(IterationPlan(1), 0));
+  c.DisableInForkChild();
+  c.OnIterationBoundary(std::nullopt, 1 * kS);
+  c.Tick(100 * kS);
+  EXPECT_EQ(c.state(), WindowState::kDormant);
+  EXPECT_FALSE(gate.enabled());
+}
+
+// The exit's end while a window is armed, capturing or closing; dormant stays dormant.
+TEST(WindowControllerTest, EndForExitInEveryState) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  EXPECT_FALSE(c.EndForExit(0, "exit"));
+  EXPECT_EQ(c.state(), WindowState::kDormant);
+  ASSERT_TRUE(c.Arm(IterationPlan(1), 0));
+  c.OnIterationBoundary(std::nullopt, 1 * kS);
+  c.OnIterationBoundary(std::nullopt, 2 * kS);
+  ASSERT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_TRUE(c.EndForExit(3 * kS, "exit"));  // Ended already: the writer closes it.
+  EXPECT_EQ(c.span().end_ns, 2 * kS);
+  EXPECT_EQ(c.span().missed_target, "");
+}
+
 TEST(WindowControllerTest, ArmOnlyWhenDormant) {
   EnabledFlag gate;
   WindowController c(&gate);
