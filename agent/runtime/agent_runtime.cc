@@ -481,16 +481,10 @@ void Agent::FinishTrace() {
   }
   if (windowed()) {
     // A window being captured is closed as usual (its end: now); between windows nothing is
-    // written. The failures just reported reach that window's file.
-    {
-      std::lock_guard<std::mutex> lock(failures_mutex_);
-      for (const std::string& detail : pending_failures_) {
-        if (std::find(all_failures_.begin(), all_failures_.end(), detail) == all_failures_.end()) {
-          all_failures_.push_back(detail);
-        }
-      }
-      pending_failures_.clear();
-    }
+    // written. The failures just reported reach that window's file: still pending, they are
+    // written by its last drain (a file opened only now has the earlier ones from
+    // all_failures_ first). Moving them to all_failures_ here lost them from a file already
+    // open.
     FinishWindowsAtExit();
     enabled_.Set(false);
     running_.Set(false);
@@ -545,6 +539,10 @@ void Agent::DisableInForkChild() {
   // The child has no writer thread and must not touch the parent's file: it stays off.
   enabled_.Set(false);
   running_.Set(false);
+  // A window armed in the parent must not open the gate at the child's next boundary.
+  if (control::WindowController* windows = windows_.load(std::memory_order_acquire)) {
+    windows->DisableInForkChild();
+  }
   if (endpoint_) endpoint_->CloseInForkChild();
   stopped_.store(true, std::memory_order_relaxed);
 }

@@ -39,8 +39,9 @@
 //     failure the old name stays, with one warning). An environment rank that disagrees gets
 //     one warning naming both. No communicator seen: the environment's rank, as before. A
 //     process killed without a close keeps the environment's name and no trailer.
-//   fork(): the child stays off for its whole life. It does not own the parent's file or writer
-//     thread, so it never writes (its atexit Stop() is a no-op: the pid differs).
+//   fork(): the child stays off for its whole life (a window armed in the parent never starts
+//     in it). It does not own the parent's file or writer thread, so it never writes (its atexit
+//     Stop() is a no-op: the pid differs).
 //   Channels: the agent starts when any channel is enabled, at the first channel's entry point
 //     (the LD_PRELOAD constructor only reads the configuration; a process that never reaches
 //     one writes no file). A channel that fails reports it through ReportChannelFailure; the
@@ -58,7 +59,8 @@
 //     then the window's records, and at the end the CaptureWindow packet and the trailer, and
 //     renames the file (agent/control/window_output.h); then the disk quota. Between windows the
 //     writer keeps only communicator records; the CUPTI channel turns activity and callbacks off
-//     (CaptureSwitch) and back on when a window is armed, so a window's first kernels are seen.
+//     (CaptureSwitch) and back on just before a window is armed, so a window's first kernels are
+//     seen. Channel failures reported at the close reach the window open then.
 //   Control endpoint: every mode serves `lumos-ctl status`; captures only windowed modes.
 // Hot path: capture callbacks use only EnabledFlag() (one relaxed load) and Rings().
 #pragma once

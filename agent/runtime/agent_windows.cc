@@ -269,8 +269,13 @@ bool Agent::MaybeArm(int64_t now_ns) {
     plan.give_up_ns = std::max(plan.not_before_ns, now_ns) +
                       std::max(kGiveUpAfterNs, 4 * windows.iteration_period_ns());
   }
-  if (!windows.Arm(plan, now_ns)) return false;
+  // CUPTI on first: a job thread may start the window the moment it is armed, and the window's
+  // first kernels must be seen.
   NotifyCaptureSwitch(true);
+  if (!windows.Arm(plan, now_ns)) {
+    NotifyCaptureSwitch(false);
+    return false;
+  }
   return true;
 }
 
@@ -333,14 +338,17 @@ void Agent::OpenWindowFile() {
 
 void Agent::DrainBetweenWindows() {
   const control::WindowController& windows = *windows_.load(std::memory_order_acquire);
-  const int64_t start = windows.capture_start_ns();
+  int64_t start = windows.capture_start_ns();
   const bool hold = !window_open_failed_;
   auto keep = [&](const Record& head, const Record* extension) {
     if (head.kind == RecordKind::kCommunicator) {
       CacheCommunicator(head);
       return;
     }
-    // Before the window: dropped. From its start on: held for its file.
+    // Before the window: dropped. From its start on: held for its file. A window may start
+    // during this drain (a job thread at its boundary): a record older than the start read so
+    // far reads it again, else the window's first records, made after the start, were dropped.
+    if (head.start_ns < start) start = windows.capture_start_ns();
     if (!hold || head.start_ns < start) return;
     if (held_.size() >= kMaxHeldRecords) {
       ++held_dropped_;
