@@ -9,7 +9,10 @@
 //   OUT_DIR/trace_packets/  the decompressed content of single frames (column packets), for
 //                           trace_packets_fuzzer.cc, plus hand-made odd packet streams and
 //                           column packets (constant, absent, count 0 and 1, huge count, no
-//                           start column, a block boundary, iids out of range, every kind).
+//                           start column, a block boundary, iids out of range, every kind);
+//   OUT_DIR/control_protocol/  control messages for control_protocol_fuzzer.cc (its first byte
+//                           picks the mode: 0 a whole message, 128 + type a body): one of each
+//                           type from the encoders, escaped paths, and broken ones.
 // Deterministic: the same bytes on every run. Keeps the whole corpus well under 200 KB.
 // Usage (from the repo root, after scripts/fuzz.sh has built it):
 //   build-fuzz/tests/fuzz/lumos_make_fuzz_seeds tests/data/fuzz_seeds
@@ -27,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/control/control_protocol.h"
 #include "schema/format.h"
 #include "schema/varint.h"
 #include "schema/writer/packet_encoder.h"
@@ -335,6 +339,74 @@ Bytes ExtremeColumns(uint32_t kind, uint32_t columns) {
   return Columns(kind, body);
 }
 
+// Control messages: mode byte 0 + a whole message, or 128 + (type - 1) + a body.
+void WriteControlSeeds(const std::string& dir) {
+  namespace control = ::lumos::agent::control;
+  ::mkdir(dir.c_str(), 0755);
+  const auto whole = [&](const std::string& name, const std::string& message) {
+    Bytes bytes{0};
+    bytes.insert(bytes.end(), message.begin(), message.end());
+    WriteFile(dir + "/" + name + ".bin", bytes);
+  };
+  const auto body = [&](const std::string& name, control::MessageType type,
+                        const std::string& text) {
+    Bytes bytes{static_cast<uint8_t>(128 + static_cast<int>(type) - 1)};
+    bytes.insert(bytes.end(), text.begin(), text.end());
+    WriteFile(dir + "/" + name + ".bin", bytes);
+  };
+  whole("status_request", control::EncodeStatusRequest().value());
+  control::AgentStatus status;
+  status.pid = 4242;
+  status.job = "job 7";
+  status.host = "node-a";
+  status.rank = 3;
+  status.world_size = 8;
+  status.mode = "on-demand";
+  status.state = "capturing";
+  status.windows_written = 2;
+  status.last_window = "/traces/job 7/20261201T235000Z/job_7.node-a.4242.rank3.pb.zst";
+  status.last_window_end_realtime_ns = 1'764'633'000'000'000'000;
+  status.bytes_written = 1 << 20;
+  status.events_dropped = 5;
+  status.iteration = 120;
+  status.iteration_known = true;
+  whole("status_reply", control::EncodeStatusReply(status).value());
+  control::CaptureRequest request;
+  request.request_id = 0x1234567890abcdefULL;
+  request.iterations = 3;
+  request.at_realtime_ns = 1'764'633'600'000'000'000;
+  request.iteration_multiple = 10;
+  request.window_realtime_ns = request.at_realtime_ns;
+  request.output_dir = "/tmp/w%\xc3\xa9 x";
+  whole("capture_request", control::EncodeCaptureRequest(request).value());
+  request.iterations = 0;
+  request.duration_ms = 60'000;
+  request.output_dir.clear();
+  whole("capture_request_duration", control::EncodeCaptureRequest(request).value());
+  whole("capture_reply", control::EncodeCaptureReply({true, ""}).value());
+  whole("capture_reply_refused",
+        control::EncodeCaptureReply({false, "a window is capturing already"}).value());
+  whole("error", control::EncodeError("malformed line 2: no '='"));
+  // At the size limits: a path that fills the message, and a body whose re-encoding (the
+  // absent keys' defaults added) no longer fits.
+  request.output_dir = "/" + std::string(3850, 'p');
+  whole("capture_request_long_path", control::EncodeCaptureRequest(request).value());
+  body("body_status_long_path", control::MessageType::kStatusReply,
+       "last_window=/" + std::string(4060, 'q') + "\n");
+  // Broken: the decoders' error paths.
+  body("body_signed", control::MessageType::kStatusReply, "rank=-1\nworld_size=-0\nmode=x\n");
+  body("body_twice", control::MessageType::kCaptureRequest, "iterations=1\niterations=2\n");
+  body("body_both", control::MessageType::kCaptureRequest, "iterations=1\nduration_ms=5\n");
+  body("body_escape", control::MessageType::kError, "reason=%4%41%0A%zz\n");
+  body("body_no_newline", control::MessageType::kCaptureReply, "accepted=1");
+  std::string bad_version = control::EncodeStatusRequest().value();
+  bad_version[4] = 2;
+  whole("wrong_version", bad_version);
+  std::string oversized = control::EncodeStatusRequest().value();
+  oversized[10] = 1;  // Body length 65536.
+  whole("oversized", oversized);
+}
+
 int Run(const std::string& out_dir) {
   const std::string reader_dir = out_dir + "/trace_reader";
   const std::string packets_dir = out_dir + "/trace_packets";
@@ -342,6 +414,7 @@ int Run(const std::string& out_dir) {
   ::mkdir(reader_dir.c_str(), 0755);
   ::mkdir(packets_dir.c_str(), 0755);
   const std::string scratch = reader_dir + "/.scratch.pb.zst";
+  WriteControlSeeds(out_dir + "/control_protocol");
 
   // Valid traces.
   Bytes one_frame = MakeTrace(scratch, 4, 1 << 20, false);
