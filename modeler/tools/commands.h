@@ -20,5 +20,6 @@ int RunCosts(const Args& args);
 int RunEstimate(const Args& args);
 int RunStructure(const Args& args);
 int RunSummarize(const Args& args);
+int RunDiff(const Args& args);
 
 }  // namespace lumos::modeler

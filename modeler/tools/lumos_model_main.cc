@@ -31,6 +31,10 @@ constexpr const char kUsage[] =
     "  summarize FILE|DIR|GLOB... -o OUT [--format ndjson|csv]\n"
     "                                capture windows into typed tables for warehouses: per\n"
     "                                iteration and rank, kernel, collective (DuckDB, BigQuery)\n"
+    "  diff A B [--json] [--timeline OUT.json]\n"
+    "                                what changed between two runs (each a file, directory or\n"
+    "                                quoted glob): iteration, breakdown, kernels, collectives,\n"
+    "                                host time, ranks, by contribution to the change\n"
     "  synth FILE... -o DIR --ranks N  a large consistent job from a real one (benchmarks)\n"
     "  synth gpt -o DIR [--set K=V,...] a GPT training job from the cost models (test double)\n"
     "  inspect FILE...               ranks, devices, versions, time span, counts, loss\n"
@@ -47,7 +51,7 @@ constexpr const char kUsage[] =
     "arguments. Problems go to stderr, one line each; results to stdout.\n";
 
 constexpr const char kCommands[] =
-    "replay, structure, estimate, summarize, synth, inspect, export, import, costs";
+    "replay, structure, estimate, summarize, diff, synth, inspect, export, import, costs";
 
 int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "inspect") return lumos::modeler::RunInspect(args);
@@ -59,6 +63,7 @@ int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "costs") return lumos::modeler::RunCosts(args);
   if (command == "estimate") return lumos::modeler::RunEstimate(args);
   if (command == "summarize") return lumos::modeler::RunSummarize(args);
+  if (command == "diff") return lumos::modeler::RunDiff(args);
   const std::string what = !command.empty() && command[0] == '-' ? "option" : "command";
   std::fputs(lumos::cli::UsageErrorText("lumos-model", "unknown " + what + " '" + command +
                                                            "' (commands: " + kCommands +

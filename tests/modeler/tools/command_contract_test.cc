@@ -198,6 +198,15 @@ std::string InputArgs(const Row& row, const std::string& dir) {
         return CostModel() + " " + file("q.csv");
     }
   }
+  if (row.command == "diff") {
+    // Two inputs, A and B: the same one twice (what is wrong with it is said once), or the
+    // example against a missing path.
+    if (row.input == Input::kMissingAmongGood) return Example() + " " + file("missing.pb.zst");
+    Row single = row;
+    single.command = "replay";
+    const std::string one = InputArgs(single, dir);
+    return one + " " + one;
+  }
   switch (row.input) {
     case Input::kSoundWithOptEquals:
     case Input::kUnknownOption:
@@ -257,6 +266,11 @@ std::string CommandLine(const Row& row, const std::string& inputs, const std::st
         (opt_equals ? " --output=" + out + "/s --format=csv --iteration=ProfilerStep.* --net=ib800"
          : row.input == Input::kFlagAsValue ? " -o --force"
                                             : " -o " + out + "/s");
+  } else if (row.command == "diff") {
+    args = "diff " + in +
+           (opt_equals ? " --iteration=ProfilerStep.* --job=dlrm_kineto --top=3 --json"
+            : row.input == Input::kFlagAsValue ? " --timeline --json"
+                                               : "");
   } else if (row.command == "synth") {
     args = "synth " + in +
            (opt_equals ? " --output=" + out + "/synth --ranks=16 --jitter=0.1 --seed=3"
@@ -457,6 +471,27 @@ std::vector<Row> Rows() {
       {"summarize", Input::kFlagAsValue, 2, value_of("-o", "--force"), {}},
       {"summarize", Input::kOutputToDevFull, 1, kDevFull, {}},
 
+      // diff: A and B the same input; a side with nothing readable is one line naming it.
+      {"diff",
+       Input::kSoundWithOptEquals,
+       0,
+       "",
+       {"\"format\":\"lumos-diff\"", "\"job\":\"dlrm_kineto\""}},
+      {"diff", Input::kMissingFile, 1, kMissing, {}},
+      {"diff", Input::kMissingAmongGood, 1, kMissing, {}},
+      {"diff", Input::kEmptyFile, 1, kEmpty, {}},
+      {"diff", Input::kNotATrace, 1, kRandom, {}},
+      {"diff", Input::kTruncatedTrace, 1, kTruncated, {"B is as fast as A per iteration"}},
+      {"diff", Input::kUnclosedTrace, 1, kUnclosed, {"B is as fast as A per iteration"}},
+      {"diff",
+       Input::kBadHeaderAmongGood,
+       1,
+       kBadHeader,
+       {"(job dlrm_kineto, 7 rank(s), ", "B is as fast as A per iteration"}},
+      {"diff", Input::kUnknownOption, 2, kUnknown, {}},
+      {"diff", Input::kFlagAsValue, 2, value_of("--timeline", "--json"), {}},
+      {"diff", Input::kOutputToDevFull, 1, kDevFull, {}},
+
       {"synth", Input::kSoundWithOptEquals, 0, "", {"/synth: 16 files, "}},
       {"synth", Input::kMissingFile, 1, kMissing, {}},
       {"synth", Input::kMissingAmongGood, 1, kMissing, {"/synth: 56 files, "}},
@@ -573,7 +608,7 @@ INSTANTIATE_TEST_SUITE_P(EveryCommand, CommandContractTest, ::testing::ValuesIn(
                          });
 
 const char* const kCommands[] = {"inspect",   "export", "replay", "structure", "estimate",
-                                 "summarize", "synth",  "import", "costs"};
+                                 "summarize", "diff",   "synth",  "import",    "costs"};
 
 // --help: on stdout, exit 0, with the options and the exit statuses; every option it lists is
 // one the command knows (the help is generated from the same declarations).
@@ -617,11 +652,10 @@ TEST(CommandHelpTest, NoOrUnknownCommandIsAUsageError) {
   const auto none = RunCommand(LumosModelBinary());
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.out, "");
-  EXPECT_EQ(
-      none.err,
-      "lumos-model: no command given (replay, structure, estimate, summarize, synth, inspect, "
-      "export, import, costs)\n"
-      "(run `lumos-model --help` for usage)\n");
+  EXPECT_EQ(none.err,
+            "lumos-model: no command given (replay, structure, estimate, summarize, diff, synth, "
+            "inspect, export, import, costs)\n"
+            "(run `lumos-model --help` for usage)\n");
   const auto unknown = RunCommand(LumosModelBinary() + " frobnicate x");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.err.rfind("lumos-model: unknown command 'frobnicate' (commands: ", 0), 0u)
