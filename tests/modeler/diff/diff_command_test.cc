@@ -268,5 +268,23 @@ TEST(DiffCommandTest, BadArgumentsAreUsageErrors) {
   EXPECT_NE(same.err.find("is also an input"), std::string::npos) << same.err;
 }
 
+// A side that cannot be compared (here: it holds no job of that id) is one line naming it.
+TEST(DiffCommandTest, ASideWithNothingToCompareIsOneLineNamingIt) {
+  TempDir dir;
+  ASSERT_EQ(
+      RunCommand(LumosModelBinary() + " synth gpt --set layers=1 -o " + dir.File("a")).exit_code,
+      0);
+  const auto r = Diff(dir.File("a") + " " + Example() + " --job gpt_synth");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("lumos-model diff: B (" + Example() + "): ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  // --job-b names B's own job: then both load.
+  const auto both = Diff(dir.File("a") + " " + Example() + " --job gpt_synth --job-b dlrm_kineto");
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("B: " + Example() + " (job dlrm_kineto, 8 rank(s)"), std::string::npos)
+      << both.out;
+}
+
 }  // namespace
 }  // namespace lumos::modeler
