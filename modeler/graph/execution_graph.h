@@ -64,6 +64,7 @@ struct Node {
   uint32_t launch = kNoNode;      // GPU ops: the API call that launched it.
   uint32_t collective = kNoNode;  // GPU ops: index into ExecutionGraph::collectives.
   uint32_t sync = kNoNode;        // API calls: index into ExecutionGraph::syncs.
+  uint32_t copy = kNoNode;        // Copies, memsets: index into ExecutionGraph::copies.
   NodeKind kind = NodeKind::kApiCall;
   WorkClass work = WorkClass::kHost;
   schema::ApiKind api_kind = schema::ApiKind::kUnspecified;
@@ -103,6 +104,12 @@ struct SyncSpec {
   // The target is not recorded: a stream sync naming no stream, an event sync whose record is
   // unknown. Then kStream, the stream the measurement allows (host_syncs.cc).
   bool inferred = false;
+};
+
+// A copy's or memset's size and direction as recorded (the replay report's bandwidths).
+struct CopyInfo {
+  uint64_t bytes = 0;
+  schema::CopyKind kind = schema::CopyKind::kUnspecified;  // kUnspecified for a memset.
 };
 
 struct CollectiveGroup {
@@ -157,6 +164,7 @@ struct ExecutionGraph {
       out_begin;  // CSR over edges: out-edges of n are [out_begin[n], out_begin[n+1]).
   std::vector<SyncSpec> syncs;
   std::vector<CollectiveGroup> collectives;
+  std::vector<CopyInfo> copies;            // Per copy and memset node (Node::copy).
   std::vector<int64_t> rank_offset_ns;     // Added to each rank's times (clock alignment).
   std::vector<int32_t> ranks;              // Global rank of each rank index.
   std::vector<int64_t> typical_launch_ns;  // Per rank: median launch latency where it binds.

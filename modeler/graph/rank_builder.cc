@@ -190,6 +190,8 @@ void RankBuilder::AddGpuNodes() {
         node.name = "memcpy";
         correlation = m.correlation_id;
         node.work = WorkClass::kMemory;
+        node.copy = static_cast<uint32_t>(g_.copies.size());
+        g_.copies.push_back({m.bytes, m.copy_kind});
       } else {
         const schema::MemsetEvent& m = trace_.memsets[op.source];
         node.start_ns = m.start_ns;
@@ -197,6 +199,8 @@ void RankBuilder::AddGpuNodes() {
         node.name = "memset";
         correlation = m.correlation_id;
         node.work = WorkClass::kMemory;
+        node.copy = static_cast<uint32_t>(g_.copies.size());
+        g_.copies.push_back({m.bytes, schema::CopyKind::kUnspecified});
       }
       node.launch = FindApi(correlation);
       const uint32_t id = AddNode(node, op.source);

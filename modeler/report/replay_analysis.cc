@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 
 #include "modeler/models/kernel_class.h"
 #include "modeler/report/iteration_ranges.h"
+#include "schema/enums.h"
 
 namespace lumos::modeler {
 namespace {
@@ -288,30 +290,37 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
   report->critical_top = sorted(std::move(items), top);
 }
 
+// The GPU ops of one name in an iteration. Names are interned in the job's pool, so equal
+// names share a pointer: keying by pointer avoids comparing long, prefix-sharing kernel names
+// (memcmp was a hot spot, perf).
+struct NameSum {
+  std::string_view name;
+  int64_t measured_ns = 0, replayed_ns = 0;
+  uint64_t count = 0;
+};
+
+// The `top` names of `work` by measured time; `each`, when given, sees every name's sum.
 std::vector<NamedTime> TopBy(const ExecutionGraph& g, const SimResult& sim,
-                             const std::vector<uint32_t>& nodes, WorkClass work, size_t top) {
-  // Names are interned in the job's pool, so equal names share a pointer: keying by pointer
-  // avoids comparing long, prefix-sharing kernel names (memcmp was a hot spot, perf).
-  struct Sum {
-    std::string_view name;
-    int64_t measured_ns = 0, replayed_ns = 0;
-    uint64_t count = 0;
-  };
-  std::unordered_map<const char*, Sum> by_name;
+                             const std::vector<uint32_t>& nodes, WorkClass work, size_t top,
+                             const std::function<void(const NameSum&)>& each = nullptr) {
+  std::unordered_map<const char*, NameSum> by_name;
   for (uint32_t node : nodes) {
     const Node& n = g.nodes[node];
     if (n.work != work) continue;
-    Sum& t = by_name[n.name.data()];
+    NameSum& t = by_name[n.name.data()];
     t.name = n.name;
     t.measured_ns += n.duration_ns;
     if (sim.ran(node)) t.replayed_ns += sim.end_ns[node] - sim.start_ns[node];
     ++t.count;
   }
-  std::vector<Sum> sums;
+  std::vector<NameSum> sums;
   sums.reserve(by_name.size());
-  for (const auto& [key, t] : by_name) sums.push_back(t);
+  for (const auto& [key, t] : by_name) {
+    if (each) each(t);
+    sums.push_back(t);
+  }
   // Largest first; ties by name, so the order does not depend on the hash table.
-  auto order = [](const Sum& a, const Sum& b) {
+  auto order = [](const NameSum& a, const NameSum& b) {
     return a.measured_ns != b.measured_ns ? a.measured_ns > b.measured_ns : a.name < b.name;
   };
   const size_t keep = std::min(top, sums.size());
@@ -324,6 +333,94 @@ std::vector<NamedTime> TopBy(const ExecutionGraph& g, const SimResult& sim,
   }
   return v;
 }
+
+constexpr int kCollectiveOps = 12;  // schema::CollectiveOp's values, 0..11.
+#define LUMOS_INTERNAL_OP_NAME(name, number) "communication " #name,
+constexpr const char* kCommunicationNames[kCollectiveOps] = {
+    LUMOS_ENUM_COLLECTIVE_OP(LUMOS_INTERNAL_OP_NAME)};
+#undef LUMOS_INTERNAL_OP_NAME
+constexpr int kClassSlots = models::kKernelClassCount + kCollectiveOps;
+
+constexpr int kCopySlots = kCopyDirectionCount;
+
+// GPU time by class and copies by direction of an iteration's GPU ops, in fixed slots: a
+// kernel's class, a collective's op, a copy's direction. Kernels come summed by name (TopBy),
+// so each distinct name is classed once per iteration, not each kernel.
+class ClassSlots {
+ public:
+  void AddKernels(const NameSum& s, models::KernelClassCache* classes) {
+    Add(static_cast<int>(classes->Get(s.name)), s.count, s.measured_ns, s.replayed_ns);
+  }
+  // The collectives, copies and memsets among `nodes` (kernels: AddKernels).
+  void AddOthers(const ExecutionGraph& g, const SimResult& sim,
+                 const std::vector<uint32_t>& nodes) {
+    for (uint32_t node : nodes) {
+      const Node& n = g.nodes[node];
+      if (n.work == WorkClass::kCompute) continue;
+      const int64_t replayed = sim.ran(node) ? sim.end_ns[node] - sim.start_ns[node] : 0;
+      if (n.work == WorkClass::kCommunication) {
+        int op = 0;
+        if (n.collective < g.collectives.size()) {
+          op = static_cast<int>(g.collectives[n.collective].op);
+          if (op >= kCollectiveOps) op = 0;
+        }
+        Add(models::kKernelClassCount + op, 1, n.duration_ns, replayed);
+        continue;
+      }
+      const bool memset = n.kind == NodeKind::kMemset;
+      Add(static_cast<int>(memset ? models::KernelClass::kMemset : models::KernelClass::kMemcpy), 1,
+          n.duration_ns, replayed);
+      int direction = memset ? kCopySlots - 1 : 0;
+      uint64_t bytes = 0;
+      if (n.copy < g.copies.size()) {  // A rewritten graph may not carry them.
+        bytes = g.copies[n.copy].bytes;
+        if (!memset) {
+          direction = static_cast<int>(g.copies[n.copy].kind);
+          if (direction >= kCopySlots - 1) direction = 0;
+        }
+      }
+      CopyTime& d = by_direction_[direction];
+      ++d.count;
+      d.bytes += bytes;
+      d.measured_ns += n.duration_ns;
+      d.replayed_ns += replayed;
+    }
+  }
+  void Emit(IterationReport* report) {
+    report->gpu_classes.clear();
+    for (int i = 0; i < kClassSlots; ++i) {
+      if (by_class_[i].count == 0) continue;
+      by_class_[i].name = i < models::kKernelClassCount
+                              ? models::KernelClassName(static_cast<models::KernelClass>(i))
+                              : kCommunicationNames[i - models::kKernelClassCount];
+      if (i == models::kKernelClassCount) by_class_[i].name = "communication (op not recorded)";
+      report->gpu_classes.push_back(by_class_[i]);
+    }
+    // Largest first; ties by name (slots are fixed, so this is deterministic).
+    std::stable_sort(report->gpu_classes.begin(), report->gpu_classes.end(),
+                     [](const ClassTime& a, const ClassTime& b) {
+                       return a.measured_ns != b.measured_ns
+                                  ? a.measured_ns > b.measured_ns
+                                  : std::string_view(a.name) < std::string_view(b.name);
+                     });
+    report->copies.clear();
+    for (int i = 0; i < kCopySlots; ++i) {
+      if (by_direction_[i].count == 0) continue;
+      by_direction_[i].direction = kCopyDirections[i];
+      report->copies.push_back(by_direction_[i]);
+    }
+  }
+
+ private:
+  void Add(int slot, uint64_t count, int64_t measured_ns, int64_t replayed_ns) {
+    ClassTime& c = by_class_[slot];
+    c.count += count;
+    c.measured_ns += measured_ns;
+    c.replayed_ns += replayed_ns;
+  }
+  ClassTime by_class_[kClassSlots];
+  CopyTime by_direction_[kCopySlots];
+};
 
 }  // namespace
 
@@ -393,6 +490,7 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
                                      const std::function<uint32_t(uint32_t, bool)>& map) {
   std::vector<IterationReport> out;
   Labels labels;
+  models::KernelClassCache kernel_classes;
   auto to = [&map](uint32_t node, bool last) {
     return !map || node == kNoNode ? node : map(node, last);
   };
@@ -495,8 +593,12 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
       it.replayed_busy = BusyBins(r_all, it.replayed_start_ns, it.replayed_end_ns, options.bin_ns);
       CriticalPath(rg, *sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,
                    it.replayed_end_ns, options.top, &labels, &it);
-      it.top_kernels = TopBy(rg, *sim, in_iteration, WorkClass::kCompute, options.top);
+      ClassSlots slots;
+      it.top_kernels = TopBy(rg, *sim, in_iteration, WorkClass::kCompute, options.top,
+                             [&](const NameSum& s) { slots.AddKernels(s, &kernel_classes); });
       it.top_collectives = TopBy(rg, *sim, in_iteration, WorkClass::kCommunication, options.top);
+      slots.AddOthers(rg, *sim, in_iteration);
+      slots.Emit(&it);
       out.push_back(std::move(it));
     }
   }

@@ -43,6 +43,12 @@
 //               iteration with neither a host node nor a GPU boundary is one interval, "no API
 //               call in the iteration".
 //   top lists   kernels and collectives by total GPU time in the iteration.
+//   GPU time    by class, over the same GPU ops as the top lists (those starting in the
+//   by class    iteration), each op's whole duration: kernels by KernelClass (modeler/models'
+//               ClassifyKernel by name), collectives by op ("communication AllReduce"),
+//               copies and memsets; count, measured and replayed ns.
+//   copies      copies by direction (HtoD, DtoH, DtoD, HtoH, PtoP, not recorded) and memsets:
+//               count, bytes, measured and replayed ns (the report divides for bandwidth).
 // Threading: pure functions.
 #pragma once
 
@@ -82,6 +88,28 @@ struct NamedTime {
   uint64_t count = 0;
 };
 
+// The GPU ops of one class in an iteration. `name` is static text: a KernelClassName ("gemm"),
+// "communication AllReduce" (by the group's op; "communication (op not recorded)"), "memcpy",
+// "memset".
+struct ClassTime {
+  const char* name = "";
+  uint64_t count = 0;
+  int64_t measured_ns = 0, replayed_ns = 0;
+};
+
+// CopyTime's directions, in the order reports list them: schema::CopyKind's values (0: not
+// recorded), then memsets.
+inline constexpr int kCopyDirectionCount = 7;
+inline constexpr const char* kCopyDirections[kCopyDirectionCount] = {
+    "memcpy (direction not recorded)", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "memset"};
+
+// Copies of one direction, or memsets, in an iteration. `direction` is one of kCopyDirections.
+struct CopyTime {
+  const char* direction = "";
+  uint64_t count = 0, bytes = 0;
+  int64_t measured_ns = 0, replayed_ns = 0;
+};
+
 struct IterationReport {
   int32_t rank = 0;
   // "ProfilerStep#10", "iteration 3 (detected, period 245 kernels)" or "whole trace".
@@ -94,6 +122,8 @@ struct IterationReport {
   std::vector<CriticalItem> critical_top;            // Largest single items (by name).
   int64_t critical_length_ns = 0;  // = replayed_ns() = the sum of critical_by_class.
   std::vector<NamedTime> top_kernels, top_collectives;
+  std::vector<ClassTime> gpu_classes;  // Classes with ops, by measured time, largest first.
+  std::vector<CopyTime> copies;        // Directions with ops, in kCopyDirections' order.
 
   int64_t measured_ns() const { return measured_end_ns - measured_start_ns; }
   int64_t replayed_ns() const { return replayed_end_ns - replayed_start_ns; }

@@ -163,7 +163,10 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   for (const std::string& problem : job.input_problems) outcome.InputProblem(problem);
   ReplayReport report;
   report.job_id = job.job_id;
-  for (const RankTrace& r : job.ranks) report.ranks.push_back(r.rank);
+  for (const RankTrace& r : job.ranks) {
+    report.ranks.push_back(r.rank);
+    report.devices.push_back(r.device);
+  }
   report.events = job.events_read;
   report.warnings = job.warnings;
   clock.Mark("load + per-rank graph");

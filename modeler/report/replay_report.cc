@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "modeler/export/json_writer.h"
+#include "modeler/report/gpu_breakdown.h"
 
 namespace lumos::modeler {
 namespace {
@@ -269,6 +270,8 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   for (int i = 0; i < 4; ++i) {
     std::fprintf(out, "  %-46s %8.1f  %8.1f\n", kBreakdownNames[i], measured[i], replayed[i]);
   }
+  WriteClassesText(r, over, out);
+  WriteCopiesText(r, over, out);
   const BusySummary mb = Summarize(measured_bins), rb = Summarize(replayed_bins);
   std::fprintf(out,
                "\nGPU busy per 1 ms bin (%zu bins)      measured  replayed\n"
@@ -405,6 +408,7 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   w.Key("max_abs_error_percent");
   w.Fixed(r.max_abs_error(), 4);
   w.EndObject();
+  WriteBreakdownsJson(r, &w);
   auto breakdown = [&](const char* key, const Breakdown& b) {
     w.Key(key);
     w.BeginObject();
@@ -468,6 +472,29 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
     w.EndObject();
     named("top_kernels", it.top_kernels);
     named("top_collectives", it.top_collectives);
+    w.Key("gpu_time_by_class");
+    w.BeginArray();
+    for (const ClassTime& c : it.gpu_classes) {
+      w.BeginObject();
+      w.KeyString("class", c.name);
+      w.KeyUint("count", c.count);
+      w.KeyInt("measured_ns", c.measured_ns);
+      w.KeyInt("replayed_ns", c.replayed_ns);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("copies");
+    w.BeginArray();
+    for (const CopyTime& c : it.copies) {
+      w.BeginObject();
+      w.KeyString("direction", c.direction);
+      w.KeyUint("count", c.count);
+      w.KeyUint("bytes", c.bytes);
+      w.KeyInt("measured_ns", c.measured_ns);
+      w.KeyInt("replayed_ns", c.replayed_ns);
+      w.EndObject();
+    }
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();

@@ -20,6 +20,8 @@ namespace lumos::modeler {
 struct ReplayReport {
   std::string job_id;
   std::vector<int32_t> ranks;
+  // Per rank (as `ranks`): the trace header's CUDA device name (the copies' link peaks).
+  std::vector<std::string> devices;
   uint64_t events = 0;
   std::vector<std::string> warnings;  // Loading (missing ranks, damaged tails, ...).
   const ExecutionGraph* graph = nullptr;
