@@ -217,7 +217,8 @@ std::string WindowStamp(int64_t realtime_ns) {
   const int64_t days = FloorDiv(seconds, kSecondsPerDay);
   const int64_t in_day = seconds - days * kSecondsPerDay;
   const CivilDate date = CivilFromDays(days);
-  char text[32];
+  // Room for six long longs at their widest: GCC's -Wformat-truncation checks the worst case.
+  char text[6 * 21 + 4];
   std::snprintf(text, sizeof(text), "%04lld%02lld%02lldT%02lld%02lld%02lldZ",
                 static_cast<long long>(date.year), static_cast<long long>(date.month),
                 static_cast<long long>(date.day), static_cast<long long>(in_day / 3600),
