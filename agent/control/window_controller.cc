@@ -23,13 +23,13 @@ uint64_t Fnv1a(const std::string& text) {
   return h;
 }
 
-std::string Seconds(int64_t ns) {
-  char text[32];
+}  // namespace
+
+std::string SecondsText(int64_t ns) {
+  char text[48];  // |ns| < 2^63: at most 10 integer digits of seconds.
   std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(ns) / 1e9);
   return text;
 }
-
-}  // namespace
 
 const char* WindowStateName(WindowState state) {
   switch (state) {
@@ -175,13 +175,13 @@ void WindowController::Tick(int64_t now_ns) {
         TryStart(word, now_ns, false, 0, 0, nullptr);  // A timed window needs no boundary.
       } else if (boundaries() == 0) {
         std::string why = "no iteration marker seen; a timed window of " +
-                          Seconds(plan_.duration_ns) + " instead";
+                          SecondsText(plan_.duration_ns) + " instead";
         TryStart(word, now_ns, false, 0, 0, &why);
       } else if (plan_.give_up_ns > 0 && now_ns >= plan_.give_up_ns) {
         std::string why = "no matching iteration boundary " +
-                          Seconds(plan_.give_up_ns - plan_.not_before_ns) +
+                          SecondsText(plan_.give_up_ns - plan_.not_before_ns) +
                           " after the target (last iteration " + std::to_string(last_iteration()) +
-                          "); a timed window of " + Seconds(plan_.duration_ns) + " instead";
+                          "); a timed window of " + SecondsText(plan_.duration_ns) + " instead";
         TryStart(word, now_ns, false, 0, 0, &why);
       }
       return;
@@ -194,7 +194,8 @@ void WindowController::Tick(int64_t now_ns) {
       const int64_t since = now_ns - std::max(start_ns_, last_boundary_ns());
       const int64_t stall = std::max(kStallNs, 10 * iteration_period_ns());
       if (since >= stall) {
-        std::string why = "no iteration boundary for " + Seconds(since) + ": the window ends there";
+        std::string why =
+            "no iteration boundary for " + SecondsText(since) + ": the window ends there";
         TryEnd(word, now_ns, &why, 0);
       }
       return;

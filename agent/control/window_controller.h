@@ -50,6 +50,8 @@ enum class WindowState : uint32_t {
 };
 // "dormant", "armed", "capturing", "closing" (the transient states read as their target).
 const char* WindowStateName(WindowState state);
+// "12.3 s": the durations the windows' reasons (missed_target) name.
+std::string SecondsText(int64_t ns);
 
 // What the next window is to be: from the periodic schedule or a lumos-ctl request.
 struct WindowPlan {

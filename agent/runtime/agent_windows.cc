@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "agent/control/window_output.h"
 #include "agent/core/counted_loss.h"
@@ -32,12 +31,6 @@ int64_t RealtimeNs() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * kNsPerS + ts.tv_nsec;
-}
-
-std::string Seconds(int64_t ns) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(ns) / 1e9);
-  return text;
 }
 
 // Control endpoint -> the agent (its thread; never the job's).
@@ -242,7 +235,8 @@ bool Agent::MaybeArm(int64_t now_ns) {
     plan.target = target.empty() ? "next iteration" : target;
     if (r.at_realtime_ns > 0 && now_real - r.at_realtime_ns > kLateRequestNs) {
       plan.missed_at_arm = "the request reached this process " +
-                           Seconds(now_real - r.at_realtime_ns) + " after its target time";
+                           control::SecondsText(now_real - r.at_realtime_ns) +
+                           " after its target time";
     }
   } else if (config_.mode == CaptureMode::kPeriodic) {
     const int64_t period_ns = static_cast<int64_t>(config_.period_ms) * kNsPerMs;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/control/window_output.h"
 #include "modeler/trace/trace_reader.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/sample_trace.h"
@@ -230,8 +231,9 @@ TEST_F(WindowCaptureTest, AnAtTimeNamesTheWindowAndStartsAfterIt) {
   ASSERT_TRUE(f.has_window_packet);
   EXPECT_EQ(f.window.iteration_count(), 2u);
   EXPECT_EQ(f.window.missed_target(), "");
-  // Its first record is not before the asked instant (the realtime start names the second).
-  EXPECT_GT(f.window.start_realtime_ns(), 0u);
+  // Its coordinated start is the asked instant, and names the directory.
+  EXPECT_EQ(agent::control::WindowStamp(static_cast<int64_t>(f.window.start_realtime_ns())),
+            Basename(Parent(path)));
 }
 
 TEST_F(WindowCaptureTest, PeriodicWindowsAndTheDiskQuota) {
