@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "modeler/export/counter_tracks.h"
 #include "modeler/export/event_writer.h"
 #include "modeler/export/export_index.h"
 #include "modeler/export/flow_linker.h"
@@ -199,6 +200,7 @@ Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const Expo
         WriteFileEvents(files[i], layouts[i], origin_ns, &json, &report->files[i]));
     report->events += report->files[i].events;
   }
+  internal::WriteExportCounters(files, layouts, origin_ns, &json);
   // Flows last: see event_writer.h for why.
   for (const Flow& flow : flows) internal::WriteFlow(&json, flow, layouts, files, origin_ns);
   json.EndArray();

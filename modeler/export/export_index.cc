@@ -162,7 +162,8 @@ class IndexBuilder {
   void AddGpuOp(uint32_t p, EventSpan span, uint64_t correlation_id, uint64_t device_id,
                 uint64_t stream_id) {
     Place({TrackKind::kStream, device_id, stream_id}, span, p);
-    index_->gpu_ops.push_back(GpuOpRef{p, span.start_ns, correlation_id, device_id, stream_id});
+    index_->gpu_ops.push_back(
+        GpuOpRef{p, span.start_ns, correlation_id, device_id, stream_id, span.end_ns});
   }
 
   void AddApiCall(uint32_t p, EventSpan span, const pb::ApiCall& call) {

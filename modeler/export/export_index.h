@@ -66,6 +66,7 @@ struct GpuOpRef {
   uint64_t correlation_id = 0;
   uint64_t device_id = 0;
   uint64_t stream_id = 0;
+  int64_t end_ns = 0;  // The counter tracks' busy time and queue depth.
 };
 struct EventRecordRef {
   uint32_t packet = 0;

@@ -142,12 +142,32 @@ void LinkEvents(const FileIndex& file, size_t f, Linker* linker) {
 }
 
 void LinkCollectives(const std::vector<FileIndex>& files, Linker* linker) {
-  struct Instance {
-    size_t file = 0;
-    const CollectiveRef* ref = nullptr;
-  };
+  for (const std::vector<CollectiveInstance>& instances : GroupCollectives(files)) {
+    if (instances.size() < 2) continue;
+    const CollectiveInstance* last = &instances[0];  // Latest start; the first file wins ties.
+    for (const CollectiveInstance& i : instances) {
+      if (i.ref->start_ns > last->ref->start_ns) last = &i;
+    }
+    int64_t at = last->ref->start_ns;
+    for (const CollectiveInstance& i : instances) {
+      if (i.file == last->file) continue;  // Same rank twice: nothing to show.
+      // The arrow ends inside the waiting instance, at the moment the last rank arrived; an
+      // instance already over by then (clocks of different hosts disagree) gets none.
+      if (i.ref->end_ns <= at && !(i.ref->start_ns == at)) {
+        linker->Skip();
+        continue;
+      }
+      linker->Add(FlowKind::kCollective, last->file, End{last->ref->packet, at}, i.file,
+                  End{i.ref->packet, at});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<CollectiveInstance>> GroupCollectives(const std::vector<FileIndex>& files) {
   // One operation per key (collective_key.h: the graph's matching).
-  std::map<CollectiveKey, std::vector<Instance>> groups;
+  std::map<CollectiveKey, std::vector<CollectiveInstance>> groups;
   for (size_t f = 0; f < files.size(); ++f) {
     const std::vector<CollectiveRef>& refs = files[f].collectives;
     std::vector<schema::CollectiveEvent> events(refs.size());
@@ -163,31 +183,16 @@ void LinkCollectives(const std::vector<FileIndex>& files, Linker* linker) {
     }
     const std::vector<std::optional<CollectiveKey>> keys = CollectiveKeys(events, communicators);
     for (size_t i = 0; i < refs.size(); ++i) {
-      if (refs[i].comm_id != 0 && keys[i]) groups[*keys[i]].push_back(Instance{f, &refs[i]});
-    }
-  }
-  for (const auto& [key, instances] : groups) {
-    if (instances.size() < 2) continue;
-    const Instance* last = &instances[0];  // Latest start; the first file wins ties.
-    for (const Instance& i : instances) {
-      if (i.ref->start_ns > last->ref->start_ns) last = &i;
-    }
-    int64_t at = last->ref->start_ns;
-    for (const Instance& i : instances) {
-      if (i.file == last->file) continue;  // Same rank twice: nothing to show.
-      // The arrow ends inside the waiting instance, at the moment the last rank arrived; an
-      // instance already over by then (clocks of different hosts disagree) gets none.
-      if (i.ref->end_ns <= at && !(i.ref->start_ns == at)) {
-        linker->Skip();
-        continue;
+      if (refs[i].comm_id != 0 && keys[i]) {
+        groups[*keys[i]].push_back(CollectiveInstance{f, &refs[i]});
       }
-      linker->Add(FlowKind::kCollective, last->file, End{last->ref->packet, at}, i.file,
-                  End{i.ref->packet, at});
     }
   }
+  std::vector<std::vector<CollectiveInstance>> out;
+  out.reserve(groups.size());
+  for (auto& [key, instances] : groups) out.push_back(std::move(instances));
+  return out;
 }
-
-}  // namespace
 
 const char* FlowKindName(FlowKind kind) {
   switch (kind) {

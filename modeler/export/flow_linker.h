@@ -47,6 +47,15 @@ struct FlowStats {
   uint64_t skipped = 0;  // Matched, but the end would come before the start.
 };
 
+// One NCCL operation's record in one file.
+struct CollectiveInstance {
+  size_t file = 0;
+  const CollectiveRef* ref = nullptr;
+};
+// The collective records of all files grouped by operation (modeler/graph/collective_key.h,
+// as the replay matches them), in key order; records without a key are left out.
+std::vector<std::vector<CollectiveInstance>> GroupCollectives(const std::vector<FileIndex>& files);
+
 // All arrows, in id order.
 std::vector<Flow> LinkFlows(const std::vector<FileIndex>& files, FlowStats* stats);
 

@@ -165,12 +165,59 @@ uint32_t CopyWaitedFor(const ExecutionGraph& g, const SimResult& sim, uint32_t c
   return copy;
 }
 
+// What a node's own time counts as in a rank's bound (replay_analysis.h, BoundKind).
+BoundKind OwnTimeKind(const Node& n) {
+  switch (n.work) {
+    case WorkClass::kHost:
+      switch (n.api_kind) {
+        case schema::ApiKind::kLaunchKernel:
+        case schema::ApiKind::kLaunchGraph:
+        case schema::ApiKind::kMemcpy:
+        case schema::ApiKind::kMemcpyAsync:
+        case schema::ApiKind::kMemset:
+        case schema::ApiKind::kMemsetAsync:
+          return BoundKind::kLaunch;
+        default:
+          return BoundKind::kHost;
+      }
+    case WorkClass::kCommunication:
+      return BoundKind::kCommunication;
+    case WorkClass::kCompute:
+    case WorkClass::kMemory:
+      return BoundKind::kCompute;
+  }
+  return BoundKind::kUnexplained;
+}
+
+BoundKind GapKind(EdgeKind kind) {
+  switch (kind) {
+    case EdgeKind::kThreadOrder:
+      return BoundKind::kHost;
+    case EdgeKind::kLaunch:
+      return BoundKind::kLaunch;
+    case EdgeKind::kStreamOrder:
+    case EdgeKind::kEventWait:
+      return BoundKind::kUnexplained;
+  }
+  return BoundKind::kUnexplained;
+}
+
+// Which walk CriticalPath takes and where its result goes.
+struct WalkMode {
+  // kNoNode: the critical path (report->critical_*), across ranks. A rank index: that rank's
+  // bound (report->bound): at a collective whose last member is on another rank, the wait for
+  // it is "peers" and the walk stays on this rank.
+  uint32_t own_rank = kNoNode;
+  std::vector<CriticalSegment>* segments = nullptr;  // The intervals, when wanted.
+};
+
 // The walk of replay_analysis.h's Design: from the iteration's end (the end of `last`, the
 // last host node, or the start of `end_anchor`, a GPU boundary) back to `begin`, each step
 // taking the interval from where the walk is down to where what it is at began, clamped to
 // [begin, walk time], so the intervals tile [begin, end) exactly.
 void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, uint32_t end_anchor,
-                  int64_t begin, int64_t end, size_t top, Labels* labels, IterationReport* report) {
+                  int64_t begin, int64_t end, size_t top, Labels* labels, const WalkMode& mode,
+                  IterationReport* report) {
   // Labels (short) are keyed by text; items are node names interned in the job's pool, so
   // equal names share a pointer and are keyed by it (no compares of long kernel names).
   struct Sum {
@@ -182,38 +229,53 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
       return std::hash<std::string_view>()(p.first) * 31 + std::hash<const char*>()(p.second);
     }
   };
+  const bool bound_walk = mode.own_rank != kNoNode;
   std::unordered_map<std::string_view, Sum> by_class;
   std::unordered_map<std::pair<std::string_view, const char*>, Sum, PairHash> by_item;
+  std::unordered_map<uint32_t, int64_t> waited_for;  // Rank index -> ns (bound walk).
+  IterationBound bound;
   int64_t t = std::max(end, begin);  // The walk time: [t, end) is attributed.
-  // Attributes [from, t), clamped to [begin, t), to (label, item) and moves the walk to it.
-  auto take = [&](std::string_view label, std::string_view item, int64_t from) {
+  uint32_t cur = end_anchor != kNoNode ? end_anchor : last;
+  // Attributes [from, t), clamped to [begin, t), to (label, item) and kind, and moves the walk
+  // to it. `peer`: the rank index waited for (kPeers).
+  auto take = [&](std::string_view label, std::string_view item, BoundKind kind, int64_t from,
+                  uint32_t peer = kNoNode) {
     const int64_t x = std::clamp(from, begin, t);
     if (x < t) {
-      Sum& c = by_class[label];
-      c.label = label;
-      c.ns += t - x;
-      Sum& i = by_item[{label, item.data()}];
-      i.label = label;
-      i.item = item;
-      i.ns += t - x;
+      if (bound_walk) {
+        bound.ns[static_cast<int>(kind)] += t - x;
+        if (peer != kNoNode) waited_for[peer] += t - x;
+      } else {
+        Sum& c = by_class[label];
+        c.label = label;
+        c.ns += t - x;
+        Sum& i = by_item[{label, item.data()}];
+        i.label = label;
+        i.item = item;
+        i.ns += t - x;
+      }
+      if (mode.segments != nullptr) {
+        std::string what(label);
+        if (!item.empty()) what += ": " + std::string(item);
+        mode.segments->push_back({x, t, std::move(what), cur});
+      }
     }
     t = x;
   };
   // Where the walk is: a node's end, or its start (at_start). Its time is >= t (greater only
   // where the measurement has negative slack).
-  uint32_t cur = end_anchor != kNoNode ? end_anchor : last;
   bool at_start = end_anchor != kNoNode;
   if (cur == kNoNode) {
-    take("no API call in the iteration", "", begin);
+    take("no API call in the iteration", "", BoundKind::kUnexplained, begin);
   } else if (!at_start) {
-    take("host work after the last API call", "", sim.end_ns[cur]);
+    take("host work after the last API call", "", BoundKind::kHost, sim.end_ns[cur]);
   }
   // Each step moves to an earlier event of the simulation, so the walk ends; the bound only
   // guards against a broken result.
   const size_t max_steps = 2 * g.nodes.size() + 2;
   for (size_t step = 0; t > begin; ++step) {
     if (step > max_steps || !sim.ran(cur)) {
-      take("not attributed", "", begin);
+      take("not attributed", "", BoundKind::kUnexplained, begin);
       break;
     }
     const Node& n = g.nodes[cur];
@@ -223,30 +285,39 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
       if (cause == Cause::kSyncTarget && other != kNoNode) {
         // A sync: only the wake-up after its target ended is the call's; before that the
         // walk follows the GPU op it waited for.
-        take("sync wake-up", "", sim.end_ns[other]);
+        take("sync wake-up", "", BoundKind::kHost, sim.end_ns[other]);
         cur = other;
         continue;
       }
       if (cause == Cause::kCollective && other != kNoNode) {
         // All members end together: from the last one to start (maybe on another rank).
-        take("collective", g.nodes[other].name, sim.start_ns[other]);
-        cur = other;
+        take("collective", g.nodes[other].name, BoundKind::kCommunication, sim.start_ns[other]);
+        const uint32_t peer = g.nodes[other].rank_index;
+        if (bound_walk && peer != mode.own_rank && n.rank_index == mode.own_rank) {
+          // The rank's own member waited from its start for the peer's to start.
+          take("waiting for a peer", "", BoundKind::kPeers, sim.start_ns[cur], peer);
+        } else {
+          cur = other;
+        }
         at_start = true;
         continue;
       }
       if (const uint32_t copy = CopyWaitedFor(g, sim, cur); copy != kNoNode) {
-        take("sync wake-up", "", sim.end_ns[copy]);
+        take("sync wake-up", "", BoundKind::kHost, sim.end_ns[copy]);
         cur = copy;
         continue;
       }
-      take(labels->Of(n), n.name, sim.start_ns[cur]);
+      take(labels->Of(n), n.name, OwnTimeKind(n), sim.start_ns[cur]);
       at_start = true;
       continue;
     }
     const uint32_t edge = sim.start_cause_edge[cur];
     if (edge == kNoNode) {  // A root: it started at its measured time.
-      take(n.gpu() ? "before a GPU op with no launch" : "host work before the first API call", "",
-           begin);
+      if (n.gpu()) {
+        take("before a GPU op with no launch", "", BoundKind::kUnexplained, begin);
+      } else {
+        take("host work before the first API call", "", BoundKind::kHost, begin);
+      }
       break;
     }
     const Edge& e = g.edges[edge];
@@ -254,11 +325,19 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
     if (e.kind == EdgeKind::kLaunch) {
       // Beyond the rank's typical launch latency a GPU op waited in the queue for something
       // the trace does not show (as DependenciesOnlyScenario takes it).
-      take("GPU queue gap", "", ready + g.typical_launch_ns[n.rank_index]);
+      take("GPU queue gap", "", BoundKind::kUnexplained, ready + g.typical_launch_ns[n.rank_index]);
     }
-    take(GapLabel(e.kind), "", ready);
+    take(GapLabel(e.kind), "", GapKind(e.kind), ready);
     cur = e.from;
     at_start = e.from_start();  // A launch: on from the API call's start.
+  }
+  if (bound_walk) {
+    for (const auto& [peer, ns] : waited_for) bound.waited_for.emplace_back(g.ranks[peer], ns);
+    std::sort(bound.waited_for.begin(), bound.waited_for.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    report->bound = std::move(bound);
+    return;
   }
   // Largest first; ties by text, so the order does not depend on the hash tables.
   auto sorted = [](std::vector<Sum> v, size_t limit) {
@@ -439,6 +518,13 @@ Status SetIterationPattern(const std::string& pattern, AnalysisOptions* options)
   return Status::Ok();
 }
 
+const char* BoundKindName(BoundKind kind) {
+  static constexpr const char* kNames[kBoundKindCount] = {"host",          "launch", "compute",
+                                                          "communication", "peers",  "unexplained"};
+  const auto i = static_cast<size_t>(kind);
+  return i < kBoundKindCount ? kNames[i] : "?";
+}
+
 std::string KernelClass(std::string_view name) {
   return models::KernelClassName(models::ClassifyKernel(name));
 }
@@ -591,8 +677,14 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
       }
       it.measured_busy = BusyBins(m_all, it.measured_start_ns, it.measured_end_ns, options.bin_ns);
       it.replayed_busy = BusyBins(r_all, it.replayed_start_ns, it.replayed_end_ns, options.bin_ns);
+      WalkMode path;
+      if (options.keep_critical_segments) path.segments = &it.critical_segments;
       CriticalPath(rg, *sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,
-                   it.replayed_end_ns, options.top, &labels, &it);
+                   it.replayed_end_ns, options.top, &labels, path, &it);
+      WalkMode own;
+      own.own_rank = r;
+      CriticalPath(rg, *sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,
+                   it.replayed_end_ns, options.top, &labels, own, &it);
       ClassSlots slots;
       it.top_kernels = TopBy(rg, *sim, in_iteration, WorkClass::kCompute, options.top,
                              [&](const NameSum& s) { slots.AddKernels(s, &kernel_classes); });

@@ -110,6 +110,45 @@ struct CopyTime {
   int64_t measured_ns = 0, replayed_ns = 0;
 };
 
+// What bounds a rank's iteration (the verdict, modeler/report/iteration_bound.h): the classes
+// of the rank's own critical path, a walk like the critical path's that stays on the rank: at a
+// collective whose last member to start is on another rank, the rank's own member waited from
+// its start to that member's start for that rank ("peers"), and the walk goes on from its own
+// member's start. Each interval of the iteration counts once, so the kinds add up to it.
+//   host          framework work between API calls, non-launch API calls, host work before
+//                 the first and after the last call, sync wake-ups
+//   launch        launch and copy API calls (cudaLaunchKernel, cudaMemcpyAsync, ...) and the
+//                 launch latency up to the rank's typical one
+//   compute       kernels, copies and memsets
+//   communication a collective's transfer (from its last member's start)
+//   peers         waiting for another rank to arrive at a collective (`waited_for`)
+//   unexplained   waits the trace does not explain: GPU queue gaps, launch latency beyond the
+//                 typical one, residuals on event waits, GPU ops with no launch
+enum class BoundKind : uint8_t { kHost, kLaunch, kCompute, kCommunication, kPeers, kUnexplained };
+inline constexpr int kBoundKindCount = 6;
+const char* BoundKindName(BoundKind kind);  // "host", "launch", ..., "unexplained".
+
+struct IterationBound {
+  int64_t ns[kBoundKindCount] = {};
+  // kPeers by the rank waited for (global rank), largest first, ties by rank.
+  std::vector<std::pair<int32_t, int64_t>> waited_for;
+  int64_t total_ns() const {
+    int64_t sum = 0;
+    for (int64_t v : ns) sum += v;
+    return sum;
+  }
+};
+
+// One interval of the critical path (AnalysisOptions::keep_critical_segments), for the
+// timeline's critical path track: [begin_ns, end_ns) on the replayed timeline, what it is
+// ("kernel gemm", "host gap", ...: the critical path's class) and the node the walk was at
+// (kNoNode: none; its rank is where the path is).
+struct CriticalSegment {
+  int64_t begin_ns = 0, end_ns = 0;
+  std::string what;
+  uint32_t node = kNoNode;
+};
+
 struct IterationReport {
   int32_t rank = 0;
   // "ProfilerStep#10", "iteration 3 (detected, period 245 kernels)" or "whole trace".
@@ -121,6 +160,9 @@ struct IterationReport {
   std::vector<CriticalItem> critical_by_class;       // Sorted by time, largest first.
   std::vector<CriticalItem> critical_top;            // Largest single items (by name).
   int64_t critical_length_ns = 0;  // = replayed_ns() = the sum of critical_by_class.
+  // Latest first (the walk's order); only with AnalysisOptions::keep_critical_segments.
+  std::vector<CriticalSegment> critical_segments;
+  IterationBound bound;  // The rank's own critical path by kind (not with summary_only).
   std::vector<NamedTime> top_kernels, top_collectives;
   std::vector<ClassTime> gpu_classes;  // Classes with ops, by measured time, largest first.
   std::vector<CopyTime> copies;        // Directions with ops, in kCopyDirections' order.
@@ -142,6 +184,8 @@ struct AnalysisOptions {
   // Times and breakdowns only: no busy series, critical path or top lists (an estimate sweep's
   // lines need none of them).
   bool summary_only = false;
+  // Keep each iteration's critical path as intervals (replay --timeline draws them).
+  bool keep_critical_segments = false;
 };
 
 // Sets `options`' iteration pattern from --iteration's text (ECMAScript); an invalid regex is an

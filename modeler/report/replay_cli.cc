@@ -194,6 +194,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   report.sim_diagnostics = sim.diagnostics;
   progress.Step("analysing");
   progress.Update(-1);
+  analysis.keep_critical_segments = !timeline.empty();
   report.iterations = AnalyzeIterations(job, graph, sim, analysis);
   report.iteration_rule =
       (analysis.iteration ? "ranges matching '" + analysis.iteration_pattern + "'"
@@ -203,7 +204,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   clock.Mark("analyse");
   if (!timeline.empty()) {
     // A timeline that cannot be written is a failed output; the report is still printed.
-    Status status = WriteReplayTimeline(graph, sim, timeline);
+    Status status = WriteReplayTimeline(graph, sim, &report.iterations, timeline);
     if (!status.ok()) outcome.OutputFailed(status.message());
   }
   if (json) {

@@ -10,6 +10,7 @@
 
 #include "modeler/export/json_writer.h"
 #include "modeler/report/gpu_breakdown.h"
+#include "modeler/report/iteration_bound.h"
 
 namespace lumos::modeler {
 namespace {
@@ -76,21 +77,6 @@ void PrintNotListed(std::FILE* out, uint64_t total, size_t listed) {
   if (total > listed) std::fprintf(out, "  ... and %" PRIu64 " more not listed\n", total - listed);
 }
 
-// "rank 3", "ranks 0-7", "ranks 0,2,4-6": in order, runs collapsed.
-std::string Ranks(std::vector<int32_t> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (i > 0) text += ",";
-    text += std::to_string(ranks[i]);
-    if (j > i) text += "-" + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return text;
-}
-
 // One line per named host; the ranks whose host is not recorded (each is a host of its own)
 // share one line; a single host has nothing to align.
 void PrintClocks(std::FILE* out, const ClockAlignment& alignment, int64_t origin) {
@@ -100,7 +86,7 @@ void PrintClocks(std::FILE* out, const ClockAlignment& alignment, int64_t origin
   uint64_t min_collectives = UINT64_MAX, max_collectives = 0;
   std::vector<const HostAlignment*> jumps;
   for (const HostAlignment& h : hosts) {
-    const std::string ranks = Ranks(h.ranks);
+    const std::string ranks = RankListText(h.ranks);
     if (h.jump_ns != 0) jumps.push_back(&h);
     if (hosts.size() == 1) {
       std::fprintf(out, "clock: one host (%s; %s): nothing to align\n",
@@ -126,11 +112,11 @@ void PrintClocks(std::FILE* out, const ClockAlignment& alignment, int64_t origin
     std::fprintf(out,
                  "clock: host not recorded for %s (each aligned on its own): offset %+.3f to "
                  "%+.3f ms, residual skew <= %.3f ms over %s collectives\n",
-                 Ranks(unnamed).c_str(), Ms(min_offset), Ms(max_offset), Ms(max_residual),
+                 RankListText(unnamed).c_str(), Ms(min_offset), Ms(max_offset), Ms(max_residual),
                  collectives.c_str());
   }
   for (const HostAlignment* h : jumps) {
-    const std::string who = h->host.empty() ? Ranks(h->ranks) : "host " + h->host;
+    const std::string who = h->host.empty() ? RankListText(h->ranks) : "host " + h->host;
     std::fprintf(out, "  warning: %s: its clock jumps by %+.3f ms at %.3f ms\n", who.c_str(),
                  Ms(h->jump_ns), Ms(h->jump_at_ns - origin));
   }
@@ -142,6 +128,20 @@ constexpr size_t kMaxIterationRows = 64;
 const char* kBreakdownNames[4] = {"exposed compute", "overlapped", "exposed comm", "other/idle"};
 
 }  // namespace
+
+std::string RankListText(std::vector<int32_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (i > 0) text += ",";
+    text += std::to_string(ranks[i]);
+    if (j > i) text += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return text;
+}
 
 double ReplayReport::mean_abs_error() const {
   if (iterations.empty()) return 0;
@@ -300,6 +300,7 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   for (const CriticalItem& c : longest->critical_top) {
     std::fprintf(out, "    %10.3f ms  %.100s\n", Ms(c.ns), c.what.c_str());
   }
+  WriteBoundText(r, out);
   auto print_top = [&](const char* title, const std::map<std::string, NamedTime>& m) {
     std::vector<NamedTime> v;
     v.reserve(m.size());
@@ -409,6 +410,7 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   w.Fixed(r.max_abs_error(), 4);
   w.EndObject();
   WriteBreakdownsJson(r, &w);
+  WriteBoundJson(r, &w);
   auto breakdown = [&](const char* key, const Breakdown& b) {
     w.Key(key);
     w.BeginObject();
@@ -470,6 +472,7 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
     critical("by_class", it.critical_by_class);
     critical("top", it.critical_top);
     w.EndObject();
+    WriteIterationBoundJson(it.bound, &w);
     named("top_kernels", it.top_kernels);
     named("top_collectives", it.top_collectives);
     w.Key("gpu_time_by_class");

@@ -42,6 +42,9 @@ struct ReplayReport {
   double max_abs_error() const;
 };
 
+// "rank 3", "ranks 0-7", "ranks 0,2,4-6": in order, runs collapsed.
+std::string RankListText(std::vector<int32_t> ranks);
+
 void WriteTextReport(const ReplayReport& report, std::FILE* out);
 Status WriteJsonReport(const ReplayReport& report, std::FILE* out);
 

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/modeler/export/export_test_util.h"
 #include "tests/testing/sample_trace.h"
@@ -263,7 +266,10 @@ TEST_F(TwoRankExportTest, NoFlowsOptionWritesNoFlowEvents) {
   ExportReport report;
   ParsedTrace trace;
   ASSERT_TRUE(export_test::ParseTrace(Export(paths_, &report, options), &trace));
-  for (const Event& e : trace.events) EXPECT_TRUE(e.ph == "X" || e.ph == "i") << e.ph;
+  // Slices, instants and counters (counter_tracks.h); no flow events.
+  for (const Event& e : trace.events) {
+    EXPECT_TRUE(e.ph == "X" || e.ph == "i" || e.ph == "C") << e.ph;
+  }
   EXPECT_EQ(report.flows, 0u);
   EXPECT_EQ(report.events, report_.events);
 }
@@ -340,6 +346,43 @@ TEST(ChromeTraceExportTest, ASinkErrorFailsTheExport) {
       &report);
   EXPECT_EQ(status.message(), "disk full");
   EXPECT_EQ(calls, 1);  // The first error stops the export.
+}
+
+// Counter tracks (counter_tracks.h): rank 1's all-reduce starts 1 µs after rank 0's, so its
+// "arrival late by" is 1 µs from its start to its end; rank 0 arrived first (0). Busy shares
+// lie in [0, 1]; the launch queue never goes below 0 and ends empty.
+TEST_F(TwoRankExportTest, CounterTracksShowArrivalBusyAndQueue) {
+  std::map<std::pair<uint32_t, std::string>, std::vector<std::pair<int64_t, double>>> counters;
+  for (const Event& e : trace_.events) {
+    if (e.ph != "C") continue;
+    double value = -1;
+    for (auto field : simdjson::dom::object(e.args)) {
+      ASSERT_EQ(field.value.get_double().get(value), simdjson::SUCCESS);
+    }
+    counters[{e.pid, e.name}].emplace_back(e.ts_ns, value);
+  }
+  const auto& late1 = counters[{2, "arrival late by"}];
+  ASSERT_EQ(late1.size(), 2u);
+  EXPECT_EQ(late1[0], std::make_pair(kBaseRelNs + 17 * kUs, 1.0));
+  EXPECT_EQ(late1[1], std::make_pair(kBaseRelNs + 21 * kUs, 0.0));
+  const auto& late0 = counters[{1, "arrival late by"}];
+  ASSERT_EQ(late0.size(), 1u);
+  EXPECT_EQ(late0[0], std::make_pair(kBaseRelNs + 16 * kUs, 0.0));
+  for (uint32_t pid : {1u, 2u}) {
+    const auto& busy = counters[{pid, "GPU busy"}];
+    ASSERT_FALSE(busy.empty()) << pid;
+    for (const auto& [ts, share] : busy) {
+      EXPECT_GE(share, 0.0);
+      EXPECT_LE(share, 1.0);
+    }
+    EXPECT_GT(busy.front().second, 0.0);  // The first bin holds the first op.
+    EXPECT_EQ(busy.back().second, 0.0);
+    const auto& queue = counters[{pid, "launch queue"}];
+    ASSERT_FALSE(queue.empty()) << pid;
+    for (const auto& [ts, depth] : queue) EXPECT_GE(depth, 0.0);
+    EXPECT_GE(queue.front().second, 1.0);
+    EXPECT_EQ(queue.back().second, 0.0);
+  }
 }
 
 }  // namespace

@@ -43,17 +43,7 @@ IterationReport OnlyIteration(const Job& job) {
 // waited for the gemm. The sync waits for the elementwise kernel; the step ends at 127. The
 // typical launch latency is 10 µs (the upper median of 10 and 6).
 TEST(CriticalPathTest, BlockedCopyCallIsCountedOnceThroughTheGpuChain) {
-  Job job;
-  job.job_id = "blocked-copy";
-  RankBuilder(&job, 0, 1)
-      .Api(ApiKind::kLaunchKernel, "cudaLaunchKernel", 0, 5, 1)
-      .Api(ApiKind::kMemcpyAsync, "cudaMemcpyAsync", 10, 100, 2)
-      .Api(ApiKind::kLaunchKernel, "cudaLaunchKernel", 112, 4, 3)
-      .Api(ApiKind::kStreamSynchronize, "cudaStreamSynchronize", 117, 8, 0, 7)
-      .Kernel("gemm_kernel", 7, 10, 90, 1)
-      .Memcpy(7, 100, 8, 2)
-      .Kernel("elementwise_kernel", 7, 118, 6, 3)
-      .Step("ProfilerStep#1", 0, 127);
+  const Job job = BlockedCopyJob();
   const IterationReport it = OnlyIteration(job);
   ASSERT_EQ(it.replayed_ns(), 127 * kUs);
   EXPECT_EQ(it.critical_length_ns, 127 * kUs);

@@ -125,6 +125,21 @@ Replayed Replay(const Job& job, const std::vector<std::string>& scales, bool dro
   return out;
 }
 
+Job BlockedCopyJob() {
+  Job job;
+  job.job_id = "blocked-copy";
+  RankBuilder(&job, 0, 1)
+      .Api(schema::ApiKind::kLaunchKernel, "cudaLaunchKernel", 0, 5, 1)
+      .Api(schema::ApiKind::kMemcpyAsync, "cudaMemcpyAsync", 10, 100, 2)
+      .Api(schema::ApiKind::kLaunchKernel, "cudaLaunchKernel", 112, 4, 3)
+      .Api(schema::ApiKind::kStreamSynchronize, "cudaStreamSynchronize", 117, 8, 0, 7)
+      .Kernel("gemm_kernel", 7, 10, 90, 1)
+      .Memcpy(7, 100, 8, 2)
+      .Kernel("elementwise_kernel", 7, 118, 6, 3)
+      .Step("ProfilerStep#1", 0, 127);
+  return job;
+}
+
 std::string ReadAll(std::FILE* file) {
   std::fflush(file);
   std::rewind(file);

@@ -58,6 +58,12 @@ struct Replayed {
 Replayed Replay(const Job& job, const std::vector<std::string>& scales = {}, bool drop_gaps = false,
                 bool align = false);
 
+// One rank, thread 1, stream 7 (µs), ProfilerStep#1 [0,127):
+//   API  launch1 [0,5)  cudaMemcpyAsync [10,110)  launch2 [112,116)  sync [117,125)
+//   GPU  gemm [10,100)  memcpy (to pageable memory) [100,108)  elementwise [118,124)
+// The copy call blocks until its copy (pageable memory), which waited for the gemm.
+Job BlockedCopyJob();
+
 // Everything written to `file` so far (rewinds it).
 std::string ReadAll(std::FILE* file);
 
