@@ -36,49 +36,67 @@ std::vector<RankBound> SumBoundsPerRank(const std::vector<IterationReport>& iter
   out.reserve(by_rank.size());
   for (auto& [rank, r] : by_rank) {
     for (const auto& [peer, ns] : waited[rank]) r.bound.waited_for.emplace_back(peer, ns);
+    // The map is in rank order, so ties stay in rank order.
     std::stable_sort(r.bound.waited_for.begin(), r.bound.waited_for.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
-    DecideVerdict(&r);
     out.push_back(std::move(r));
   }
+  DecideVerdicts(&out);
   return out;
 }
 
-void DecideVerdict(RankBound* r) {
-  int best = 0;
-  for (int k = 1; k < kBoundKindCount; ++k) {
-    if (r->bound.ns[k] > r->bound.ns[best]) best = k;
-  }
-  r->kind = static_cast<BoundKind>(best);
-  r->straggler = -1;
-  switch (r->kind) {
-    case BoundKind::kHost:
-      r->verdict = "host";
-      break;
-    case BoundKind::kLaunch:
-      r->verdict = "launch";
-      break;
-    case BoundKind::kCompute:
-      r->verdict = "compute";
-      break;
-    case BoundKind::kCommunication:
-      r->verdict = "communication";
-      break;
-    case BoundKind::kPeers: {
-      const int64_t peers = r->bound.ns[static_cast<int>(BoundKind::kPeers)];
-      if (!r->bound.waited_for.empty() && 2 * r->bound.waited_for.front().second >= peers) {
-        r->straggler = r->bound.waited_for.front().first;
-        r->verdict = "straggler rank " + std::to_string(r->straggler);
-      } else {
-        r->verdict = "peers (no single rank)";
-      }
-      break;
+namespace {
+
+// The peer `r` waited for at least kStragglerShare of its time, or -1.
+int32_t StragglerOf(const RankBound& r) {
+  const int64_t total = r.bound.total_ns();
+  if (r.bound.waited_for.empty() || total <= 0) return -1;
+  const auto& [peer, ns] = r.bound.waited_for.front();
+  return static_cast<double>(ns) >= kStragglerShare * static_cast<double>(total) ? peer : -1;
+}
+
+}  // namespace
+
+void DecideVerdicts(std::vector<RankBound>* ranks) {
+  std::map<int32_t, const RankBound*> by_rank;
+  for (const RankBound& r : *ranks) by_rank[r.rank] = &r;
+  for (RankBound& r : *ranks) {
+    int best = 0;
+    for (int k = 1; k < kBoundKindCount; ++k) {
+      if (r.bound.ns[k] > r.bound.ns[best]) best = k;
     }
-    case BoundKind::kUnexplained:
-      r->verdict = "a dependency the trace does not show";
-      break;
+    r.kind = static_cast<BoundKind>(best);
+    r.waited_for = StragglerOf(r);
+    const int64_t peers = r.bound.ns[static_cast<int>(BoundKind::kPeers)];
+    if (r.waited_for < 0 && r.kind == BoundKind::kPeers && !r.bound.waited_for.empty() &&
+        2 * r.bound.waited_for.front().second >= peers) {
+      r.waited_for = r.bound.waited_for.front().first;
+    }
+    r.straggler = r.waited_for;
+    // The root: on from the peer while it waited for one of its own (no rank twice).
+    std::vector<int32_t> seen = {r.rank, r.straggler};
+    for (auto it = by_rank.find(r.straggler); it != by_rank.end();) {
+      const int32_t next = StragglerOf(*it->second);
+      if (next < 0 || std::find(seen.begin(), seen.end(), next) != seen.end()) break;
+      seen.push_back(next);
+      r.straggler = next;
+      it = by_rank.find(next);
+    }
+    if (r.straggler >= 0) {
+      r.verdict = "straggler rank " + std::to_string(r.straggler);
+      if (r.straggler != r.waited_for)
+        r.verdict += " (through rank " + std::to_string(r.waited_for) + ")";
+      continue;
+    }
+    static constexpr const char* kVerdicts[kBoundKindCount] = {
+        "host",
+        "launch",
+        "compute",
+        "communication",
+        "peers (no single rank)",
+        "a dependency the trace does not show"};
+    r.verdict = r.bound.total_ns() == 0 ? "no time" : kVerdicts[best];
   }
-  if (r->bound.total_ns() == 0) r->verdict = "no time";
 }
 
 void WriteBoundText(const ReplayReport& report, std::FILE* out) {
@@ -117,29 +135,31 @@ void WriteBoundText(const ReplayReport& report, std::FILE* out) {
     std::fprintf(out, "  ... %zu more verdicts over %zu ranks (all in --json)\n",
                  rows.size() - kMaxVerdictRows, more);
   }
-  // The ranks whose verdict is not the most common one, the largest share of their verdict's
-  // kind first: what they wait for, in ms per iteration.
+  // The ranks whose verdict is not the most common one, with what backs it (ms per iteration
+  // and share of the rank's time): the wait for the peer of a straggler verdict, else the
+  // largest kind; the largest share first.
   std::vector<const RankBound*> outliers;
   for (size_t i = 1; i < rows.size(); ++i) {
     outliers.insert(outliers.end(), rows[i].second.begin(), rows[i].second.end());
   }
-  auto share_of_kind = [](const RankBound* r) {
-    return Percent(r->bound.ns[static_cast<int>(r->kind)], r->bound.total_ns());
+  auto backing_ns = [](const RankBound* r) {
+    return r->waited_for >= 0 ? r->bound.waited_for.front().second
+                              : r->bound.ns[static_cast<int>(r->kind)];
   };
-  std::stable_sort(outliers.begin(), outliers.end(), [&](const RankBound* a, const RankBound* b) {
-    return share_of_kind(a) > share_of_kind(b);
-  });
+  auto share = [&](const RankBound* r) { return Percent(backing_ns(r), r->bound.total_ns()); };
+  std::stable_sort(outliers.begin(), outliers.end(),
+                   [&](const RankBound* a, const RankBound* b) { return share(a) > share(b); });
   for (size_t i = 0; i < outliers.size() && i < kMaxOutlierRanks; ++i) {
     const RankBound& r = *outliers[i];
     const double per_iteration = r.iterations > 0 ? static_cast<double>(r.iterations) : 1.0;
-    std::fprintf(out, "  rank %d: %s, %.3f ms per iteration (%.1f %%)", r.rank, r.verdict.c_str(),
-                 Ms(r.bound.ns[static_cast<int>(r.kind)]) / per_iteration, share_of_kind(&r));
-    if (r.kind == BoundKind::kPeers && !r.bound.waited_for.empty()) {
-      std::fprintf(out, "; waited for rank %d %.3f ms per iteration",
-                   r.bound.waited_for.front().first,
-                   Ms(r.bound.waited_for.front().second) / per_iteration);
+    std::fprintf(out, "  rank %d: %s: ", r.rank, r.verdict.c_str());
+    if (r.waited_for >= 0) {
+      std::fprintf(out, "waited for rank %d ", r.waited_for);
+    } else {
+      std::fprintf(out, "%s ", BoundKindName(r.kind));
     }
-    std::fprintf(out, "\n");
+    std::fprintf(out, "%.3f ms per iteration (%.1f %%)\n", Ms(backing_ns(&r)) / per_iteration,
+                 share(&r));
   }
   if (outliers.size() > kMaxOutlierRanks) {
     std::fprintf(out, "  ... and %zu more ranks not in the most common verdict\n",
@@ -188,6 +208,7 @@ void WriteBoundJson(const ReplayReport& report, internal::JsonWriter* w) {
     w->KeyInt("rank", r.rank);
     w->KeyString("verdict", r.verdict);
     w->KeyString("kind", BoundKindName(r.kind));
+    w->KeyInt("waited_for_rank", r.waited_for);
     w->KeyInt("straggler_rank", r.straggler);
     w->KeyUint("iterations", r.iterations);
     WriteKindsJson(r.bound, w);

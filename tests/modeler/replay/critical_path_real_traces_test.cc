@@ -3,7 +3,8 @@
 // (within 0.1 %) and its classes add up to its length exactly, for the ProfilerStep iterations
 // for the iterations detected from the kernel stream, and in the dependencies-only replay. It
 // prints, per trace, the steps' mean iteration and path lengths and the largest difference
-// (docs/validation.md quotes them).
+// (docs/validation.md quotes them). The rank's own path (IterationBound) tiles the iteration
+// too, and its wait for peers is the sum of its waits for each peer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -57,6 +58,16 @@ void ExpectPathsTile(const std::vector<IterationReport>& iterations, const char*
       classes += c.ns;
     }
     EXPECT_EQ(classes, it.critical_length_ns) << where;
+    // The rank's own path (what bounds it) tiles the same interval; its wait for peers is the
+    // sum of its waits for each of them.
+    EXPECT_EQ(it.bound.total_ns(), it.critical_length_ns) << where;
+    int64_t waited = 0;
+    for (const auto& [rank, ns] : it.bound.waited_for) {
+      EXPECT_NE(rank, it.rank) << where;
+      EXPECT_GT(ns, 0) << where;
+      waited += ns;
+    }
+    EXPECT_EQ(waited, it.bound.ns[static_cast<int>(BoundKind::kPeers)]) << where;
     min_iteration = std::min(min_iteration, iteration_ns);
     max_iteration = std::max(max_iteration, iteration_ns);
     min_path = std::min(min_path, it.critical_length_ns);

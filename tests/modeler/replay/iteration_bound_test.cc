@@ -109,20 +109,51 @@ TEST(IterationBoundTest, WaitingForALatePeerNamesIt) {
   EXPECT_EQ(gemm_on_path, 70 * kUs);
 }
 
-// Waits spread over several peers, none of them half of it: no single straggler is named.
-TEST(IterationBoundTest, WaitsSpreadOverPeersNameNoSingleRank) {
+RankBound Bound(int32_t rank, int64_t compute, int64_t peers,
+                std::vector<std::pair<int32_t, int64_t>> waited_for) {
   RankBound r;
-  r.rank = 0;
-  r.bound.ns[static_cast<int>(BoundKind::kPeers)] = 90;
-  r.bound.ns[static_cast<int>(BoundKind::kCompute)] = 50;
-  r.bound.waited_for = {{1, 40}, {2, 30}, {3, 20}};
-  DecideVerdict(&r);
-  EXPECT_EQ(r.kind, BoundKind::kPeers);
-  EXPECT_EQ(r.straggler, -1);
-  EXPECT_EQ(r.verdict, "peers (no single rank)");
-  r.bound.waited_for = {{1, 45}, {2, 45}};
-  DecideVerdict(&r);
-  EXPECT_EQ(r.verdict, "straggler rank 1");  // Half of it: the first of the tie, by rank.
+  r.rank = rank;
+  r.bound.ns[static_cast<int>(BoundKind::kCompute)] = compute;
+  r.bound.ns[static_cast<int>(BoundKind::kPeers)] = peers;
+  r.bound.waited_for = std::move(waited_for);
+  return r;
+}
+
+// Waits spread over several peers, each under kStragglerShare and none half of them: no
+// single straggler is named even though "peers" is the largest kind.
+TEST(IterationBoundTest, WaitsSpreadOverPeersNameNoSingleRank) {
+  std::vector<RankBound> ranks = {
+      Bound(0, 50, 60, {{1, 10}, {2, 10}, {3, 10}, {4, 10}, {5, 10}, {6, 10}})};
+  DecideVerdicts(&ranks);
+  EXPECT_EQ(ranks[0].kind, BoundKind::kPeers);
+  EXPECT_EQ(ranks[0].straggler, -1);
+  EXPECT_EQ(ranks[0].verdict, "peers (no single rank)");
+}
+
+// A rank that waits for one peer 20 % of its time is a straggler verdict even though compute
+// is its largest kind; one that waits 5 % is not.
+TEST(IterationBoundTest, AWaitOverTheShareNamesTheStragglerBeforeTheLargestKind) {
+  std::vector<RankBound> ranks = {Bound(0, 80, 20, {{1, 20}}), Bound(1, 95, 5, {{0, 5}})};
+  DecideVerdicts(&ranks);
+  EXPECT_EQ(ranks[0].kind, BoundKind::kCompute);
+  EXPECT_EQ(ranks[0].verdict, "straggler rank 1");
+  EXPECT_EQ(ranks[1].verdict, "compute");
+}
+
+// 0 waits for 2, which waits for 3 (its tensor-parallel partner), which waits for nobody: the
+// root is 3. A cycle (4 <-> 5) stops at the first rank seen twice.
+TEST(IterationBoundTest, TheStragglerIsFollowedToItsRoot) {
+  std::vector<RankBound> ranks = {Bound(0, 70, 30, {{2, 30}}), Bound(2, 80, 20, {{3, 20}}),
+                                  Bound(3, 100, 0, {}), Bound(4, 70, 30, {{5, 30}}),
+                                  Bound(5, 70, 30, {{4, 30}})};
+  DecideVerdicts(&ranks);
+  EXPECT_EQ(ranks[0].verdict, "straggler rank 3 (through rank 2)");
+  EXPECT_EQ(ranks[0].waited_for, 2);
+  EXPECT_EQ(ranks[0].straggler, 3);
+  EXPECT_EQ(ranks[1].verdict, "straggler rank 3");
+  EXPECT_EQ(ranks[2].verdict, "compute");
+  EXPECT_EQ(ranks[3].verdict, "straggler rank 5");
+  EXPECT_EQ(ranks[4].verdict, "straggler rank 4");
 }
 
 }  // namespace
