@@ -11,7 +11,7 @@
 //                   at every data-parallel all-reduce: 2 is the one the others wait for, 3 the
 //                   cause. The share is a fixed rule, not fitted: a balanced job's waits for
 //                   any one rank are a few per cent of the iteration (a synth job: <= 1.1 %),
-//                   a straggler's tens of per cent;
+//                   a straggler's tens of per cent (docs/validation.md);
 //   else the largest kind: "host" (framework work between CUDA calls, non-launch API calls),
 //                   "launch" (CUDA launch and copy calls, launch latency), "compute",
 //                   "communication" (collective transfers), "peers (no single rank)",
