@@ -10,6 +10,7 @@
 
 #include "modeler/export/json_writer.h"
 #include "modeler/report/gpu_breakdown.h"
+#include "modeler/report/stragglers.h"
 
 namespace lumos::modeler {
 namespace {
@@ -272,6 +273,7 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   }
   WriteClassesText(r, over, out);
   WriteCopiesText(r, over, out);
+  WriteStragglersText(r, out);
   const BusySummary mb = Summarize(measured_bins), rb = Summarize(replayed_bins);
   std::fprintf(out,
                "\nGPU busy per 1 ms bin (%zu bins)      measured  replayed\n"
@@ -409,6 +411,7 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   w.Fixed(r.max_abs_error(), 4);
   w.EndObject();
   WriteBreakdownsJson(r, &w);
+  WriteStragglersJson(r, &w);
   auto breakdown = [&](const char* key, const Breakdown& b) {
     w.Key(key);
     w.BeginObject();
