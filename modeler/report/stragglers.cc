@@ -106,8 +106,11 @@ double WilsonLower(uint64_t n, uint64_t k, double z) {
   return std::max(0.0, (centre - margin) / (1 + z2 / nn));
 }
 
-std::vector<GroupSkew> GroupSkews(const ExecutionGraph& graph, const std::vector<int64_t>& starts,
+std::vector<GroupSkew> GroupSkews(const ExecutionGraph& graph, const SimResult* sim,
                                   int64_t tie_ns) {
+  auto arrival = [&graph, sim](uint32_t n) {
+    return sim != nullptr ? sim->start_ns[n] : graph.nodes[n].start_ns;
+  };
   std::vector<GroupSkew> out;
   for (size_t gi = 0; gi < graph.collectives.size(); ++gi) {
     const CollectiveGroup& g = graph.collectives[gi];
@@ -120,7 +123,7 @@ std::vector<GroupSkew> GroupSkews(const ExecutionGraph& graph, const std::vector
     uint32_t last = kNoNode;
     bool ran = true;
     for (uint32_t n : g.nodes) {
-      const int64_t a = starts[n];
+      const int64_t a = arrival(n);
       if (a == SimResult::kNotRun) {
         ran = false;
         break;
@@ -133,8 +136,8 @@ std::vector<GroupSkew> GroupSkews(const ExecutionGraph& graph, const std::vector
     uint32_t near_last = 0;
     int64_t waited = 0;
     for (uint32_t n : g.nodes) {
-      if (starts[n] >= s.last_arrival_ns - tie_ns) ++near_last;
-      waited += s.last_arrival_ns - starts[n];
+      if (arrival(n) >= s.last_arrival_ns - tie_ns) ++near_last;
+      waited += s.last_arrival_ns - arrival(n);
     }
     if (near_last == 1) {
       s.last_rank = graph.ranks[graph.nodes[last].rank_index];
@@ -145,11 +148,12 @@ std::vector<GroupSkew> GroupSkews(const ExecutionGraph& graph, const std::vector
   return out;
 }
 
-StragglerSide AnalyzeStragglerSide(const ExecutionGraph& graph, const std::vector<int64_t>& starts,
-                                   const std::vector<IterationReport>& iterations, bool replayed,
+StragglerSide AnalyzeStragglerSide(const ExecutionGraph& graph, const SimResult* sim,
+                                   const std::vector<IterationReport>& iterations,
                                    const StragglerOptions& options) {
   StragglerSide side;
-  const std::vector<GroupSkew> skews = GroupSkews(graph, starts, options.tie_ns);
+  const bool replayed = sim != nullptr;
+  const std::vector<GroupSkew> skews = GroupSkews(graph, sim, options.tie_ns);
 
   // By op, and for all.
   std::vector<std::vector<int64_t>> op_skews(kOpCount + 1);
@@ -189,6 +193,8 @@ StragglerSide AnalyzeStragglerSide(const ExecutionGraph& graph, const std::vecto
     slot = static_cast<uint32_t>(side.ranks.size());
     side.ranks.emplace_back().rank = rank;
   }
+  std::vector<uint32_t> slot_of_index(graph.ranks.size());  // By rank index.
+  for (size_t i = 0; i < graph.ranks.size(); ++i) slot_of_index[i] = slot_of[graph.ranks[i]];
   std::vector<Windows> windows(side.ranks.size());
   for (const IterationReport& it : iterations) {
     auto found = slot_of.find(it.rank);
@@ -212,7 +218,7 @@ StragglerSide AnalyzeStragglerSide(const ExecutionGraph& graph, const std::vecto
   for (const GroupSkew& s : skews) {
     if (s.last_rank < 0) continue;
     for (uint32_t n : graph.collectives[s.group].nodes) {
-      RankStraggling& r = side.ranks[slot_of[graph.ranks[graph.nodes[n].rank_index]]];
+      RankStraggling& r = side.ranks[slot_of_index[graph.nodes[n].rank_index]];
       ++r.groups;
       r.expected_last += 1.0 / static_cast<double>(s.members);
     }
@@ -272,8 +278,8 @@ StragglerSide AnalyzeStragglerSide(const ExecutionGraph& graph, const std::vecto
     const double expected_share =
         r.groups > 0 ? r.expected_last / static_cast<double>(r.groups) : 1.0;
     if (r.p_value < options.alpha && r.wilson_low > expected_share) {
-      side.straggler = r.rank;
-      break;
+      if (side.straggler < 0) side.straggler = r.rank;
+      ++side.confident_ranks;
     }
   }
   return side;
@@ -286,10 +292,8 @@ Stragglers AnalyzeStragglers(const ExecutionGraph& graph, const SimResult& sim,
   s.computed = true;
   s.tie_ns = options.tie_ns;
   s.alpha = options.alpha;
-  std::vector<int64_t> measured(graph.nodes.size());
-  for (size_t n = 0; n < graph.nodes.size(); ++n) measured[n] = graph.nodes[n].start_ns;
-  s.measured = AnalyzeStragglerSide(graph, measured, iterations, false, options);
-  s.replayed = AnalyzeStragglerSide(graph, sim.start_ns, iterations, true, options);
+  s.measured = AnalyzeStragglerSide(graph, nullptr, iterations, options);
+  s.replayed = AnalyzeStragglerSide(graph, &sim, iterations, options);
   return s;
 }
 
@@ -299,10 +303,15 @@ void VerdictLine(const char* side_name, const StragglerSide& side, std::FILE* ou
   if (side.order.empty()) return;
   const RankStraggling& r = side.ranks[side.order.front()];
   const char* is = side.straggler >= 0 ? "straggler" : "no confident straggler; most often last";
+  char more[64] = "";
+  if (side.confident_ranks > 1) {
+    std::snprintf(more, sizeof(more), " (%" PRIu64 " more ranks qualify)",
+                  side.confident_ranks - 1);
+  }
   std::fprintf(out,
-               "  %s: %s: rank %d, last in %" PRIu64 " of %" PRIu64
+               "  %s: %s: rank %d%s, last in %" PRIu64 " of %" PRIu64
                " groups (expected %.1f), p %s; others waited %.3f ms for it\n",
-               side_name, is, r.rank, r.last, r.groups, r.expected_last,
+               side_name, is, r.rank, more, r.last, r.groups, r.expected_last,
                PValueText(r.log10_p_value).c_str(), Ms(r.waited_for_ns));
 }
 
@@ -334,6 +343,7 @@ void WriteSide(const ExecutionGraph& g, const StragglerSide& side, internal::Jso
     w->Key("straggler");
     w->Null();
   }
+  w->KeyUint("confident_ranks", side.confident_ranks);
   w->KeyUint("iterations", side.iterations);
   w->Key("by_op");
   w->BeginArray(true);

@@ -26,7 +26,8 @@
 //                conservative), times the number of ranks (Bonferroni, capped at 1).
 //                wilson_low = the Wilson score 95% lower bound on k / n. A rank is *the
 //                straggler* when p_value < 0.01 and wilson_low > expected / n; of several, the
-//                smallest p_value (then the most groups last, then the lowest rank).
+//                smallest p_value (then the most groups last, then the lowest rank), and the
+//                report says how many qualify (copies of one rank in a synthetic job tie).
 //   by op        per op and for all: count, tied, skew p50 / p90 / max (nearest rank:
 //                the ceil(q n)-th smallest) and the waited-for sum; the top groups by skew
 //                (ties by group index).
@@ -66,10 +67,9 @@ struct GroupSkew {
   int64_t waited_ns = 0;   // Charged to last_rank (0 when tied).
 };
 
-// The skew of every group with >= 2 members that is complete and (with `starts` = the replay)
-// ran, in group order. `starts`: per node, the arrival times (Node::start_ns or
-// SimResult::start_ns).
-std::vector<GroupSkew> GroupSkews(const ExecutionGraph& graph, const std::vector<int64_t>& starts,
+// The skew of every group with >= 2 members that is complete and (with a replay) ran, in group
+// order. Arrivals: `sim`'s starts, or with none the measured Node::start_ns.
+std::vector<GroupSkew> GroupSkews(const ExecutionGraph& graph, const SimResult* sim,
                                   int64_t tie_ns);
 
 struct OpSkew {
@@ -100,6 +100,7 @@ struct StragglerSide {
   std::vector<RankStraggling> ranks;  // In rank order: every rank of the graph.
   uint64_t iterations = 0;            // Iteration ordinals (the most any rank has).
   int32_t straggler = -1;             // The confident straggler, or -1.
+  uint64_t confident_ranks = 0;       // Ranks that meet the straggler test (the first is it).
   // Ranks by confidence: p_value, then last (more first), then rank; indexes into `ranks`.
   std::vector<uint32_t> order;
 };
@@ -111,9 +112,9 @@ struct Stragglers {
   StragglerSide measured, replayed;
 };
 
-// `iterations`: AnalyzeIterations' (their measured and replayed windows).
-StragglerSide AnalyzeStragglerSide(const ExecutionGraph& graph, const std::vector<int64_t>& starts,
-                                   const std::vector<IterationReport>& iterations, bool replayed,
+// `iterations`: AnalyzeIterations' (their replayed windows with `sim`, else the measured ones).
+StragglerSide AnalyzeStragglerSide(const ExecutionGraph& graph, const SimResult* sim,
+                                   const std::vector<IterationReport>& iterations,
                                    const StragglerOptions& options = {});
 Stragglers AnalyzeStragglers(const ExecutionGraph& graph, const SimResult& sim,
                              const std::vector<IterationReport>& iterations,

@@ -87,6 +87,7 @@ TEST(StragglersTest, RankLastByALittleEveryTimeIsTheStraggler) {
   for (const StragglerSide* side : {&s.measured, &s.replayed}) {
     SCOPED_TRACE(side == &s.measured ? "measured" : "replayed");
     EXPECT_EQ(side->straggler, 2);
+    EXPECT_EQ(side->confident_ranks, 1u);
     ASSERT_EQ(side->by_op.size(), 2u);  // AllReduce, all.
     const OpSkew* all = Op(*side, "all");
     ASSERT_NE(all, nullptr);
@@ -204,7 +205,7 @@ TEST(StragglersTest, SendRecvPairIsOneGroup) {
         .Op(rank == 0 ? CollectiveOp::kSend : CollectiveOp::kRecv, 1 - rank);
   }
   const Replayed r = Replay(job);
-  const std::vector<GroupSkew> skews = GroupSkews(r.graph, r.sim.start_ns, 1000);
+  const std::vector<GroupSkew> skews = GroupSkews(r.graph, &r.sim, 1000);
   ASSERT_EQ(skews.size(), 1u);
   EXPECT_EQ(skews[0].members, 2u);
   EXPECT_EQ(skews[0].skew_ns, 15 * kUs);
@@ -240,7 +241,7 @@ TEST(StragglersTest, ArrivalsWithinTheTieMarginHaveNoLastRank) {
         .Collective(kComm, 1, 2, 7, second[rank], 160 - second[rank], 3);
   }
   const Replayed r = Replay(job);
-  const std::vector<GroupSkew> skews = GroupSkews(r.graph, r.sim.start_ns, 1000);
+  const std::vector<GroupSkew> skews = GroupSkews(r.graph, &r.sim, 1000);
   ASSERT_EQ(skews.size(), 2u);
   EXPECT_EQ(skews[0].skew_ns, 11 * kUs);
   EXPECT_EQ(skews[0].last_rank, -1);
