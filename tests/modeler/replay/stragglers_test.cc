@@ -189,6 +189,46 @@ TEST(StragglersTest, NoStragglerWhenTheLastRankRotates) {
   EXPECT_EQ(s.measured.ranks[s.measured.order.front()].rank, 0);
 }
 
+// A what-if changes the replayed side only. Four ranks, ten all-reduces (µs): at t = 100 i each
+// rank launches a GEMM (runs [t+1, t+11); on rank 2 it is "gemm_rank2", [t+1, t+18)) and then
+// the all-reduce, which starts when the GEMM ends (stream order): rank 2 arrives 7 µs after the
+// others every time, the measured straggler. With --scale kernel:gemm_rank2=0.5882 its GEMM
+// takes 9.999 µs, so every member arrives at t+11 (rank 2 1 ns earlier): all tied, no last rank,
+// no straggler replayed.
+TEST(StragglersTest, WhatIfChangesTheReplayedSideOnly) {
+  Job job;
+  job.job_id = "whatif";
+  for (int32_t rank = 0; rank < 4; ++rank) {
+    RankBuilder b(&job, rank, 4);
+    b.Communicator(kComm, rank, 4);
+    const int64_t gemm = rank == 2 ? 17 : 10;
+    for (uint64_t i = 0; i < 10; ++i) {
+      const int64_t t = 100 * static_cast<int64_t>(i);
+      b.Api(ApiKind::kLaunchKernel, "cudaLaunchKernel", t, 1, 2 * i + 1)
+          .Api(ApiKind::kLaunchKernel, "ncclAllReduce", t + 1, 1, 2 * i + 2)
+          .Kernel(rank == 2 ? "gemm_rank2" : "gemm", 7, t + 1, gemm, 2 * i + 1)
+          .Kernel("ncclDevKernel_AllReduce", 7, t + 1 + gemm, 60 - gemm, 2 * i + 2)
+          .Collective(kComm, i, 2 * i + 2, 7, t + 1 + gemm, 60 - gemm, 4);
+    }
+  }
+  const Replayed base = Replay(job);
+  const Stragglers b = Analyze(job, base);
+  EXPECT_EQ(b.measured.straggler, 2);
+  EXPECT_EQ(b.replayed.straggler, 2);
+  const Replayed faster = Replay(job, {"kernel:gemm_rank2=0.5882"});
+  ASSERT_EQ(faster.sim.not_run, 0u);
+  const Stragglers f = Analyze(job, faster);
+  EXPECT_EQ(f.measured.straggler, 2);
+  EXPECT_EQ(RankOf(f.measured, 2).last, 10u);
+  EXPECT_EQ(f.replayed.straggler, -1);
+  const OpSkew* all = Op(f.replayed, "all");
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(all->count, 10u);
+  EXPECT_EQ(all->tied, 10u);
+  EXPECT_LE(all->max_ns, 1);
+  EXPECT_EQ(RankOf(f.replayed, 2).last, 0u);
+}
+
 // A send from rank 0 (starts at 10 µs) and its receive on rank 1 (starts at 25 µs), both
 // ending at 60: one group of 2, skew 15 µs, rank 1 last, waited for 15 µs. Expected 1/2 each;
 // one group proves nothing: p(rank 1) = 0.5 x 2 = 1.
