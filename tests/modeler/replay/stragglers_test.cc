@@ -314,10 +314,11 @@ TEST(StragglersTest, BinomialTailAndWilsonBoundMatchClosedForms) {
 }
 
 // A GPU-bound `synth gpt` job (hidden 2048, seq 2048: the GEMMs, not the host, decide when
-// each rank reaches its all-reduces), tp 2 x dp 2, 4 iterations. In the small host-bound job
-// of kSmallGptSettings the synth's TP rank 1 reaches ~85% of the TP all-reduces last (its host
-// calls, not its kernels), which this analysis rightly reports, so it is no job "without a
-// straggler".
+// each rank reaches its all-reduces), tp 2 x dp 2, 4 iterations. The small job of
+// kSmallGptSettings is host-bound: each rank's host time is a random walk that nothing resets
+// (its host never waits for the GPU), so whichever rank's walk falls behind stays last for
+// many iterations (which rank depends on the seed), a persistent lag this analysis rightly
+// reports; so it is no job "without a straggler".
 Job LoadGpt(const std::string& dir, int64_t slow_rank, double factor) {
   GptConfig config;
   EXPECT_TRUE(ApplyGptSettings("layers=2,hidden=2048,heads=16,seq=2048,mbs=2,micro_batches=2,"
