@@ -19,12 +19,18 @@ constexpr const char* kOpNames[] = {LUMOS_ENUM_COLLECTIVE_OP(LUMOS_INTERNAL_OP_N
 #undef LUMOS_INTERNAL_OP_NAME
 constexpr size_t kOpCount = sizeof(kOpNames) / sizeof(kOpNames[0]);
 
+// A send and its receive are one group, labelled by whichever record came first: both read
+// "Send/Recv" (in the send's slot).
 size_t OpSlot(schema::CollectiveOp op) {
+  if (op == schema::CollectiveOp::kRecv) op = schema::CollectiveOp::kSend;
   const auto v = static_cast<size_t>(op);
   return v < kOpCount ? v : 0;
 }
 
-const char* OpName(size_t slot) { return slot == 0 ? "(op not recorded)" : kOpNames[slot]; }
+const char* OpName(size_t slot) {
+  if (slot == static_cast<size_t>(schema::CollectiveOp::kSend)) return "Send/Recv";
+  return slot == 0 ? "(op not recorded)" : kOpNames[slot];
+}
 
 // The ceil(q n)-th smallest of sorted `v` (nearest rank); 0 for none.
 int64_t NearestRank(const std::vector<int64_t>& v, double q) {

@@ -2,9 +2,10 @@
 // measured and replayed side by side, from the graph's collective groups alone (replay drops
 // the raw events after each rank's part of the graph is built).
 //   collectives  every complete CollectiveGroup with >= 2 members (sends/receives included),
-//                labelled by its op. A member's arrival is its GPU op's start: measured, the
-//                node's start on the job's aligned timeline; replayed, the simulated start (a
-//                group with a member that never ran is left out of the replayed side).
+//                labelled by its op (a send and its receive: "Send/Recv"). A member's arrival is
+//                its GPU op's start: measured, the node's start on the job's aligned timeline;
+//                replayed, the simulated start (a group with a member that never ran is left out of
+//                the replayed side).
 //   skew         last arrival - first arrival.
 //   last rank    the member with the latest arrival, when every other member arrived more
 //                than `tie_ns` (1 µs) before it; otherwise the group is *tied*: no last rank,
@@ -73,7 +74,7 @@ std::vector<GroupSkew> GroupSkews(const ExecutionGraph& graph, const SimResult* 
                                   int64_t tie_ns);
 
 struct OpSkew {
-  const char* op = "";  // "AllReduce", ..., "(op not recorded)"; "all" for the sum.
+  const char* op = "";  // "AllReduce", "Send/Recv", ..., "(op not recorded)"; "all": the sum.
   uint64_t count = 0, tied = 0;
   int64_t p50_ns = 0, p90_ns = 0, max_ns = 0;
   int64_t waited_ns = 0;
