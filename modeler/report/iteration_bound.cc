@@ -1,6 +1,7 @@
 #include "modeler/report/iteration_bound.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <map>
 
 #include "modeler/export/json_writer.h"
@@ -158,8 +159,18 @@ void WriteBoundText(const ReplayReport& report, std::FILE* out) {
     } else {
       std::fprintf(out, "%s ", BoundKindName(r.kind));
     }
-    std::fprintf(out, "%.3f ms per iteration (%.1f %%)\n", Ms(backing_ns(&r)) / per_iteration,
+    std::fprintf(out, "%.3f ms per iteration (%.1f %%)", Ms(backing_ns(&r)) / per_iteration,
                  share(&r));
+    // A straggler verdict's root as the collectives' arrivals see it (stragglers.h).
+    if (r.straggler >= 0 && report.stragglers.computed) {
+      for (const RankStraggling& s : report.stragglers.replayed.ranks) {
+        if (s.rank != r.straggler || s.groups == 0) continue;
+        std::fprintf(out,
+                     "; rank %d last in %" PRIu64 " of %" PRIu64 " collectives (%.1f expected)",
+                     s.rank, s.last, s.groups, s.expected_last);
+      }
+    }
+    std::fprintf(out, "\n");
   }
   if (outliers.size() > kMaxOutlierRanks) {
     std::fprintf(out, "  ... and %zu more ranks not in the most common verdict\n",

@@ -17,6 +17,7 @@
 #include "modeler/report/replay_analysis.h"
 #include "modeler/report/replay_report.h"
 #include "modeler/report/replay_timeline.h"
+#include "modeler/report/stragglers.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/sim/whatif.h"
 #include "modeler/trace/trace_set.h"
@@ -196,6 +197,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   progress.Update(-1);
   analysis.keep_critical_segments = !timeline.empty();
   report.iterations = AnalyzeIterations(job, graph, sim, analysis);
+  report.stragglers = AnalyzeStragglers(graph, sim, report.iterations);
   report.iteration_rule =
       (analysis.iteration ? "ranges matching '" + analysis.iteration_pattern + "'"
                           : std::string("ProfilerStep#N ranges")) +

@@ -11,6 +11,7 @@
 #include "modeler/export/json_writer.h"
 #include "modeler/report/gpu_breakdown.h"
 #include "modeler/report/iteration_bound.h"
+#include "modeler/report/stragglers.h"
 
 namespace lumos::modeler {
 namespace {
@@ -272,6 +273,7 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   }
   WriteClassesText(r, over, out);
   WriteCopiesText(r, over, out);
+  WriteStragglersText(r, out);
   const BusySummary mb = Summarize(measured_bins), rb = Summarize(replayed_bins);
   std::fprintf(out,
                "\nGPU busy per 1 ms bin (%zu bins)      measured  replayed\n"
@@ -411,6 +413,7 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   w.EndObject();
   WriteBreakdownsJson(r, &w);
   WriteBoundJson(r, &w);
+  WriteStragglersJson(r, &w);
   auto breakdown = [&](const char* key, const Breakdown& b) {
     w.Key(key);
     w.BeginObject();

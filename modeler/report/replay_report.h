@@ -13,6 +13,7 @@
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/report/replay_analysis.h"
+#include "modeler/report/stragglers.h"
 #include "modeler/sim/simulator.h"
 
 namespace lumos::modeler {
@@ -36,6 +37,7 @@ struct ReplayReport {
   std::vector<GraphDiagnostic> sim_diagnostics;
   std::string iteration_rule;  // How iterations were found.
   std::vector<IterationReport> iterations;
+  Stragglers stragglers;  // Who the others waited for at collectives (stragglers.h).
 
   // Mean and max |error| over iterations, percent.
   double mean_abs_error() const;
