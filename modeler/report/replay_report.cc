@@ -272,6 +272,8 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   }
   WriteClassesText(r, over, out);
   WriteCopiesText(r, over, out);
+  WriteIdleText(r, over, out);
+  WriteLaunchText(r, over, out);
   const BusySummary mb = Summarize(measured_bins), rb = Summarize(replayed_bins);
   std::fprintf(out,
                "\nGPU busy per 1 ms bin (%zu bins)      measured  replayed\n"
@@ -409,6 +411,8 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   w.Fixed(r.max_abs_error(), 4);
   w.EndObject();
   WriteBreakdownsJson(r, &w);
+  WriteIdleJson(r, &w);
+  WriteLaunchJson(r, &w);
   auto breakdown = [&](const char* key, const Breakdown& b) {
     w.Key(key);
     w.BeginObject();
@@ -495,6 +499,8 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
       w.EndObject();
     }
     w.EndArray();
+    WriteIterationIdleJson(r, static_cast<size_t>(&it - r.iterations.data()), &w);
+    WriteIterationLaunchJson(r, static_cast<size_t>(&it - r.iterations.data()), &w);
     w.EndObject();
   }
   w.EndArray();
