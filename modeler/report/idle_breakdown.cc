@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <climits>
 #include <map>
 #include <utility>
 
 #include "modeler/export/json_writer.h"
 #include "modeler/report/replay_report.h"
+#include "modeler/report/sorted_runs.h"
 
 namespace lumos::modeler {
 namespace {
@@ -44,10 +46,14 @@ struct Timeline {
   void Add(const Side& side, uint32_t n) {
     if (side.ran(n)) spans.push_back({side.start(n), side.end(n), n});
   }
+  static bool Before(const Span& a, const Span& b) {
+    return a.start != b.start ? a.start < b.start : a.node < b.node;
+  }
   void Finish() {
-    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-      return a.start != b.start ? a.start < b.start : a.node < b.node;
-    });
+    // A stream's or thread's nodes come in order already (measured order; a replay keeps it).
+    if (!std::is_sorted(spans.begin(), spans.end(), Before)) {
+      std::sort(spans.begin(), spans.end(), Before);
+    }
     cover.resize(spans.size());
     int64_t latest = INT64_MIN;
     for (size_t i = 0; i < spans.size(); ++i) cover[i] = latest = std::max(latest, spans[i].end);
@@ -61,20 +67,52 @@ struct Timeline {
   }
 };
 
-// The event-wait in-edges' sources of each node that has some: (to, from), sorted.
-std::vector<std::pair<uint32_t, uint32_t>> EventWaits(const ExecutionGraph& g) {
-  std::vector<std::pair<uint32_t, uint32_t>> waits;
-  for (const Edge& e : g.edges) {
-    if (e.kind == EdgeKind::kEventWait) waits.emplace_back(e.to, e.from);
+// The event-wait in-edges' sources of each node that has some, and for the rank at hand, where
+// each of its nodes' sources start in that list (a gap's look-up is then one array read: most
+// GPU ops wait for no event).
+class EventWaits {
+ public:
+  explicit EventWaits(const ExecutionGraph& g) {
+    for (const Edge& e : g.edges) {
+      if (e.kind == EdgeKind::kEventWait) waits_.emplace_back(e.to, e.from);
+    }
+    std::sort(waits_.begin(), waits_.end());
   }
-  std::sort(waits.begin(), waits.end());
-  return waits;
-}
+  // Index the nodes [first, last) (one rank's).
+  void Select(uint32_t first, uint32_t last) {
+    first_ = first;
+    begin_.assign(last - first, kNone);
+    auto it = std::lower_bound(waits_.begin(), waits_.end(), std::make_pair(first, uint32_t{0}));
+    for (; it != waits_.end() && it->first < last; ++it) {
+      uint32_t& b = begin_[it->first - first];
+      if (b == kNone) b = static_cast<uint32_t>(it - waits_.begin());
+    }
+  }
+  // Calls f(source) for each event-wait source of node n.
+  template <typename F>
+  void ForEach(uint32_t n, F f) const {
+    size_t i = 0;
+    if (n >= first_ && n - first_ < begin_.size()) {
+      if (begin_[n - first_] == kNone) return;
+      i = begin_[n - first_];
+    } else {
+      i = static_cast<size_t>(
+          std::lower_bound(waits_.begin(), waits_.end(), std::make_pair(n, uint32_t{0})) -
+          waits_.begin());
+    }
+    for (; i < waits_.size() && waits_[i].first == n; ++i) f(waits_[i].second);
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<std::pair<uint32_t, uint32_t>> waits_;  // (to, from), sorted.
+  uint32_t first_ = 0;
+  std::vector<uint32_t> begin_;
+};
 
 class Classifier {
  public:
-  Classifier(const ExecutionGraph& g, const std::vector<std::pair<uint32_t, uint32_t>>& waits,
-             const Side& side)
+  Classifier(const ExecutionGraph& g, const EventWaits& waits, const Side& side)
       : g_(g), waits_(waits), side_(side) {}
 
   // Gap [a, b) before `next` (kNoNode: none), split in time order.
@@ -118,15 +156,14 @@ class Classifier {
   // The latest end of the node's event-wait sources (INT64_MIN: none).
   int64_t DependencyEnd(uint32_t n) const {
     int64_t latest = INT64_MIN;
-    auto it = std::lower_bound(waits_.begin(), waits_.end(), std::make_pair(n, uint32_t{0}));
-    for (; it != waits_.end() && it->first == n; ++it) {
-      if (side_.ran(it->second)) latest = std::max(latest, side_.end(it->second));
-    }
+    waits_.ForEach(n, [&](uint32_t from) {
+      if (side_.ran(from)) latest = std::max(latest, side_.end(from));
+    });
     return latest;
   }
 
   const ExecutionGraph& g_;
-  const std::vector<std::pair<uint32_t, uint32_t>>& waits_;
+  const EventWaits& waits_;
   const Side& side_;
 };
 
@@ -191,21 +228,32 @@ RankTimelines Build(const ExecutionGraph& g, const Side& measured, const Side& r
   RankTimelines t;
   for (const Processor* p : processors) (p->gpu ? t.streams : t.threads).push_back(p);
   auto fill = [&](const std::vector<const Processor*>& ps, std::vector<Timeline>* m,
-                  std::vector<Timeline>* r, Timeline* all_m, Timeline* all_r) {
+                  std::vector<Timeline>* r) {
     m->resize(ps.size());
     r->resize(ps.size());
     for (size_t i = 0; i < ps.size(); ++i) {
       for (uint32_t n : ps[i]->nodes) {
         (*m)[i].Add(measured, n);
         (*r)[i].Add(replayed, n);
-        if (all_m != nullptr) all_m->Add(measured, n), all_r->Add(replayed, n);
       }
       (*m)[i].Finish();
       (*r)[i].Finish();
     }
   };
-  fill(t.streams, &t.measured_streams, &t.replayed_streams, &t.measured_gpu, &t.replayed_gpu);
-  fill(t.threads, &t.measured_threads, &t.replayed_threads, nullptr, nullptr);
+  fill(t.streams, &t.measured_streams, &t.replayed_streams);
+  fill(t.threads, &t.measured_threads, &t.replayed_threads);
+  // All streams, stream by stream: runs in order already (a stream runs its ops in order).
+  std::vector<size_t> m_runs, r_runs;
+  for (size_t i = 0; i < t.streams.size(); ++i) {
+    const auto& m = t.measured_streams[i].spans;
+    const auto& r = t.replayed_streams[i].spans;
+    t.measured_gpu.spans.insert(t.measured_gpu.spans.end(), m.begin(), m.end());
+    t.replayed_gpu.spans.insert(t.replayed_gpu.spans.end(), r.begin(), r.end());
+    m_runs.push_back(t.measured_gpu.spans.size());
+    r_runs.push_back(t.replayed_gpu.spans.size());
+  }
+  internal::SortRuns(&t.measured_gpu.spans, m_runs, Timeline::Before);
+  internal::SortRuns(&t.replayed_gpu.spans, r_runs, Timeline::Before);
   t.measured_gpu.Finish();
   t.replayed_gpu.Finish();
   return t;
@@ -267,13 +315,18 @@ IdleReport AnalyzeIdle(const ExecutionGraph& g, const SimResult& sim,
   for (const Processor& p : g.processors) {
     if (p.rank_index < processors.size()) processors[p.rank_index].push_back(&p);
   }
-  const auto waits = EventWaits(g);
+  EventWaits waits(g);
   const Side measured(g, nullptr), replayed(g, &sim);
   const Classifier measured_gaps(g, waits, measured), replayed_gaps(g, waits, replayed);
   // In rank order (index_of's), as the report lists them.
   for (const auto& [rank, r] : index_of) {
     if (by_rank[r].empty()) continue;
     const RankTimelines t = Build(g, measured, replayed, processors[r]);
+    uint32_t first = UINT32_MAX, last = 0;  // The rank's node ids.
+    for (const Processor* p : processors[r]) {
+      for (uint32_t n : p->nodes) first = std::min(first, n), last = std::max(last, n + 1);
+    }
+    if (first < last) waits.Select(first, last);
     RankIdle sum;
     sum.rank = rank;
     for (const Processor* p : t.streams) sum.times.streams.push_back({p->id, {}, {}});

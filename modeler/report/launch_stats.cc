@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <climits>
+#include <functional>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "modeler/export/json_writer.h"
 #include "modeler/report/replay_report.h"
+#include "modeler/report/sorted_runs.h"
 
 namespace lumos::modeler {
 namespace {
@@ -30,10 +34,13 @@ struct Step {
 };
 
 struct NameSum {
+  std::string_view name;
   uint64_t count = 0;
   int64_t gpu_ns = 0;
 };
-using NameSums = std::map<std::string_view, NameSum>;
+// By the name's address: node names view the Job's NamePool, one copy per distinct name, so
+// equal names share it and a lookup never compares kernel names (hundreds of bytes).
+using NameSums = std::unordered_map<const char*, NameSum>;
 
 // A launch call on one side: its times and how many of its ops are queued from its start.
 struct Call {
@@ -53,8 +60,17 @@ struct RankSide {
     auto ran = [sim](uint32_t n) { return sim == nullptr || sim->ran(n); };
     auto start = [&](uint32_t n) { return sim ? sim->start_ns[n] : g.nodes[n].start_ns; };
     auto end = [&](uint32_t n) { return sim ? sim->end_ns[n] : g.nodes[n].end_ns(); };
-    std::vector<std::pair<int64_t, int>> changes;
+    std::vector<int64_t> ups, downs;  // Depth +1 at each queued op's call start, -1 at its end.
     std::vector<Call> by_op;
+    size_t nodes = 0;
+    for (const Processor* p : streams) nodes += p->nodes.size();
+    ops.reserve(nodes);
+    by_op.reserve(nodes);
+    ups.reserve(nodes);
+    downs.reserve(nodes);
+    // Stream by stream: each vector is then a run per stream, in order already but for
+    // overlapping ops or calls launching out of order.
+    std::vector<size_t> op_runs, queued_runs;
     for (const Processor* p : streams) {
       for (uint32_t n : p->nodes) {
         const uint32_t call = g.nodes[n].launch;
@@ -63,24 +79,29 @@ struct RankSide {
         ops.push_back(op);
         const bool queued = op.end > op.call_start;
         by_op.push_back({op.call_start, op.call_ns, call, queued ? 1 : 0});
-        if (queued) changes.emplace_back(op.call_start, 1), changes.emplace_back(op.end, -1);
+        if (queued) ups.push_back(op.call_start), downs.push_back(op.end);
       }
+      op_runs.push_back(ops.size());
+      queued_runs.push_back(ups.size());
     }
-    std::sort(ops.begin(), ops.end(), [](const Launched& a, const Launched& b) {
+    internal::SortRuns(&ops, op_runs, [](const Launched& a, const Launched& b) {
       return a.start != b.start ? a.start < b.start : a.node < b.node;
     });
-    std::sort(changes.begin(), changes.end());
+    internal::SortRuns(&ups, queued_runs, std::less<>());
+    internal::SortRuns(&downs, queued_runs, std::less<>());
+    // One step per distinct time, after every change at it.
     int64_t depth = 0;
-    for (size_t i = 0; i < changes.size(); ++i) {
-      depth += changes[i].second;
-      if (i + 1 == changes.size() || changes[i + 1].first != changes[i].first) {
-        steps.push_back({changes[i].first, depth});
-      }
+    size_t u = 0, d = 0;
+    while (u < ups.size() || d < downs.size()) {
+      const int64_t t =
+          std::min(u < ups.size() ? ups[u] : INT64_MAX, d < downs.size() ? downs[d] : INT64_MAX);
+      for (; u < ups.size() && ups[u] == t; ++u) ++depth;
+      for (; d < downs.size() && downs[d] == t; ++d) --depth;
+      steps.push_back({t, depth});
     }
-    auto by_start = [](const Call& a, const Call& b) {
+    internal::SortRuns(&by_op, op_runs, [](const Call& a, const Call& b) {
       return a.start != b.start ? a.start < b.start : a.node < b.node;
-    };
-    std::sort(by_op.begin(), by_op.end(), by_start);
+    });
     for (const Call& c : by_op) {
       if (calls.empty() || calls.back().node != c.node) {
         calls.push_back(c);
@@ -149,15 +170,22 @@ std::pair<size_t, size_t> InWindow(const std::vector<Launched>& ops, int64_t beg
 }
 
 std::vector<ShortKernelName> Top(const NameSums& sums, size_t n) {
-  std::vector<ShortKernelName> v;
+  std::vector<const NameSum*> v;
   v.reserve(sums.size());
-  for (const auto& [name, s] : sums) v.push_back({std::string(name), s.count, s.gpu_ns});
-  // The map is in name order, so ties stay in name order.
-  std::stable_sort(v.begin(), v.end(), [](const ShortKernelName& a, const ShortKernelName& b) {
-    return a.count != b.count ? a.count > b.count : a.gpu_ns > b.gpu_ns;
-  });
-  if (v.size() > n) v.resize(n);
-  return v;
+  for (const auto& [key, s] : sums) v.push_back(&s);
+  // Most first; ties by name, so the order does not depend on the hash map's.
+  auto before = [](const NameSum* a, const NameSum* b) {
+    if (a->count != b->count) return a->count > b->count;
+    if (a->gpu_ns != b->gpu_ns) return a->gpu_ns > b->gpu_ns;
+    return a->name < b->name;
+  };
+  const size_t kept = std::min(n, v.size());
+  std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(kept), v.end(), before);
+  std::vector<ShortKernelName> top;
+  top.reserve(kept);
+  for (size_t i = 0; i < kept; ++i)
+    top.push_back({std::string(v[i]->name), v[i]->count, v[i]->gpu_ns});
+  return top;
 }
 
 // Everything of one rank or the job on one side while it is summed.
@@ -173,6 +201,7 @@ struct Accumulator {
     short_kernels.gpu_ns += from.short_kernels.gpu_ns;
     for (const auto& [name, s] : from.names) {
       NameSum& to = names[name];
+      to.name = s.name;
       to.count += s.count;
       to.gpu_ns += s.gpu_ns;
     }
@@ -201,7 +230,8 @@ QueueStats Window(const ExecutionGraph& g, const RankSide& side, int64_t begin, 
     if (ns < op.call_ns) {
       ++acc->short_kernels.count;
       acc->short_kernels.gpu_ns += ns;
-      NameSum& s = acc->names[node.name];
+      NameSum& s = acc->names[node.name.data()];
+      s.name = node.name;
       ++s.count;
       s.gpu_ns += ns;
     }
@@ -210,8 +240,13 @@ QueueStats Window(const ExecutionGraph& g, const RankSide& side, int64_t begin, 
   // Launch calls starting in the window while the queue was full without their own ops.
   auto c = std::lower_bound(side.calls.begin(), side.calls.end(), begin,
                             [](const Call& x, int64_t t) { return x.start < t; });
+  // The depth at each call's start: the last step at or before it (calls come in time order).
+  auto step = std::upper_bound(side.steps.begin(), side.steps.end(), begin,
+                               [](int64_t x, const Step& st) { return x < st.t; });
+  int64_t depth = side.DepthAt(begin);
   for (; c != side.calls.end() && c->start < end; ++c) {
-    if (side.DepthAt(c->start) - c->own >= options.queue_limit) {
+    for (; step != side.steps.end() && step->t <= c->start; ++step) depth = step->depth;
+    if (depth - c->own >= options.queue_limit) {
       ++q.full_calls;
       q.full_ns += c->ns;
     }
@@ -226,19 +261,24 @@ DelayStats Distribution(std::vector<int64_t>* delays_ns) {
   DelayStats d;
   std::vector<int64_t>& v = *delays_ns;
   if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
   d.count = v.size();
   for (int64_t x : v) d.sum_ns += x;
   d.mean_ns = d.sum_ns / static_cast<int64_t>(v.size());
-  // Nearest rank: the smallest value with at least p% of the values at or below it.
-  auto rank = [&v](int p) {
-    const size_t k = (static_cast<size_t>(p) * v.size() + 99) / 100;
-    return v[std::max<size_t>(k, 1) - 1];
+  // Nearest rank: the smallest value with at least p% of the values at or below it, the
+  // ceil(p n / 100)-th smallest. Each selection leaves the larger values after it, so the next
+  // one looks only there.
+  auto begin = v.begin();
+  auto rank = [&v, &begin](int p) {
+    const size_t k = std::max<size_t>((static_cast<size_t>(p) * v.size() + 99) / 100, 1) - 1;
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(k);
+    std::nth_element(begin, at, v.end());
+    begin = at;
+    return *at;
   };
   d.p50_ns = rank(50);
   d.p90_ns = rank(90);
   d.p99_ns = rank(99);
-  d.max_ns = v.back();
+  d.max_ns = *std::max_element(begin, v.end());
   return d;
 }
 

@@ -110,7 +110,7 @@ LaunchReport AnalyzeLaunches(const ExecutionGraph& graph, const SimResult& sim,
                              const std::vector<IterationReport>& iterations,
                              const LaunchOptions& options = {});
 
-// Nearest-rank percentiles (and the rest) of `delays_ns`, which it sorts.
+// Nearest-rank percentiles (and the rest) of `delays_ns`, which it reorders.
 DelayStats Distribution(std::vector<int64_t>* delays_ns);
 
 // The text report's section (job line and the ranks with the largest p99 delay).
