@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "modeler/report/idle_breakdown.h"
 #include "modeler/report/launch_stats.h"
 #include "modeler/report/replay_analysis.h"
 #include "modeler/report/replay_report.h"
+#include "modeler/report/sorted_runs.h"
 #include "tests/modeler/replay/replay_test_util.h"
 
 namespace lumos::modeler::testing {
@@ -218,6 +221,16 @@ TEST(LaunchStatsTest, QueueBuildsUpAndFillsAtTheLimit) {
   // other (no next op).
   const IdleReport idle = AnalyzeIdle(r.graph, r.sim, iterations);
   ExpectSplit(idle.iterations[0].measured_gpu, 0, 0, 50, "GPU");
+}
+
+// Runs in order and out of order, empty ones, an odd count: one sorted whole.
+TEST(SortRunsTest, MergesRunsSortingOnlyThoseOutOfOrder) {
+  std::vector<int> v{1, 4, 9, /**/ 8, 2, 5, /**/ /**/ 0, 3, 7};
+  internal::SortRuns(&v, {3, 6, 6, 9}, std::less<>());
+  EXPECT_EQ(v, (std::vector<int>{0, 1, 2, 3, 4, 5, 7, 8, 9}));
+  std::vector<int> one{3, 1, 2};
+  internal::SortRuns(&one, {3}, std::less<>());
+  EXPECT_EQ(one, (std::vector<int>{1, 2, 3}));
 }
 
 TEST(LaunchStatsTest, NearestRankPercentiles) {
