@@ -14,6 +14,8 @@
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
 #include "modeler/io/output_file.h"
+#include "modeler/report/idle_breakdown.h"
+#include "modeler/report/launch_stats.h"
 #include "modeler/report/replay_analysis.h"
 #include "modeler/report/replay_report.h"
 #include "modeler/report/replay_timeline.h"
@@ -198,6 +200,8 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   analysis.keep_critical_segments = !timeline.empty();
   report.iterations = AnalyzeIterations(job, graph, sim, analysis);
   report.stragglers = AnalyzeStragglers(graph, sim, report.iterations);
+  report.idle = AnalyzeIdle(graph, sim, report.iterations);
+  report.launch = AnalyzeLaunches(graph, sim, report.iterations, {.bin_ns = analysis.bin_ns});
   report.iteration_rule =
       (analysis.iteration ? "ranges matching '" + analysis.iteration_pattern + "'"
                           : std::string("ProfilerStep#N ranges")) +

@@ -274,6 +274,8 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   WriteClassesText(r, over, out);
   WriteCopiesText(r, over, out);
   WriteStragglersText(r, out);
+  WriteIdleText(r, over, out);
+  WriteLaunchText(r, over, out);
   const BusySummary mb = Summarize(measured_bins), rb = Summarize(replayed_bins);
   std::fprintf(out,
                "\nGPU busy per 1 ms bin (%zu bins)      measured  replayed\n"
@@ -414,6 +416,8 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
   WriteBreakdownsJson(r, &w);
   WriteBoundJson(r, &w);
   WriteStragglersJson(r, &w);
+  WriteIdleJson(r, &w);
+  WriteLaunchJson(r, &w);
   auto breakdown = [&](const char* key, const Breakdown& b) {
     w.Key(key);
     w.BeginObject();
@@ -501,6 +505,8 @@ Status WriteJsonReport(const ReplayReport& r, std::FILE* file) {
       w.EndObject();
     }
     w.EndArray();
+    WriteIterationIdleJson(r, static_cast<size_t>(&it - r.iterations.data()), &w);
+    WriteIterationLaunchJson(r, static_cast<size_t>(&it - r.iterations.data()), &w);
     w.EndObject();
   }
   w.EndArray();

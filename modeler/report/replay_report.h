@@ -12,6 +12,8 @@
 #include "base/status.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
+#include "modeler/report/idle_breakdown.h"
+#include "modeler/report/launch_stats.h"
 #include "modeler/report/replay_analysis.h"
 #include "modeler/report/stragglers.h"
 #include "modeler/sim/simulator.h"
@@ -38,6 +40,8 @@ struct ReplayReport {
   std::string iteration_rule;  // How iterations were found.
   std::vector<IterationReport> iterations;
   Stragglers stragglers;  // Who the others waited for at collectives (stragglers.h).
+  IdleReport idle;      // Empty: not analysed (idle_breakdown.h).
+  LaunchReport launch;  // Empty: not analysed (launch_stats.h).
 
   // Mean and max |error| over iterations, percent.
   double mean_abs_error() const;
