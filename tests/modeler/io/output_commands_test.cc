@@ -344,7 +344,7 @@ void ExpectTimelineFailureKeepsThePrevious(const std::string& timeline, const st
 }
 
 TEST(OutputCommandsTest, TimelineOnAFullDiskKeepsThePreviousFile) {
-  SmallFileSystem disk("3m");  // Room for one 2.6 MB timeline, not two.
+  SmallFileSystem disk("5m");  // Room for one 3.2 MB timeline, not two.
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs CAP_SYS_ADMIN)";
   ExpectTimelineFailureKeepsThePrevious(disk.File("replay.json"), "", "No space left on device");
 }
@@ -352,7 +352,7 @@ TEST(OutputCommandsTest, TimelineOnAFullDiskKeepsThePreviousFile) {
 TEST(OutputCommandsTest, TimelineBeyondTheFileSizeLimitKeepsThePreviousFile) {
   TempDir dir;
   // 1000 blocks: 500 KB where sh counts 512 bytes (dash), 1 MB where it counts 1 KB (bash);
-  // either way well below the 2.6 MB timeline.
+  // either way well below the 3.2 MB timeline.
   ExpectTimelineFailureKeepsThePrevious(dir.File("replay.json"), "ulimit -f 1000; ",
                                         "File too large");
 }
