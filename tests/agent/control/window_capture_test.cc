@@ -95,9 +95,14 @@ std::string Parent(const std::string& path) { return path.substr(0, path.rfind('
 
 class WindowCaptureTest : public ::testing::Test {
  protected:
-  // A job id no other test (or a run in parallel) uses: lumos-ctl --job finds only ours.
-  std::string job_ = "win" + std::to_string(getpid()) + "-" +
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  // A job id no other test (or a run in parallel) uses: lumos-ctl --job finds only ours. A
+  // parameterized test's name holds a '/', which a job id (a directory name) must not.
+  std::string job_ = [] {
+    std::string job = "win" + std::to_string(getpid()) + "-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(job.begin(), job.end(), '/', '-');
+    return job;
+  }();
   ::lumos::testing::TempDir dir_;
 
   std::string Workload(const std::string& env, int rank, int world, const std::string& args) {
@@ -191,6 +196,55 @@ TEST_F(WindowCaptureTest, OneRequestGivesEveryProcessTheSameIterations) {
                                   Parent(files[0]) + " > /dev/null");
   EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
 }
+
+// Iteration markers from every way NVTX names a range (window_workload.cc's
+// WINDOW_WORKLOAD_MARKER_API): wide calls (push, start), UNICODE attributes (default domain, a
+// domain of its own) and a registered wide string start and end windows as the A push does.
+class WideMarkerTest : public WindowCaptureTest,
+                       public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(WideMarkerTest, StartsAndEndsWindowsLikeAnAsciiMarker) {
+  const std::string api = GetParam();
+  BackgroundCommand job(
+      Workload("LUMOS_MODE=on-demand WINDOW_WORKLOAD_MARKER_API=" + api, 0, 1, "0 10"));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  const auto capture =
+      RunCommand(Ctl("capture --job " + job_ + " --iterations 3 --every-iteration 4"));
+  ASSERT_EQ(capture.exit_code, 0) << capture.out << capture.err;
+  ASSERT_TRUE(PollUntil([&] { return WindowFiles(dir_.path(), job_).size() == 1; }, 30));
+  Stop();
+  EXPECT_EQ(job.Wait().exit_code, 0);
+  WindowFile f = ReadWindowFile(WindowFiles(dir_.path(), job_)[0]);
+  EXPECT_TRUE(f.read.has_trailer);
+  ASSERT_TRUE(f.has_window_packet);
+  EXPECT_EQ(f.window.missed_target(), "");  // It found its marker: not a timed fallback.
+  EXPECT_EQ(f.window.iteration_count(), 3u);
+  const uint64_t first = f.window.first_iteration();
+  EXPECT_EQ(first % 4, 0u);
+  EXPECT_GT(first, 0u);
+  // Exactly the window's three steps (each with its forward range), in its file.
+  std::vector<std::string> steps;
+  int forwards = 0;
+  for (const std::string& name : f.nvtx) {
+    if (name.rfind("ProfilerStep", 0) == 0) steps.push_back(name);
+    forwards += name == "forward" ? 1 : 0;
+  }
+  EXPECT_EQ(forwards, 3);
+  if (api == "RegisteredW") {
+    // One registered string, so the steps are counted: their index is the count of markers.
+    EXPECT_EQ(steps, std::vector<std::string>(3, "ProfilerStep"));
+  } else {
+    EXPECT_EQ(steps, (std::vector<std::string>{"ProfilerStep#" + std::to_string(first),
+                                               "ProfilerStep#" + std::to_string(first + 1),
+                                               "ProfilerStep#" + std::to_string(first + 2)}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWideApis, WideMarkerTest,
+                         ::testing::Values("W", "StartW", "ExUnicode", "DomainExW", "RegisteredW"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 // Without the profiler plugin the wrappers number collectives, from 0 in each window: a rank
 // that missed an earlier window still pairs with the others in this one.

@@ -323,5 +323,28 @@ TEST(IterationMarkerTest, GlobsAndIndices) {
   EXPECT_FALSE(IterationMarker().MayMatch("step"));
 }
 
+// Wide names (nvtxRangePushW, NVTX_MESSAGE_TYPE_UNICODE): their first character against the
+// pattern's first code point, decoded from UTF-8.
+TEST(IterationMarkerTest, WideCandidates) {
+  IterationMarker marker("ProfilerStep*");
+  EXPECT_TRUE(marker.MayMatchWide(L"ProfilerStep#1"));
+  EXPECT_TRUE(marker.MayMatchWide(L"Pzz"));
+  EXPECT_FALSE(marker.MayMatchWide(L"aten::mm"));
+  EXPECT_FALSE(marker.MayMatchWide(L""));
+  EXPECT_FALSE(marker.MayMatchWide(nullptr));
+  EXPECT_FALSE(IterationMarker().MayMatchWide(L"step"));
+  EXPECT_TRUE(IterationMarker("?tep").MayMatchWide(L"x"));
+  // A non-ASCII first character: "\u00e9tape*" (2 bytes), "\u6b65*" (3), "\U0001F680*" (4).
+  IterationMarker etape("\xc3\xa9tape*");
+  EXPECT_TRUE(etape.MayMatchWide(L"\u00e9tape 3"));
+  EXPECT_FALSE(etape.MayMatchWide(L"etape 3"));
+  EXPECT_FALSE(etape.MayMatchWide(L"\u00c3"));  // The lead byte's value is not the character.
+  EXPECT_TRUE(IterationMarker("\xe6\xad\xa5*").MayMatchWide(L"\u6b65 1"));
+  EXPECT_TRUE(IterationMarker("\xf0\x9f\x9a\x80*").MayMatchWide(L"\U0001F680"));
+  // Not valid UTF-8 there: every wide name is a candidate (Matches decides).
+  EXPECT_TRUE(IterationMarker("\xff*").MayMatchWide(L"anything"));
+  EXPECT_TRUE(IterationMarker("\xc3(").MayMatchWide(L"anything"));
+}
+
 }  // namespace
 }  // namespace lumos::agent::control
