@@ -160,6 +160,7 @@ bool WindowController::Arm(const WindowPlan& plan, int64_t now_ns) {
   plan_min_iteration_.store(plan.min_iteration, std::memory_order_relaxed);
   plan_multiple_.store(plan.iteration_multiple, std::memory_order_relaxed);
   plan_iterations_.store(plan.iterations, std::memory_order_relaxed);
+  plan_request_id_.store(plan.request_id, std::memory_order_relaxed);
   // A new generation: what a job thread read of an earlier window cannot act on this one.
   word_.store(With(word + 0x100, WindowState::kArmed), std::memory_order_release);
   return true;
@@ -230,6 +231,34 @@ bool WindowController::EndForExit(int64_t now_ns, const char* why) {
       }
       case WindowState::kClosing:
         return true;
+    }
+  }
+}
+
+WindowController::Cancelled WindowController::Cancel(uint64_t seen_word, int64_t now_ns,
+                                                     const std::string& why) {
+  for (;;) {
+    uint64_t word = word_.load(std::memory_order_acquire);
+    if ((word >> 8) != (seen_word >> 8)) return Cancelled::kNothing;  // A later window.
+    switch (StateOf(word)) {
+      case WindowState::kArmed:
+        // Dropped; a job thread that read this word fails its CAS.
+        if (word_.compare_exchange_strong(word, With(word, WindowState::kDormant),
+                                          std::memory_order_acq_rel)) {
+          return Cancelled::kDropped;
+        }
+        break;
+      case WindowState::kStarting:
+      case WindowState::kEnding:
+        sched_yield();  // A job thread's few stores.
+        break;
+      case WindowState::kCapturing: {
+        std::string text = why;
+        if (TryEnd(word, now_ns, &text, 0)) return Cancelled::kEnded;
+        break;
+      }
+      default:  // Dormant or closing: it ended by itself meanwhile.
+        return Cancelled::kNothing;
     }
   }
 }

@@ -28,6 +28,11 @@
 // window.
 // Windows the writer's timer started (no marker seen, or no matching boundary in time) are
 // timed: they end after plan.duration_ns, never at a boundary.
+// Cancel (lumos-ctl cancel): the control thread reads which window it would cancel (word() and
+// armed_request_id(), any thread) and hands the word to the writer, whose Cancel() acts on that
+// generation only: an armed window goes back to kDormant (a job thread that read kArmed fails
+// its CAS; if the job thread won, the window is capturing and is ended instead), a capturing one
+// ends now (kClosing) saying why. A window that ended meanwhile, or a later one, is left alone.
 #pragma once
 
 #include <atomic>
@@ -115,6 +120,11 @@ class WindowController {
   // The process ends (or the agent stops): a window that is armed is dropped (back to
   // kDormant, returns false), one that is capturing goes to kClosing (returns true).
   bool EndForExit(int64_t now_ns, const char* why);
+  // lumos-ctl cancel, for the window whose state word (generation) the control thread read.
+  enum class Cancelled { kNothing, kDropped, kEnded };
+  // kDropped: it was armed and will not start; kEnded: it was capturing and is kClosing now,
+  // `why` in its missed_target; kNothing: that window is no longer armed or capturing.
+  Cancelled Cancel(uint64_t seen_word, int64_t now_ns, const std::string& why);
   // kClosing -> kDormant, after the writer closed the file.
   void FinishClose();
   // The fork child (one thread, no writer): kDormant for good, the gate closed; a boundary in
@@ -122,6 +132,11 @@ class WindowController {
   void DisableInForkChild();
 
   WindowState state() const { return StateOf(word_.load(std::memory_order_acquire)); }
+  // The state word (generation << 8 | state) and the request id of the window armed in it (0:
+  // periodic); any thread. A reader checks that the word is unchanged after the id.
+  uint64_t word() const { return word_.load(std::memory_order_acquire); }
+  static WindowState StateOfWord(uint64_t word) { return StateOf(word); }
+  uint64_t armed_request_id() const { return plan_request_id_.load(std::memory_order_acquire); }
   const WindowPlan& plan() const { return plan_; }
   // Valid from kCapturing on; end_ns and iterations from kClosing.
   WindowSpan span() const;
@@ -162,6 +177,7 @@ class WindowController {
   std::atomic<uint64_t> plan_min_iteration_{0};
   std::atomic<uint32_t> plan_multiple_{0};
   std::atomic<uint32_t> plan_iterations_{0};
+  std::atomic<uint64_t> plan_request_id_{0};
   // The window: written by the thread that won kStarting / kEnding, published by the release
   // store of the state after it. start_ns_ and first_index_ are written at the start only; the
   // end's fields are atomics (relaxed; the state's release publishes them) because the writer

@@ -182,9 +182,10 @@ class Agent {
   // The CUPTI channel's switch (one; a later call replaces it). Called at once with the current
   // state, then by the writer thread whenever a window is armed or ends. Any thread.
   void SetCaptureSwitch(CaptureSwitch* capture_switch);
-  // The control endpoint's handlers (its thread): lumos-ctl status and capture.
+  // The control endpoint's handlers (its thread): lumos-ctl status, capture and cancel.
   control::AgentStatus ControlStatus();
   std::string ControlCapture(const control::CaptureRequest& request);
+  control::CancelReply ControlCancel(const control::CancelRequest& request);
 
   // Async-signal-safe (signal_flush.cc): asks the writer thread to write out everything
   // recorded so far, and with `finish` to close the file too, then waits up to timeout_ns.
@@ -216,6 +217,8 @@ class Agent {
   void StartControlEndpoint();
   // One writer pass in windowed mode: timers, arming, opening, draining and closing windows.
   void WindowPass(int64_t now_ns, bool flush_now);
+  // A cancel the control thread handed over: drops or ends the window it named.
+  void ApplyPendingCancel(int64_t now_ns);
   // Arms the next window when one is asked for or due; true when it did.
   bool MaybeArm(int64_t now_ns);
   void OpenWindowFile();
@@ -318,10 +321,19 @@ class Agent {
   // A lumos-ctl request waiting for the writer (control thread -> writer thread).
   std::mutex request_mutex_;  // Never taken by a job thread.
   std::optional<control::CaptureRequest> pending_request_;
+  // A lumos-ctl cancel for the writer: the controller's word it saw (the window to cancel) and
+  // who asked ("uid U pid P (comm)"); under request_mutex_.
+  struct PendingCancel {
+    uint64_t word = 0;
+    uint64_t request_id = 0;
+    std::string requested_by;
+  };
+  std::optional<PendingCancel> pending_cancel_;
   // For lumos-ctl status (writer writes, control thread reads).
   std::mutex status_mutex_;  // Never taken by a job thread.
   std::string last_window_path_;
   int64_t last_window_end_realtime_ns_ = 0;
+  std::string last_cancel_;  // What the last lumos-ctl cancel did (status).
   std::atomic<uint64_t> windows_written_{0};
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> events_dropped_{0};

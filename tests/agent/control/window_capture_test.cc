@@ -395,6 +395,109 @@ TEST_F(WindowCaptureTest, ALoopWithoutMarkersGetsATimedWindowThatSaysWhy) {
   EXPECT_FALSE(f.nvtx.empty());
 }
 
+// The request id lumos-ctl capture printed ("pid P: accepted (request N)").
+std::string RequestId(const std::string& capture_out) {
+  const std::string key = "(request ";
+  const size_t at = capture_out.find(key);
+  if (at == std::string::npos) return "";
+  return capture_out.substr(at + key.size(), capture_out.find(')', at) - at - key.size());
+}
+
+// An armed window cancelled before its --at time: nothing written, the agent dormant again, and
+// status says what the cancel did.
+TEST_F(WindowCaptureTest, ACancelledArmedWindowWritesNothing) {
+  BackgroundCommand job(Workload("LUMOS_MODE=on-demand", 0, 1, "0 10"));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  const auto capture = RunCommand(Ctl("capture --job " + job_ + " --at +1h --iterations 2"));
+  ASSERT_EQ(capture.exit_code, 0) << capture.out << capture.err;
+  const std::string id = RequestId(capture.out);
+  ASSERT_FALSE(id.empty()) << capture.out;
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("armed") == 1; }, 30));
+  // Another request's id: nothing cancelled, and said so.
+  const auto wrong = RunCommand(Ctl("cancel --job " + job_ + " --request 1"));
+  EXPECT_EQ(wrong.exit_code, 0) << wrong.err;
+  EXPECT_NE(
+      wrong.out.find(": nothing to cancel: the window armed is request " + id + ", not request 1"),
+      std::string::npos)
+      << wrong.out;
+  EXPECT_EQ(AgentsIn("armed"), 1);
+  const auto cancel = RunCommand(Ctl("cancel --job " + job_ + " --request " + id));
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_NE(cancel.out.find(": cancelled: request " + id + ": armed, dropped before it starts"),
+            std::string::npos)
+      << cancel.out;
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  const auto status = RunCommand(Ctl("status"));
+  EXPECT_NE(status.out.find("last cancel: request " + id + ": cancelled while armed, by uid "),
+            std::string::npos)
+      << status.out;
+  const auto json = RunCommand(Ctl("status --json"));
+  EXPECT_NE(json.out.find("\"last_cancel\": \"request " + id + ": cancelled while armed"),
+            std::string::npos)
+      << json.out;
+  // Nothing left to cancel.
+  const auto again = RunCommand(Ctl("cancel --job " + job_));
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find(": nothing to cancel: no window is armed or capturing"),
+            std::string::npos)
+      << again.out;
+  Stop();
+  EXPECT_EQ(job.Wait().exit_code, 0);
+  EXPECT_TRUE(ListDir(dir_.path() + "/" + job_).empty());  // No window, no directory.
+}
+
+// A capturing window cancelled midway: a readable, complete, correctly named file whose window
+// record says who ended it; the job goes on and can be captured again.
+TEST_F(WindowCaptureTest, ACancelledCapturingWindowKeepsAReadableFile) {
+  BackgroundCommand job(Workload("LUMOS_MODE=on-demand", 0, 1, "0 10"));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  const auto capture = RunCommand(Ctl("capture --job " + job_ + " --duration 600"));
+  ASSERT_EQ(capture.exit_code, 0) << capture.out << capture.err;
+  const std::string id = RequestId(capture.out);
+  ASSERT_TRUE(PollUntil([&] { return PartialFiles(dir_.path(), job_).size() == 1; }, 30));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("capturing") == 1; }, 30));
+  const auto cancel = RunCommand(Ctl("cancel --job " + job_));
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_NE(
+      cancel.out.find(": cancelled: request " + id + ": capturing, ends now; its file is kept"),
+      std::string::npos)
+      << cancel.out;
+  ASSERT_TRUE(PollUntil([&] { return WindowFiles(dir_.path(), job_).size() == 1; }, 30));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  EXPECT_TRUE(PartialFiles(dir_.path(), job_).empty());
+  const auto status = RunCommand(Ctl("status"));
+  EXPECT_NE(status.out.find("last cancel: request " + id + ": ended early "), std::string::npos)
+      << status.out;
+  // The job is still there, and a new window can be captured.
+  ASSERT_EQ(RunCommand(Ctl("capture --job " + job_ + " --iterations 1")).exit_code, 0);
+  ASSERT_TRUE(PollUntil([&] { return WindowFiles(dir_.path(), job_).size() == 2; }, 30));
+  Stop();
+  EXPECT_EQ(job.Wait().exit_code, 0);
+
+  std::vector<std::string> files = WindowFiles(dir_.path(), job_);
+  ASSERT_EQ(files.size(), 2u);
+  WindowFile f;
+  for (const std::string& path : files) {
+    WindowFile candidate = ReadWindowFile(path);
+    if (candidate.header.capture_window().request_id() == std::stoull(id)) f = candidate;
+  }
+  ASSERT_FALSE(f.path.empty());
+  SCOPED_TRACE(f.path);
+  EXPECT_TRUE(f.read.has_trailer);
+  EXPECT_TRUE(f.read.damage.ok()) << f.read.damage.message();
+  ASSERT_TRUE(f.has_window_packet);
+  EXPECT_EQ(f.window.missed_target().rfind("cancelled by uid ", 0), 0u) << f.window.missed_target();
+  EXPECT_NE(f.window.missed_target().find("(lumos-ctl cancel)"), std::string::npos);
+  EXPECT_GT(f.window.duration_ns(), 0u);
+  EXPECT_LT(f.window.duration_ns(), 600'000'000'000u);
+  EXPECT_FALSE(f.nvtx.empty());
+  // Named as every window: <job>.<host>.<pid>.rank0.pb.zst in <job>/<stamp of its start>/.
+  EXPECT_EQ(Basename(f.path).rfind(job_ + ".", 0), 0u);
+  EXPECT_EQ(Basename(f.path).substr(Basename(f.path).size() - 13), ".rank0.pb.zst");
+  EXPECT_EQ(agent::control::WindowStamp(static_cast<int64_t>(f.window.start_realtime_ns())),
+            Basename(Parent(f.path)));
+}
+
 TEST_F(WindowCaptureTest, AContinuousAgentSaysItHasNoWindows) {
   BackgroundCommand job(Workload("", 0, 1, "0 10"));
   ASSERT_TRUE(PollUntil([&] { return AgentsIn("recording") == 1; }, 30));

@@ -170,6 +170,55 @@ TEST(WindowControllerTest, ExitClosesACapturingWindowAndDropsAnArmedOne) {
   EXPECT_FALSE(gate.enabled());
 }
 
+// lumos-ctl cancel: the window whose word the control thread read, and only that one.
+TEST(WindowControllerTest, CancelDropsAnArmedWindowAndEndsACapturingOne) {
+  using Cancelled = WindowController::Cancelled;
+  EnabledFlag gate;
+  WindowController c(&gate);
+  EXPECT_EQ(c.Cancel(c.word(), 0, "x"), Cancelled::kNothing);  // Dormant: nothing.
+  WindowPlan plan = IterationPlan(3);
+  plan.request_id = 12;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  EXPECT_EQ(c.armed_request_id(), 12u);
+  uint64_t armed = c.word();
+  EXPECT_EQ(WindowController::StateOfWord(armed), WindowState::kArmed);
+  EXPECT_EQ(c.Cancel(armed, 1 * kS, "cancelled"), Cancelled::kDropped);
+  EXPECT_EQ(c.state(), WindowState::kDormant);
+  EXPECT_FALSE(gate.enabled());
+  c.OnIterationBoundary(std::nullopt, 2 * kS);  // Dropped: no boundary starts it any more.
+  EXPECT_EQ(c.state(), WindowState::kDormant);
+  EXPECT_EQ(c.starts(), 0u);
+
+  // Read while armed, started by a job thread before the writer acts: ended instead, and the
+  // window says who cancelled it.
+  ASSERT_TRUE(c.Arm(plan, 3 * kS));
+  armed = c.word();
+  c.OnIterationBoundary(std::nullopt, 4 * kS);
+  c.OnIterationBoundary(std::nullopt, 5 * kS);
+  ASSERT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_EQ(c.Cancel(armed, 5500 * kMs, "cancelled by uid 1 pid 2 (lumos-ctl)"), Cancelled::kEnded);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_FALSE(gate.enabled());
+  WindowSpan span = c.span();
+  EXPECT_EQ(span.end_ns, 5500 * kMs);
+  EXPECT_EQ(span.iterations, 1u);  // The one that began at 4 s; the one at 5 s is cut.
+  EXPECT_EQ(span.missed_target, "cancelled by uid 1 pid 2 (lumos-ctl)");
+  EXPECT_EQ(c.Cancel(armed, 6 * kS, "again"), Cancelled::kNothing);  // Closing already.
+  c.FinishClose();
+  EXPECT_EQ(c.Cancel(armed, 6 * kS, "again"), Cancelled::kNothing);  // Ended: dormant.
+
+  // A word of an earlier window never cancels a later one.
+  ASSERT_TRUE(c.Arm(plan, 7 * kS));
+  EXPECT_EQ(c.Cancel(armed, 7 * kS, "stale"), Cancelled::kNothing);
+  EXPECT_EQ(c.state(), WindowState::kArmed);
+  // A window that just started (no whole iteration inside yet).
+  c.OnIterationBoundary(std::nullopt, 8 * kS);
+  const uint64_t capturing = c.word();
+  ASSERT_EQ(WindowController::StateOfWord(capturing), WindowState::kCapturing);
+  EXPECT_EQ(c.Cancel(capturing, 9 * kS, "cancelled"), Cancelled::kEnded);
+  EXPECT_EQ(c.span().iterations, 0u);
+}
+
 TEST(WindowControllerTest, ALateRequestSaysSoAndStillStartsAtTheNextBoundary) {
   EnabledFlag gate;
   WindowController c(&gate);
