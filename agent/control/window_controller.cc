@@ -174,9 +174,17 @@ void WindowController::Tick(int64_t now_ns) {
       const bool timed = plan_.iterations == 0;
       if (timed && plan_.iteration_multiple == 0 && plan_.min_iteration == 0) {
         TryStart(word, now_ns, false, 0, 0, nullptr);  // A timed window needs no boundary.
+      } else if (boundaries() == 0 && plan_.kernel_boundaries && now_ns < plan_.give_up_ns) {
+        return;  // Waiting for the kernel stream's period (KernelBoundaries).
       } else if (boundaries() == 0) {
-        std::string why = "no iteration marker seen; a timed window of " +
-                          SecondsText(plan_.duration_ns) + " instead";
+        std::string why = plan_.kernel_boundaries
+                              ? "no iteration marker seen and no repeating kernel stream found "
+                                "in " +
+                                    SecondsText(plan_.give_up_ns - plan_.not_before_ns) +
+                                    "; a timed window of " + SecondsText(plan_.duration_ns) +
+                                    " instead"
+                              : "no iteration marker seen; a timed window of " +
+                                    SecondsText(plan_.duration_ns) + " instead";
         TryStart(word, now_ns, false, 0, 0, &why);
       } else if (plan_.give_up_ns > 0 && now_ns >= plan_.give_up_ns) {
         std::string why = "no matching iteration boundary " +

@@ -12,7 +12,8 @@
 //   (when set), time >= plan.not_before_ns. A window of K iterations ends at the boundary of
 //   index first + K (an index that jumps, a restarted loop: at the K-th boundary seen).
 //   Without boundaries: when no marker was ever seen by the time the plan is due, the writer
-//   starts a timed window at once; when markers were seen but none matched by plan.give_up_ns,
+//   starts a timed window at once (with plan.kernel_boundaries: when none came from the kernel
+//   stream either by plan.give_up_ns); when markers were seen but none matched by plan.give_up_ns,
 //   it starts one then. Either way the window says why it missed its target. A timed window
 //   (plan.iterations 0) ends after plan.duration_ns; an iteration window that sees no boundary
 //   for kStallNs (or 10 iteration periods, whichever is longer) ends there, saying so.
@@ -67,6 +68,9 @@ struct WindowPlan {
   uint64_t min_iteration = 0;       // ... whose index is at least this,
   uint32_t iteration_multiple = 0;  // ... and a multiple of this (0: any).
   int64_t give_up_ns = 0;           // No matching boundary by then: a timed window starts.
+  // No marker seen yet, but the kernel stream may give boundaries (KernelBoundaries): wait for
+  // them until give_up_ns instead of a timed window at once.
+  bool kernel_boundaries = false;
   // Carried into the window's header and packet, unused here.
   int64_t window_realtime_ns = 0;
   uint64_t request_id = 0;
@@ -100,6 +104,11 @@ class WindowController {
   // carries (IterationMarker), else the controller counts. NoteBoundary then ActOnBoundary.
   void OnIterationBoundary(std::optional<uint64_t> numbered, int64_t now_ns) {
     ActOnBoundary(NoteBoundary(numbered, now_ns));
+  }
+  // Any thread: a boundary from the kernel stream (KernelBoundaries), counted.
+  void OnKernelBoundary(int64_t now_ns) {
+    kernel_boundaries_.fetch_add(1, std::memory_order_relaxed);
+    OnIterationBoundary(std::nullopt, now_ns);
   }
   // The two halves of OnIterationBoundary: NoteBoundary counts the boundary and reads the state
   // word it acts on; ActOnBoundary starts or ends a window from that word only. Public so tests
@@ -148,6 +157,13 @@ class WindowController {
   uint64_t starts() const { return starts_.load(std::memory_order_relaxed); }
   // Iteration boundaries seen, the last one's index and time (0 before the first).
   uint64_t boundaries() const { return boundaries_.load(std::memory_order_relaxed); }
+  // Of those, the kernel stream's; the rest are NVTX markers' (approximate while both come).
+  uint64_t kernel_boundaries() const { return kernel_boundaries_.load(std::memory_order_relaxed); }
+  uint64_t marker_boundaries() const {
+    const uint64_t kernel = kernel_boundaries();
+    const uint64_t all = boundaries();
+    return all > kernel ? all - kernel : 0;
+  }
   uint64_t last_iteration() const { return last_index_.load(std::memory_order_relaxed); }
   int64_t last_boundary_ns() const { return last_boundary_ns_.load(std::memory_order_relaxed); }
   // The last interval between two boundaries; 0 before the second.
@@ -195,6 +211,7 @@ class WindowController {
   // Boundaries.
   std::atomic<uint64_t> starts_{0};
   std::atomic<uint64_t> boundaries_{0};
+  std::atomic<uint64_t> kernel_boundaries_{0};
   std::atomic<uint64_t> last_index_{0};
   std::atomic<int64_t> last_boundary_ns_{0};
   std::atomic<int64_t> period_ns_{0};

@@ -80,6 +80,7 @@
 
 #include "agent/control/control_endpoint.h"
 #include "agent/control/iteration_marker.h"
+#include "agent/control/kernel_boundaries.h"
 #include "agent/control/window_controller.h"
 #include "agent/core/agent_config.h"
 #include "agent/core/fast_clock.h"
@@ -182,6 +183,10 @@ class Agent {
   // The CUPTI channel's switch (one; a later call replaces it). Called at once with the current
   // state, then by the writer thread whenever a window is armed or ends. Any thread.
   void SetCaptureSwitch(CaptureSwitch* capture_switch);
+  // Windowed modes: where the CUPTI callback channel sends kernel launches while a window looks
+  // for the kernel stream's period (control/kernel_boundaries.h); made at the first call (about
+  // 1.2 MiB), null in continuous mode or before Start(). Any thread.
+  control::KernelBoundaries* EnableKernelBoundaries();
   // The control endpoint's handlers (its thread): lumos-ctl status, capture and cancel.
   control::AgentStatus ControlStatus();
   std::string ControlCapture(const control::CaptureRequest& request);
@@ -234,6 +239,9 @@ class Agent {
   RankInfo CurrentRank() const;
   schema::TrailerInfo CurrentTrailer() const;
   void CacheCommunicator(const Record& head);
+  // What marks the window's iterations (its CaptureWindow.iteration_marker): the marker's
+  // pattern, or "(kernel stream: a period of N launches)" when the kernel stream's did.
+  std::string IterationSource(const control::WindowController& windows) const;
   void NotifyCaptureSwitch(bool armed);
 
   std::once_flag config_once_;
@@ -296,6 +304,9 @@ class Agent {
   control::IterationMarker iteration_marker_;
   std::unique_ptr<control::WindowController> owned_windows_;  // Never released (callbacks).
   std::atomic<control::WindowController*> windows_{nullptr};
+  std::mutex kernel_boundaries_mutex_;  // EnableKernelBoundaries only.
+  std::unique_ptr<control::KernelBoundaries> owned_kernel_boundaries_;  // Never released.
+  std::atomic<control::KernelBoundaries*> kernel_boundaries_{nullptr};
   std::unique_ptr<control::ControlEndpoint> endpoint_;
   std::atomic<CaptureSwitch*> capture_switch_{nullptr};
   std::mutex capture_switch_mutex_;  // SetCaptureSwitch vs the writer's notifications.

@@ -103,6 +103,26 @@ void Agent::StartWindows() {
   windows_.store(owned_windows_.get(), std::memory_order_release);
 }
 
+control::KernelBoundaries* Agent::EnableKernelBoundaries() {
+  control::WindowController* windows = windows_.load(std::memory_order_acquire);
+  if (windows == nullptr) return nullptr;  // Continuous mode, or not started.
+  std::lock_guard<std::mutex> lock(kernel_boundaries_mutex_);
+  if (!owned_kernel_boundaries_) {
+    owned_kernel_boundaries_ = std::make_unique<control::KernelBoundaries>(windows);
+    kernel_boundaries_.store(owned_kernel_boundaries_.get(), std::memory_order_release);
+  }
+  return owned_kernel_boundaries_.get();
+}
+
+std::string Agent::IterationSource(const control::WindowController& windows) const {
+  const control::KernelBoundaries* kernel = kernel_boundaries_.load(std::memory_order_acquire);
+  if (kernel != nullptr && windows.plan().kernel_boundaries && windows.marker_boundaries() == 0 &&
+      windows.kernel_boundaries() > 0) {
+    return "(kernel stream: a period of " + std::to_string(kernel->period()) + " launches)";
+  }
+  return iteration_marker_.pattern();
+}
+
 void Agent::StartControlEndpoint() {
   static NoDestructor<AgentControlHandler> handler;
   StatusOr<std::unique_ptr<control::ControlEndpoint>> endpoint =
@@ -185,6 +205,15 @@ void Agent::WindowPass(int64_t now_ns, bool flush_now) {
     CloseWindow();
   } else if (state == control::WindowState::kDormant) {
     MaybeArm(now_ns);
+  }
+  // Kernel launches feed the period detector while a window that counts iterations without a
+  // marker is armed or capturing (MaybeArm turns it on at once; a marker turns it off).
+  if (control::KernelBoundaries* kernel = kernel_boundaries_.load(std::memory_order_acquire)) {
+    const control::WindowState now = windows.state();
+    kernel->SetWanted((now == control::WindowState::kArmed ||
+                       now == control::WindowState::kStarting ||
+                       now == control::WindowState::kCapturing) &&
+                      windows.plan().kernel_boundaries && windows.marker_boundaries() == 0);
   }
   if (writer_ != nullptr) {
     if (ReadMonotonicNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
@@ -295,9 +324,12 @@ bool Agent::MaybeArm(int64_t now_ns) {
   } else {
     return false;
   }
+  control::KernelBoundaries* kernel = kernel_boundaries_.load(std::memory_order_acquire);
   if (plan.iterations > 0 || plan.iteration_multiple > 0) {
     plan.give_up_ns = std::max(plan.not_before_ns, now_ns) +
                       std::max(kGiveUpAfterNs, 4 * windows.iteration_period_ns());
+    // No marker so far: boundaries may come from the kernel stream (CUPTI callbacks running).
+    plan.kernel_boundaries = kernel != nullptr && windows.marker_boundaries() == 0;
   }
   // CUPTI on first: a job thread may start the window the moment it is armed, and the window's
   // first kernels must be seen.
@@ -306,6 +338,7 @@ bool Agent::MaybeArm(int64_t now_ns) {
     NotifyCaptureSwitch(false);
     return false;
   }
+  if (kernel != nullptr) kernel->SetWanted(plan.kernel_boundaries);
   return true;
 }
 
@@ -326,7 +359,7 @@ void Agent::OpenWindowFile() {
   FillHeaderRank(rank, &header);
   header.has_capture_window = true;
   header.capture_window =
-      WindowEvent(plan, windows.span(), window_index_, iteration_marker_.pattern(), false);
+      WindowEvent(plan, windows.span(), window_index_, IterationSource(windows), false);
   Status made = control::CreateWindowDirectory(paths.directory);
   StatusOr<std::unique_ptr<schema::TraceFileWriter>> writer =
       made.ok()
@@ -421,7 +454,7 @@ void Agent::CloseWindow() {
   DrainOnce(SIZE_MAX);
   WriteClockSnapshot();
   const control::WindowSpan span = windows.span();
-  writer_->Add(WindowEvent(windows.plan(), span, window_index_, iteration_marker_.pattern(), true));
+  writer_->Add(WindowEvent(windows.plan(), span, window_index_, IterationSource(windows), true));
   Status closed = writer_->Close(static_cast<uint64_t>(span.end_ns), CurrentTrailer());
   if (!closed.ok() && !writer_->warned()) {
     LUMOS_LOG(Warn, "closing capture window %llu failed: %s",

@@ -219,6 +219,40 @@ TEST(WindowControllerTest, CancelDropsAnArmedWindowAndEndsACapturingOne) {
   EXPECT_EQ(c.span().iterations, 0u);
 }
 
+// No marker seen, but the kernel stream may give boundaries: the window waits for them (until
+// its give-up time) instead of starting a timed window at once, and says why when none came.
+TEST(WindowControllerTest, KernelStreamBoundariesAreWaitedForUntilTheGiveUpTime) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  WindowPlan plan = IterationPlan(2);
+  plan.kernel_boundaries = true;
+  plan.not_before_ns = 1 * kS;
+  plan.give_up_ns = 31 * kS;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  c.Tick(2 * kS);
+  EXPECT_EQ(c.state(), WindowState::kArmed);  // Not a timed window yet.
+  c.OnKernelBoundary(3 * kS);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  c.OnKernelBoundary(4 * kS);
+  c.OnKernelBoundary(5 * kS);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_EQ(c.span().iterations, 2u);
+  EXPECT_EQ(c.span().missed_target, "");
+  EXPECT_EQ(c.kernel_boundaries(), 3u);
+  EXPECT_EQ(c.marker_boundaries(), 0u);
+  c.FinishClose();
+
+  WindowController none(&gate);
+  ASSERT_TRUE(none.Arm(plan, 0));
+  none.Tick(30 * kS);
+  EXPECT_EQ(none.state(), WindowState::kArmed);
+  none.Tick(31 * kS);
+  ASSERT_EQ(none.state(), WindowState::kCapturing);
+  EXPECT_EQ(none.span().missed_target,
+            "no iteration marker seen and no repeating kernel stream found in 30.0 s; a timed "
+            "window of 10.0 s instead");
+}
+
 TEST(WindowControllerTest, ALateRequestSaysSoAndStillStartsAtTheNextBoundary) {
   EnabledFlag gate;
   WindowController c(&gate);
