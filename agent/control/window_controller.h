@@ -103,12 +103,16 @@ class WindowController {
   // Job threads: an iteration marker range began at now_ns; `numbered` is the index its name
   // carries (IterationMarker), else the controller counts. NoteBoundary then ActOnBoundary.
   void OnIterationBoundary(std::optional<uint64_t> numbered, int64_t now_ns) {
+    // Once per process: a load per marker after that (no write to a shared line).
+    if (!marker_seen_.load(std::memory_order_relaxed)) {
+      marker_seen_.store(true, std::memory_order_relaxed);
+    }
     ActOnBoundary(NoteBoundary(numbered, now_ns));
   }
   // Any thread: a boundary from the kernel stream (KernelBoundaries), counted.
   void OnKernelBoundary(int64_t now_ns) {
     kernel_boundaries_.fetch_add(1, std::memory_order_relaxed);
-    OnIterationBoundary(std::nullopt, now_ns);
+    ActOnBoundary(NoteBoundary(std::nullopt, now_ns));
   }
   // The two halves of OnIterationBoundary: NoteBoundary counts the boundary and reads the state
   // word it acts on; ActOnBoundary starts or ends a window from that word only. Public so tests
@@ -157,13 +161,9 @@ class WindowController {
   uint64_t starts() const { return starts_.load(std::memory_order_relaxed); }
   // Iteration boundaries seen, the last one's index and time (0 before the first).
   uint64_t boundaries() const { return boundaries_.load(std::memory_order_relaxed); }
-  // Of those, the kernel stream's; the rest are NVTX markers' (approximate while both come).
+  // Of those, the kernel stream's; and whether an NVTX marker was ever seen.
   uint64_t kernel_boundaries() const { return kernel_boundaries_.load(std::memory_order_relaxed); }
-  uint64_t marker_boundaries() const {
-    const uint64_t kernel = kernel_boundaries();
-    const uint64_t all = boundaries();
-    return all > kernel ? all - kernel : 0;
-  }
+  bool marker_seen() const { return marker_seen_.load(std::memory_order_relaxed); }
   uint64_t last_iteration() const { return last_index_.load(std::memory_order_relaxed); }
   int64_t last_boundary_ns() const { return last_boundary_ns_.load(std::memory_order_relaxed); }
   // The last interval between two boundaries; 0 before the second.
@@ -212,6 +212,7 @@ class WindowController {
   std::atomic<uint64_t> starts_{0};
   std::atomic<uint64_t> boundaries_{0};
   std::atomic<uint64_t> kernel_boundaries_{0};
+  std::atomic<bool> marker_seen_{false};
   std::atomic<uint64_t> last_index_{0};
   std::atomic<int64_t> last_boundary_ns_{0};
   std::atomic<int64_t> period_ns_{0};

@@ -116,7 +116,7 @@ control::KernelBoundaries* Agent::EnableKernelBoundaries() {
 
 std::string Agent::IterationSource(const control::WindowController& windows) const {
   const control::KernelBoundaries* kernel = kernel_boundaries_.load(std::memory_order_acquire);
-  if (kernel != nullptr && windows.plan().kernel_boundaries && windows.marker_boundaries() == 0 &&
+  if (kernel != nullptr && windows.plan().kernel_boundaries && !windows.marker_seen() &&
       windows.kernel_boundaries() > 0) {
     return "(kernel stream: a period of " + std::to_string(kernel->period()) + " launches)";
   }
@@ -213,7 +213,7 @@ void Agent::WindowPass(int64_t now_ns, bool flush_now) {
     kernel->SetWanted((now == control::WindowState::kArmed ||
                        now == control::WindowState::kStarting ||
                        now == control::WindowState::kCapturing) &&
-                      windows.plan().kernel_boundaries && windows.marker_boundaries() == 0);
+                      windows.plan().kernel_boundaries && !windows.marker_seen());
   }
   if (writer_ != nullptr) {
     if (ReadMonotonicNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
@@ -329,7 +329,7 @@ bool Agent::MaybeArm(int64_t now_ns) {
     plan.give_up_ns = std::max(plan.not_before_ns, now_ns) +
                       std::max(kGiveUpAfterNs, 4 * windows.iteration_period_ns());
     // No marker so far: boundaries may come from the kernel stream (CUPTI callbacks running).
-    plan.kernel_boundaries = kernel != nullptr && windows.marker_boundaries() == 0;
+    plan.kernel_boundaries = kernel != nullptr && !windows.marker_seen();
   }
   // CUPTI on first: a job thread may start the window the moment it is armed, and the window's
   // first kernels must be seen.

@@ -363,7 +363,7 @@ TEST_F(ApiCallbacksTest, KernelLaunchesGiveIterationBoundariesWithoutAMarker) {
   step(1);                       // The third copy begins: a boundary starts the window.
   EXPECT_EQ(windows.state(), control::WindowState::kCapturing);
   EXPECT_EQ(windows.kernel_boundaries(), 1u);
-  EXPECT_EQ(windows.marker_boundaries(), 0u);
+  EXPECT_FALSE(windows.marker_seen());
   step(2);  // Two whole iterations: the boundary after them ends it.
   EXPECT_EQ(windows.state(), control::WindowState::kClosing);
   EXPECT_EQ(windows.span().iterations, 2u);
