@@ -16,7 +16,9 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "agent/control/period_detector.h"
 #include "agent/core/agent_config.h"
 #include "agent/core/record.h"
 #include "agent/core/record_encoding.h"
@@ -344,6 +346,33 @@ void BM_Footprint(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Footprint)->Iterations(1);
+
+// The kernel-stream period detector (agent/control/period_detector.h) per launch, as a window
+// armed in a job without NVTX markers pays it on every kernel launch: a transformer-like step
+// (12 identical layers forward and backward, optimizer chunks) of 187 launches, locked on.
+void BM_PeriodDetectorFeed(benchmark::State& state) {
+  std::vector<uint64_t> step = {0x1000};
+  for (int layer = 0; layer < 12; ++layer) {
+    for (uint64_t k = 0; k < 6; ++k) step.push_back(0x2000 + k * 0x40);
+  }
+  step.push_back(0x4000);
+  for (int layer = 0; layer < 12; ++layer) {
+    for (uint64_t k = 0; k < 9; ++k) step.push_back(0x3000 + k * 0x40);
+  }
+  for (int chunk = 0; chunk < 5; ++chunk) step.push_back(0x6000);
+  control::PeriodDetector detector;
+  size_t i = 0;
+  uint64_t boundaries = 0;
+  for (auto _ : state) {
+    boundaries += detector.Feed(step[i]) ? 1 : 0;
+    i = i + 1 == step.size() ? 0 : i + 1;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.counters["period"] = detector.period();
+  state.counters["step"] = static_cast<double>(step.size());
+  benchmark::DoNotOptimize(boundaries);
+}
+BENCHMARK(BM_PeriodDetectorFeed);
 
 }  // namespace
 }  // namespace lumos::agent

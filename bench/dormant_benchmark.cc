@@ -83,6 +83,21 @@ void BM_DormantNvtxIterationMarker(benchmark::State& state) {
 }
 BENCHMARK(BM_DormantNvtxIterationMarker);
 
+// The same pairs through the wide API (nvtxRangePushW): the marker's first character against
+// the name's first wchar_t, the gate; no UTF-8 conversion while dormant.
+void BM_DormantNvtxPushWPop(benchmark::State& state) {
+  if (!DormantReady(state)) return;
+  constexpr const wchar_t* kWideNames[] = {L"forward", L"decoder.layers.17", L"self_attention",
+                                           L"mlp", L"decoder.layers.0.self_attention.linear_qkv"};
+  uint64_t i = 0;
+  for (auto _ : state) {
+    nvtxRangePushW(kWideNames[i++ % 5]);
+    nvtxRangePop();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_DormantNvtxPushWPop);
+
 ncclComm_t DormantComm() {
   static ncclComm_t comm = [] {
     ncclUniqueId id{};

@@ -18,7 +18,11 @@
 #   6. capture windows on the GPU (issue 15): one run per size in periodic mode (a 3-step window
 #      every 5 s, marker "step") and one on demand (lumos-ctl capture --iterations 3 while it
 #      runs); their window files are replayed (the window directory as a trace set) and kept
-#      (SIZE-window.pb.zst); the table gives step time, windows written and the replay;
+#      (SIZE-window.pb.zst); the table gives step time, windows written and the replay; and one
+#      on-demand run per size without any NVTX range (train_loop.py --no-nvtx): the window's
+#      iterations must come from the kernel stream (agent/control/period_detector.h), its
+#      CaptureWindow saying "(kernel stream: a period of N launches)" rather than the timed
+#      fallback's "no iteration marker seen ..." (nonvtx lines under the windows table);
 #   5. estimation against real runs (issue 14): the `est` size traced under lumos-run, each of
 #      its variants (layers x2, width x2, seq x2, batch x2) run plainly, and each estimated from
 #      the base trace alone (`lumos-model estimate --set`); a table of estimate against measured
@@ -190,6 +194,36 @@ for size in $sizes; do
     >"$work/$tag.capture.txt" 2>&1
   wait "$loop"
   echo "$tag: $(cat "$work/$tag.capture.txt") $(tail -1 "$work/$tag.json")" >>"$log"
+  # Without NVTX: iterations from the kernel stream (the CUPTI launch callbacks, armed only).
+  tag="$size-nonvtx"
+  # shellcheck disable=SC2046  # size_args is a word list on purpose.
+  (PYTHONUNBUFFERED=1 LUMOS_JOB_ID="$tag" LUMOS_MODE=on-demand \
+    timeout "$run_timeout" "$lumos_run" -o "$work/traces/$tag" -- "$python" \
+    scripts/gpu/train_loop.py --device "$device" --no-nvtx --steps $((steps * 3)) \
+    $(size_args "$size") >"$work/$tag.json" 2>"$work/$tag.err") &
+  loop=$!
+  for _ in $(seq 1 120); do
+    "${tools_env[@]}" "$lumos_ctl" status 2>/dev/null | grep -q "$tag" && break
+    sleep 0.5
+  done
+  sleep 5  # Past the warm-up steps.
+  "${tools_env[@]}" "$lumos_ctl" capture --job "$tag" --iterations 3 \
+    >"$work/$tag.capture.txt" 2>&1
+  wait "$loop"
+  window=$(find "$work/traces/$tag" -name '*.pb.zst' 2>/dev/null | sort | head -1)
+  how="no window file"
+  if [ -n "$window" ]; then
+    # The CaptureWindow's texts, from the file's zstd frames (zstd, else Python's zstandard).
+    how=$({ zstd -dcq "$window" 2>/dev/null ||
+      "$python" -c 'import sys, zstandard; sys.stdout.buffer.write(zstandard.ZstdDecompressor().decompressobj().decompress(open(sys.argv[1], "rb").read()))' "$window" 2>/dev/null; } |
+      LC_ALL=C grep -aoE '\(kernel stream: a period of [0-9]+ launches\)|no iteration marker seen[^;]*' |
+      sort -u | tr '\n' ' ')
+    how=${how:-"window written, its CaptureWindow not readable here"}
+    cp "$window" "$out/$tag-window.pb.zst"
+  fi
+  echo "$size nonvtx: $how; capture: $(tr '\n' ' ' <"$work/$tag.capture.txt"); step $(tail -1 "$work/$tag.json")" \
+    >>"$work/nonvtx.txt"
+  cat "$work/nonvtx.txt" >>"$log"
   for mode in periodic ondemand; do
     window=$(find "$work/traces/$size-$mode" -name '*.pb.zst' 2>/dev/null | sort | head -1)
     [ -n "$window" ] || continue
@@ -333,6 +367,13 @@ for size in sizes:
             summary = (lines[0] if lines else "no error line")[:120]
         step = f"{r['median_ms']:.3f}" if r else "failed"
         print(f"| {size} | {mode} | {step} | {count} | {summary} |")
+nonvtx = os.path.join(work, "nonvtx.txt")
+if os.path.exists(nonvtx):
+    print("\nwindows without NVTX (iterations from the kernel stream; target: \"(kernel stream: "
+          "a period of N launches)\", not the timed fallback):\n")
+    with open(nonvtx) as f:
+        for line in f:
+            print("    " + line.rstrip())
 estimates = os.path.join(work, "estimates.txt")
 if os.path.exists(estimates) and os.path.getsize(estimates) > 0:
     print("\nestimation from the `est` base trace alone (lumos-model estimate), against runs:\n")

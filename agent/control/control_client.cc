@@ -168,6 +168,27 @@ StatusOr<std::string> SendCapture(uint32_t pid, const CaptureRequest& request, i
   return reply->reason.empty() ? std::string("refused (no reason given)") : reply->reason;
 }
 
+StatusOr<CancelReply> SendCancel(uint32_t pid, const CancelRequest& request, int timeout_ms) {
+  LUMOS_ASSIGN_OR_RETURN(const std::string bytes, EncodeCancelRequest(request));
+  LUMOS_ASSIGN_OR_RETURN(const std::string reply_bytes, Exchange(pid, bytes, timeout_ms));
+  const std::string context = "@" + EndpointName(pid) + ": reply";
+  StatusOr<Message> message = DecodeMessage(reply_bytes);
+  if (!message.ok()) return message.status().WithContext(context);
+  if (message->type == MessageType::kError) {
+    StatusOr<std::string> reason = DecodeError(*message);
+    if (!reason.ok()) return reason.status().WithContext(context);
+    const std::string unknown =
+        "unknown message type " + std::to_string(static_cast<int>(MessageType::kCancelRequest));
+    if (reason->rfind(unknown, 0) == 0) {
+      return Status::Error(std::string(kOlderAgentPrefix) + " (it answered: " + *reason + ")");
+    }
+    return Status::Error("refused by the agent: " + *reason);
+  }
+  StatusOr<CancelReply> reply = DecodeCancelReply(*message);
+  if (!reply.ok()) return reply.status().WithContext(context);
+  return reply;
+}
+
 std::vector<uint32_t> ParseAgentEndpoints(std::string_view text) {
   static constexpr std::string_view kPrefix = "@lumos-agent.";
   std::vector<uint32_t> pids;

@@ -24,6 +24,11 @@ StatusOr<AgentStatus> QueryStatus(uint32_t pid, int timeout_ms);
 // "" when the agent accepted the capture, else its reason for refusing it.
 StatusOr<std::string> SendCapture(uint32_t pid, const CaptureRequest& request, int timeout_ms);
 
+// The agent's answer to a cancel. An agent older than the cancel message answers "unknown
+// message type": that error's message then starts with kOlderAgentPrefix.
+inline constexpr std::string_view kOlderAgentPrefix = "this agent is older than lumos-ctl cancel";
+StatusOr<CancelReply> SendCancel(uint32_t pid, const CancelRequest& request, int timeout_ms);
+
 // One exchange of raw bytes (any message, even a bad one: tests): the reply's bytes, framing
 // checked (DecodeMessage succeeds on them).
 StatusOr<std::string> Exchange(uint32_t pid, std::string_view request, int timeout_ms);

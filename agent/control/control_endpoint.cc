@@ -270,13 +270,27 @@ void ControlEndpoint::State::Dispatch(Slot& slot) {
       Reply(slot, reply.ok() ? std::move(reply).value() : EncodeError(reply.status().message()));
       return;
     }
+    if (message->type == MessageType::kCancelRequest) {
+      StatusOr<CancelRequest> request = DecodeCancelRequest(*message);
+      if (!request.ok()) {
+        Refuse(slot, Rejection::kMalformed, request.status());
+        return;
+      }
+      request->peer_uid = slot.peer.uid;
+      request->peer_pid = static_cast<uint32_t>(slot.peer.pid);
+      request->peer_comm = PeerComm(slot.peer.pid);
+      Count(&accepted);
+      StatusOr<std::string> reply = EncodeCancelReply(handler->Cancel(*request));
+      Reply(slot, reply.ok() ? std::move(reply).value() : EncodeError(reply.status().message()));
+      return;
+    }
   } catch (...) {
     Reply(slot, EncodeError("the agent failed to answer (internal error)"));
     return;
   }
   Refuse(slot, Rejection::kMalformed,
          Status::Error(std::string("unexpected ") + MessageTypeName(message->type) +
-                       " (an agent takes StatusRequest and CaptureRequest)"));
+                       " (an agent takes StatusRequest, CaptureRequest and CancelRequest)"));
 }
 
 void ControlEndpoint::State::Refuse(Slot& slot, Rejection rejection, const lumos::Status& why) {

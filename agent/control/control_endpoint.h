@@ -53,6 +53,9 @@ class ControlHandler {
   // "" = accepted; else why it is refused (one line). The request is checked already
   // (control_protocol.h); peer_uid / peer_pid / peer_comm come from the connection.
   virtual std::string Capture(const CaptureRequest& request) = 0;
+  // `lumos-ctl cancel`: what is cancelled, or why nothing is (accepted false). Checked and
+  // filled as Capture's request.
+  virtual CancelReply Cancel(const CancelRequest& request) = 0;
 };
 
 // The endpoint's counters, a snapshot.

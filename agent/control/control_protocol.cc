@@ -32,7 +32,7 @@ uint32_t GetU32(std::string_view b, size_t at) {
 
 bool KnownType(uint16_t type) {
   return type >= static_cast<uint16_t>(MessageType::kStatusRequest) &&
-         type <= static_cast<uint16_t>(MessageType::kError);
+         type <= static_cast<uint16_t>(MessageType::kCancelReply);
 }
 
 Status Reject(Rejection kind, Rejection* out, Status status) {
@@ -252,11 +252,14 @@ constexpr std::string_view kStatusKeys[] = {"pid",
                                             "events_dropped",
                                             "control_rejected",
                                             "iteration",
-                                            "iteration_known"};
+                                            "iteration_known",
+                                            "last_cancel"};
 constexpr std::string_view kCaptureKeys[] = {
     "request_id",         "iterations",         "duration_ms", "at_realtime_ns",
     "iteration_multiple", "window_realtime_ns", "output_dir"};
 constexpr std::string_view kCaptureReplyKeys[] = {"accepted", "reason"};
+constexpr std::string_view kCancelKeys[] = {"request_id"};
+constexpr std::string_view kCancelReplyKeys[] = {"accepted", "what"};
 constexpr std::string_view kErrorKeys[] = {"reason"};
 constexpr std::string_view kNoKeys[] = {""};  // Matches no valid key: every line is unknown.
 
@@ -279,6 +282,10 @@ const char* MessageTypeName(MessageType type) {
       return "CaptureReply";
     case MessageType::kError:
       return "Error";
+    case MessageType::kCancelRequest:
+      return "CancelRequest";
+    case MessageType::kCancelReply:
+      return "CancelReply";
   }
   return "unknown";
 }
@@ -388,6 +395,7 @@ StatusOr<std::string> EncodeStatusReply(const AgentStatus& s) {
   b.Add("control_rejected", s.control_rejected);
   b.Add("iteration", s.iteration);
   b.Add("iteration_known", s.iteration_known);
+  if (!s.last_cancel.empty()) b.Add("last_cancel", CleanReason(s.last_cancel));
   return FrameChecked(MessageType::kStatusReply, b.body(),
                       [](const Message& m) { return DecodeStatusReply(m).status(); });
 }
@@ -411,6 +419,21 @@ StatusOr<std::string> EncodeCaptureReply(const CaptureReply& reply) {
   b.Add("reason", CleanReason(reply.reason));
   return FrameChecked(MessageType::kCaptureReply, b.body(),
                       [](const Message& m) { return DecodeCaptureReply(m).status(); });
+}
+
+StatusOr<std::string> EncodeCancelRequest(const CancelRequest& r) {
+  BodyBuilder b;
+  b.Add("request_id", r.request_id);
+  return FrameChecked(MessageType::kCancelRequest, b.body(),
+                      [](const Message& m) { return DecodeCancelRequest(m).status(); });
+}
+
+StatusOr<std::string> EncodeCancelReply(const CancelReply& reply) {
+  BodyBuilder b;
+  b.Add("accepted", reply.accepted);
+  b.Add("what", CleanReason(reply.what));
+  return FrameChecked(MessageType::kCancelReply, b.body(),
+                      [](const Message& m) { return DecodeCancelReply(m).status(); });
 }
 
 std::string EncodeError(std::string_view reason) {
@@ -491,8 +514,12 @@ StatusOr<AgentStatus> DecodeStatusReply(const Message& message) {
         LUMOS_ASSIGN_OR_RETURN(s.iteration, ParseUnsigned(key, v, kMaxU64));
         return Status::Ok();
       }
-      default: {
+      case 14: {
         LUMOS_ASSIGN_OR_RETURN(s.iteration_known, ParseBool(key, v));
+        return Status::Ok();
+      }
+      default: {
+        LUMOS_ASSIGN_OR_RETURN(s.last_cancel, ParseText(key, v, kMaxReasonBytes));
         return Status::Ok();
       }
     }
@@ -553,6 +580,32 @@ StatusOr<CaptureReply> DecodeCaptureReply(const Message& message) {
           LUMOS_ASSIGN_OR_RETURN(reply.accepted, ParseBool(kCaptureReplyKeys[i], v));
         } else {
           LUMOS_ASSIGN_OR_RETURN(reply.reason, ParseText(kCaptureReplyKeys[i], v, kMaxReasonBytes));
+        }
+        return Status::Ok();
+      });
+  if (!status.ok()) return status;
+  return reply;
+}
+
+StatusOr<CancelRequest> DecodeCancelRequest(const Message& message) {
+  LUMOS_RETURN_IF_ERROR(ExpectType(message, MessageType::kCancelRequest));
+  CancelRequest r;
+  LUMOS_RETURN_IF_ERROR(ForEachField(message.body, kCancelKeys, [&r](size_t, std::string_view v) {
+    LUMOS_ASSIGN_OR_RETURN(r.request_id, ParseUnsigned(kCancelKeys[0], v, kMaxU64));
+    return Status::Ok();
+  }));
+  return r;
+}
+
+StatusOr<CancelReply> DecodeCancelReply(const Message& message) {
+  LUMOS_RETURN_IF_ERROR(ExpectType(message, MessageType::kCancelReply));
+  CancelReply reply;
+  Status status =
+      ForEachField(message.body, kCancelReplyKeys, [&reply](size_t i, std::string_view v) {
+        if (i == 0) {
+          LUMOS_ASSIGN_OR_RETURN(reply.accepted, ParseBool(kCancelReplyKeys[i], v));
+        } else {
+          LUMOS_ASSIGN_OR_RETURN(reply.what, ParseText(kCancelReplyKeys[i], v, kMaxReasonBytes));
         }
         return Status::Ok();
       });

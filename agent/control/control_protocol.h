@@ -15,6 +15,9 @@
 // then checked: no control characters (paths may hold UTF-8), each within its length limit.
 // Numbers are decimal, without sign (but '-' where negative values exist), leading zeros or
 // spaces, and in their field's range; booleans are 0 or 1; words are one of their set.
+// Types added later keep version 1 (an older agent answers an Error "unknown message type N",
+// which tells lumos-ctl what it runs); keys added later to a reply are sent only when they say
+// something (an older lumos-ctl reads the reply until then).
 // Decode errors are one line naming what is wrong: "bad magic", "wrong version 2 (this side
 // speaks 1)", "oversized: body of 70000 bytes > max 4084", "unknown message type 9",
 // "malformed line 2: no '='", "unknown key 'foo'", "bad value for key 'iterations': ...".
@@ -47,6 +50,9 @@ enum class MessageType : uint16_t {
   kCaptureRequest = 3,
   kCaptureReply = 4,
   kError = 5,  // The peer's message was refused: `reason`.
+  // Added in version 1 after the first five (an older agent: "unknown message type 6").
+  kCancelRequest = 6,
+  kCancelReply = 7,
 };
 const char* MessageTypeName(MessageType type);
 
@@ -73,6 +79,27 @@ struct CaptureRequest {
   bool operator==(const CaptureRequest& other) const = default;
 };
 
+// `lumos-ctl cancel`: the window a capture request armed (waiting for its iteration or its --at
+// time) is dropped before it starts; one that is capturing ends now, its file kept and closed,
+// its CaptureWindow's missed_target saying who cancelled it.
+struct CancelRequest {
+  uint64_t request_id = 0;  // --request ID: only that request's window; 0 = whichever window is
+                            // armed or capturing (a periodic one too), or the request waiting.
+  // Filled by the endpoint, as CaptureRequest's.
+  uint32_t peer_uid = 0;
+  uint32_t peer_pid = 0;
+  std::string peer_comm;
+
+  bool operator==(const CancelRequest& other) const = default;
+};
+
+struct CancelReply {
+  bool accepted = false;  // A window (or a waiting request) is cancelled.
+  std::string what;       // One line: what is cancelled and how, or why nothing is.
+
+  bool operator==(const CancelReply& other) const = default;
+};
+
 // What one agent says about itself (`lumos-ctl status`).
 struct AgentStatus {
   uint32_t pid = 0;
@@ -90,6 +117,9 @@ struct AgentStatus {
   uint64_t control_rejected = 0;  // Filled by the endpoint (its own counters), not the handler.
   uint64_t iteration = 0;         // The iteration index the agent is at, when iteration_known.
   bool iteration_known = false;
+  // What the last `lumos-ctl cancel` did ("request 12 cancelled while armed by uid ..."); ""
+  // none, and then the key is not sent (an older lumos-ctl refuses unknown keys).
+  std::string last_cancel;
 
   bool operator==(const AgentStatus& other) const = default;
 };
@@ -129,6 +159,8 @@ StatusOr<std::string> EncodeStatusRequest();
 StatusOr<std::string> EncodeStatusReply(const AgentStatus& status);
 StatusOr<std::string> EncodeCaptureRequest(const CaptureRequest& request);
 StatusOr<std::string> EncodeCaptureReply(const CaptureReply& reply);
+StatusOr<std::string> EncodeCancelRequest(const CancelRequest& request);
+StatusOr<std::string> EncodeCancelReply(const CancelReply& reply);
 // The reason is cut to kMaxReasonBytes; never fails.
 std::string EncodeError(std::string_view reason);
 
@@ -138,6 +170,9 @@ StatusOr<AgentStatus> DecodeStatusReply(const Message& message);
 // peer_* stay 0 / "": the endpoint fills them.
 StatusOr<CaptureRequest> DecodeCaptureRequest(const Message& message);
 StatusOr<CaptureReply> DecodeCaptureReply(const Message& message);
+// peer_* stay 0 / "": the endpoint fills them.
+StatusOr<CancelRequest> DecodeCancelRequest(const Message& message);
+StatusOr<CancelReply> DecodeCancelReply(const Message& message);
 StatusOr<std::string> DecodeError(const Message& message);
 
 // The value escaping of bodies (exposed for tests and for lumos-ctl's messages).

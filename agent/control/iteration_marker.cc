@@ -36,8 +36,36 @@ std::optional<uint64_t> TrailingNumber(std::string_view text) {
   return value;
 }
 
+namespace {
+
+// The code point a UTF-8 string starts with; 0 when it does not start with a valid one.
+char32_t FirstCodePoint(std::string_view text) {
+  if (text.empty()) return 0;
+  const auto lead = static_cast<unsigned char>(text[0]);
+  if (lead < 0x80) return lead;
+  const size_t length = lead >= 0xF0 && lead <= 0xF4   ? 4
+                        : lead >= 0xE0 && lead <= 0xEF ? 3
+                        : lead >= 0xC2 && lead <= 0xDF ? 2
+                                                       : 0;
+  if (length == 0 || text.size() < length) return 0;
+  char32_t code = lead & (0xFF >> (length + 1));
+  for (size_t i = 1; i < length; ++i) {
+    const auto next = static_cast<unsigned char>(text[i]);
+    if ((next & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (next & 0x3F);
+  }
+  const char32_t smallest = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
+  if (code < smallest || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
+  return code;
+}
+
+}  // namespace
+
 IterationMarker::IterationMarker(std::string pattern) : pattern_(std::move(pattern)) {
-  if (!pattern_.empty() && pattern_[0] != '*' && pattern_[0] != '?') first_ = pattern_[0];
+  if (!pattern_.empty() && pattern_[0] != '*' && pattern_[0] != '?') {
+    first_ = pattern_[0];
+    first_wide_ = FirstCodePoint(pattern_);
+  }
 }
 
 }  // namespace lumos::agent::control

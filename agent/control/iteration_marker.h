@@ -6,7 +6,10 @@
 // ranks of a job: true for numbered names, and for counted ones when every rank runs the same
 // loop from its start.
 // Hot path: MayMatch() is one byte compare (the pattern's first literal byte), so an NVTX call of
-// a dormant agent stays within a few ns; Matches() runs only on the rare candidates.
+// a dormant agent stays within a few ns; Matches() runs only on the rare candidates. Wide names
+// (nvtxRangePushW, NVTX_MESSAGE_TYPE_UNICODE): MayMatchWide() compares the first wchar_t with
+// the pattern's first code point; the candidates are then matched as UTF-8 (the pattern is
+// bytes: a '?' matches one byte of a non-ASCII character).
 // Threading: immutable after construction; any thread.
 #pragma once
 
@@ -37,11 +40,20 @@ class IterationMarker {
   bool MayMatch(const char* text) const {
     return text != nullptr && !pattern_.empty() && (first_ == 0 || text[0] == first_);
   }
+  // The same for a wide (UTF-32) name: its first character against the pattern's first code
+  // point.
+  bool MayMatchWide(const wchar_t* text) const {
+    return text != nullptr && !pattern_.empty() &&
+           (first_wide_ == 0 || static_cast<char32_t>(text[0]) == first_wide_);
+  }
   bool Matches(std::string_view text) const { return !empty() && GlobMatch(pattern_, text); }
 
  private:
   std::string pattern_;
   char first_ = 0;  // The pattern's first byte when literal; 0 when it starts with '*' or '?'.
+  // The pattern's first code point when literal (decoded from UTF-8); 0 when it starts with a
+  // wildcard or is not valid UTF-8 there (every wide name is then a candidate).
+  char32_t first_wide_ = 0;
 };
 
 }  // namespace lumos::agent::control

@@ -160,6 +160,7 @@ bool WindowController::Arm(const WindowPlan& plan, int64_t now_ns) {
   plan_min_iteration_.store(plan.min_iteration, std::memory_order_relaxed);
   plan_multiple_.store(plan.iteration_multiple, std::memory_order_relaxed);
   plan_iterations_.store(plan.iterations, std::memory_order_relaxed);
+  plan_request_id_.store(plan.request_id, std::memory_order_relaxed);
   // A new generation: what a job thread read of an earlier window cannot act on this one.
   word_.store(With(word + 0x100, WindowState::kArmed), std::memory_order_release);
   return true;
@@ -173,9 +174,17 @@ void WindowController::Tick(int64_t now_ns) {
       const bool timed = plan_.iterations == 0;
       if (timed && plan_.iteration_multiple == 0 && plan_.min_iteration == 0) {
         TryStart(word, now_ns, false, 0, 0, nullptr);  // A timed window needs no boundary.
+      } else if (boundaries() == 0 && plan_.kernel_boundaries && now_ns < plan_.give_up_ns) {
+        return;  // Waiting for the kernel stream's period (KernelBoundaries).
       } else if (boundaries() == 0) {
-        std::string why = "no iteration marker seen; a timed window of " +
-                          SecondsText(plan_.duration_ns) + " instead";
+        std::string why = plan_.kernel_boundaries
+                              ? "no iteration marker seen and no repeating kernel stream found "
+                                "in " +
+                                    SecondsText(plan_.give_up_ns - plan_.not_before_ns) +
+                                    "; a timed window of " + SecondsText(plan_.duration_ns) +
+                                    " instead"
+                              : "no iteration marker seen; a timed window of " +
+                                    SecondsText(plan_.duration_ns) + " instead";
         TryStart(word, now_ns, false, 0, 0, &why);
       } else if (plan_.give_up_ns > 0 && now_ns >= plan_.give_up_ns) {
         std::string why = "no matching iteration boundary " +
@@ -230,6 +239,34 @@ bool WindowController::EndForExit(int64_t now_ns, const char* why) {
       }
       case WindowState::kClosing:
         return true;
+    }
+  }
+}
+
+WindowController::Cancelled WindowController::Cancel(uint64_t seen_word, int64_t now_ns,
+                                                     const std::string& why) {
+  for (;;) {
+    uint64_t word = word_.load(std::memory_order_acquire);
+    if ((word >> 8) != (seen_word >> 8)) return Cancelled::kNothing;  // A later window.
+    switch (StateOf(word)) {
+      case WindowState::kArmed:
+        // Dropped; a job thread that read this word fails its CAS.
+        if (word_.compare_exchange_strong(word, With(word, WindowState::kDormant),
+                                          std::memory_order_acq_rel)) {
+          return Cancelled::kDropped;
+        }
+        break;
+      case WindowState::kStarting:
+      case WindowState::kEnding:
+        sched_yield();  // A job thread's few stores.
+        break;
+      case WindowState::kCapturing: {
+        std::string text = why;
+        if (TryEnd(word, now_ns, &text, 0)) return Cancelled::kEnded;
+        break;
+      }
+      default:  // Dormant or closing: it ended by itself meanwhile.
+        return Cancelled::kNothing;
     }
   }
 }

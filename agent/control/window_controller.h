@@ -12,7 +12,8 @@
 //   (when set), time >= plan.not_before_ns. A window of K iterations ends at the boundary of
 //   index first + K (an index that jumps, a restarted loop: at the K-th boundary seen).
 //   Without boundaries: when no marker was ever seen by the time the plan is due, the writer
-//   starts a timed window at once; when markers were seen but none matched by plan.give_up_ns,
+//   starts a timed window at once (with plan.kernel_boundaries: when none came from the kernel
+//   stream either by plan.give_up_ns); when markers were seen but none matched by plan.give_up_ns,
 //   it starts one then. Either way the window says why it missed its target. A timed window
 //   (plan.iterations 0) ends after plan.duration_ns; an iteration window that sees no boundary
 //   for kStallNs (or 10 iteration periods, whichever is longer) ends there, saying so.
@@ -28,6 +29,11 @@
 // window.
 // Windows the writer's timer started (no marker seen, or no matching boundary in time) are
 // timed: they end after plan.duration_ns, never at a boundary.
+// Cancel (lumos-ctl cancel): the control thread reads which window it would cancel (word() and
+// armed_request_id(), any thread) and hands the word to the writer, whose Cancel() acts on that
+// generation only: an armed window goes back to kDormant (a job thread that read kArmed fails
+// its CAS; if the job thread won, the window is capturing and is ended instead), a capturing one
+// ends now (kClosing) saying why. A window that ended meanwhile, or a later one, is left alone.
 #pragma once
 
 #include <atomic>
@@ -62,6 +68,9 @@ struct WindowPlan {
   uint64_t min_iteration = 0;       // ... whose index is at least this,
   uint32_t iteration_multiple = 0;  // ... and a multiple of this (0: any).
   int64_t give_up_ns = 0;           // No matching boundary by then: a timed window starts.
+  // No marker seen yet, but the kernel stream may give boundaries (KernelBoundaries): wait for
+  // them until give_up_ns instead of a timed window at once.
+  bool kernel_boundaries = false;
   // Carried into the window's header and packet, unused here.
   int64_t window_realtime_ns = 0;
   uint64_t request_id = 0;
@@ -94,7 +103,16 @@ class WindowController {
   // Job threads: an iteration marker range began at now_ns; `numbered` is the index its name
   // carries (IterationMarker), else the controller counts. NoteBoundary then ActOnBoundary.
   void OnIterationBoundary(std::optional<uint64_t> numbered, int64_t now_ns) {
+    // Once per process: a load per marker after that (no write to a shared line).
+    if (!marker_seen_.load(std::memory_order_relaxed)) {
+      marker_seen_.store(true, std::memory_order_relaxed);
+    }
     ActOnBoundary(NoteBoundary(numbered, now_ns));
+  }
+  // Any thread: a boundary from the kernel stream (KernelBoundaries), counted.
+  void OnKernelBoundary(int64_t now_ns) {
+    kernel_boundaries_.fetch_add(1, std::memory_order_relaxed);
+    ActOnBoundary(NoteBoundary(std::nullopt, now_ns));
   }
   // The two halves of OnIterationBoundary: NoteBoundary counts the boundary and reads the state
   // word it acts on; ActOnBoundary starts or ends a window from that word only. Public so tests
@@ -115,6 +133,11 @@ class WindowController {
   // The process ends (or the agent stops): a window that is armed is dropped (back to
   // kDormant, returns false), one that is capturing goes to kClosing (returns true).
   bool EndForExit(int64_t now_ns, const char* why);
+  // lumos-ctl cancel, for the window whose state word (generation) the control thread read.
+  enum class Cancelled { kNothing, kDropped, kEnded };
+  // kDropped: it was armed and will not start; kEnded: it was capturing and is kClosing now,
+  // `why` in its missed_target; kNothing: that window is no longer armed or capturing.
+  Cancelled Cancel(uint64_t seen_word, int64_t now_ns, const std::string& why);
   // kClosing -> kDormant, after the writer closed the file.
   void FinishClose();
   // The fork child (one thread, no writer): kDormant for good, the gate closed; a boundary in
@@ -122,6 +145,11 @@ class WindowController {
   void DisableInForkChild();
 
   WindowState state() const { return StateOf(word_.load(std::memory_order_acquire)); }
+  // The state word (generation << 8 | state) and the request id of the window armed in it (0:
+  // periodic); any thread. A reader checks that the word is unchanged after the id.
+  uint64_t word() const { return word_.load(std::memory_order_acquire); }
+  static WindowState StateOfWord(uint64_t word) { return StateOf(word); }
+  uint64_t armed_request_id() const { return plan_request_id_.load(std::memory_order_acquire); }
   const WindowPlan& plan() const { return plan_; }
   // Valid from kCapturing on; end_ns and iterations from kClosing.
   WindowSpan span() const;
@@ -133,6 +161,9 @@ class WindowController {
   uint64_t starts() const { return starts_.load(std::memory_order_relaxed); }
   // Iteration boundaries seen, the last one's index and time (0 before the first).
   uint64_t boundaries() const { return boundaries_.load(std::memory_order_relaxed); }
+  // Of those, the kernel stream's; and whether an NVTX marker was ever seen.
+  uint64_t kernel_boundaries() const { return kernel_boundaries_.load(std::memory_order_relaxed); }
+  bool marker_seen() const { return marker_seen_.load(std::memory_order_relaxed); }
   uint64_t last_iteration() const { return last_index_.load(std::memory_order_relaxed); }
   int64_t last_boundary_ns() const { return last_boundary_ns_.load(std::memory_order_relaxed); }
   // The last interval between two boundaries; 0 before the second.
@@ -162,6 +193,7 @@ class WindowController {
   std::atomic<uint64_t> plan_min_iteration_{0};
   std::atomic<uint32_t> plan_multiple_{0};
   std::atomic<uint32_t> plan_iterations_{0};
+  std::atomic<uint64_t> plan_request_id_{0};
   // The window: written by the thread that won kStarting / kEnding, published by the release
   // store of the state after it. start_ns_ and first_index_ are written at the start only; the
   // end's fields are atomics (relaxed; the state's release publishes them) because the writer
@@ -179,6 +211,8 @@ class WindowController {
   // Boundaries.
   std::atomic<uint64_t> starts_{0};
   std::atomic<uint64_t> boundaries_{0};
+  std::atomic<uint64_t> kernel_boundaries_{0};
+  std::atomic<bool> marker_seen_{false};
   std::atomic<uint64_t> last_index_{0};
   std::atomic<int64_t> last_boundary_ns_{0};
   std::atomic<int64_t> period_ns_{0};

@@ -58,6 +58,24 @@ struct CompilerLaunchKernelParams {
 static_assert(offsetof(CompilerLaunchKernelParams, stream) ==
               offsetof(cudaLaunchKernel_v7000_params, stream));
 
+// The launched function of a launch's params struct (cudaLaunchKernel's func, cuLaunchKernel's
+// f, cudaLaunchKernelExC's func); 0 when it has none.
+template <typename P>
+uint64_t LaunchedFunction(const void* raw) {
+  const P& p = *static_cast<const P*>(raw);
+  if constexpr (requires { p.func; }) {
+    return Handle(p.func);
+  } else if constexpr (requires { p.f; }) {
+    return Handle(p.f);
+  } else {
+    return 0;
+  }
+}
+
+uint64_t CompilerLaunchedFunction(const void* raw) {
+  return Handle(static_cast<const CompilerLaunchKernelParams*>(raw)->kernel);
+}
+
 void FillCompilerLaunchHandles(const void* raw, ApiCallPayload* out) {
   const auto& p = *static_cast<const CompilerLaunchKernelParams*>(raw);
   const uint64_t threads = uint64_t{p.blockDim.x} * p.blockDim.y * p.blockDim.z;
@@ -70,18 +88,20 @@ using schema::ApiKind;
 #define LUMOS_RT(id, kind)                                                          \
   ApiSpec {                                                                         \
     CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, #id, ApiKind::kind, \
-        &FillHandles<id##_params>                                                   \
+        &FillHandles<id##_params>, &LaunchedFunction<id##_params>                   \
   }
 #define LUMOS_RT0(id, kind)                                                                 \
   ApiSpec {                                                                                 \
     CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, #id, ApiKind::kind, nullptr \
   }
-#define LUMOS_RT_WITH(id, kind, fill) \
-  ApiSpec { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, #id, ApiKind::kind, fill }
+#define LUMOS_RT_WITH(id, kind, fill, function)                                                    \
+  ApiSpec {                                                                                        \
+    CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, #id, ApiKind::kind, fill, function \
+  }
 #define LUMOS_DRV(id, kind)                                                       \
   ApiSpec {                                                                       \
     CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##id, #id, ApiKind::kind, \
-        &FillHandles<id##_params>                                                 \
+        &FillHandles<id##_params>, &LaunchedFunction<id##_params>                 \
   }
 #define LUMOS_DRV0(id, kind) \
   ApiSpec { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##id, #id, ApiKind::kind, nullptr }
@@ -89,8 +109,10 @@ using schema::ApiKind;
 // clang-format off
 constexpr ApiSpec kTracedApis[] = {
     // Runtime: kernel launches.
-    LUMOS_RT_WITH(__cudaLaunchKernel_v13000, kLaunchKernel, &FillCompilerLaunchHandles),
-    LUMOS_RT_WITH(__cudaLaunchKernel_ptsz_v13000, kLaunchKernel, &FillCompilerLaunchHandles),
+    LUMOS_RT_WITH(__cudaLaunchKernel_v13000, kLaunchKernel, &FillCompilerLaunchHandles,
+                  &CompilerLaunchedFunction),
+    LUMOS_RT_WITH(__cudaLaunchKernel_ptsz_v13000, kLaunchKernel, &FillCompilerLaunchHandles,
+                  &CompilerLaunchedFunction),
     LUMOS_RT(cudaLaunchKernel_v7000, kLaunchKernel),
     LUMOS_RT(cudaLaunchKernel_ptsz_v7000, kLaunchKernel),
     LUMOS_RT(cudaLaunchKernelExC_v11060, kLaunchKernel),
@@ -344,11 +366,38 @@ void CallbackTable::Build(StringTable& strings) {
   }
 }
 
+namespace {
+
+// A kernel launch's ENTER, for KernelBoundaries (out of line: only while it wants launches).
+__attribute__((noinline)) void NoteKernelLaunch(const CallbackContext& context,
+                                                CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                                const void* callback_data) {
+  const auto* data = static_cast<const CUpti_CallbackData*>(callback_data);
+  if (data == nullptr || data->callbackSite != CUPTI_API_ENTER || data->functionParams == nullptr) {
+    return;
+  }
+  const CallbackTable::Entry* entry = context.table->Find(domain, cbid);
+  if (entry == nullptr || entry->spec->kind != schema::ApiKind::kLaunchKernel ||
+      entry->spec->launched_function == nullptr) {
+    return;
+  }
+  const uint64_t function = entry->spec->launched_function(data->functionParams);
+  if (function != 0) context.kernel_boundaries->OnLaunch(function, MonotonicNowNs());
+}
+
+}  // namespace
+
 void CUPTIAPI HandleApiCallback(void* user_data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 const void* callback_data) noexcept {
   const auto* context = static_cast<const CallbackContext*>(user_data);
+  if (context == nullptr) return;
+  // Windowed modes, armed without an iteration marker: launches feed the kernel stream's
+  // period (before the gate: the window has not started yet). One relaxed load otherwise.
+  if (context->kernel_boundaries != nullptr && context->kernel_boundaries->wanted()) {
+    NoteKernelLaunch(*context, domain, cbid, callback_data);
+  }
   // The entry check (STYLE.md 5.2): one relaxed load; see EnabledFlag for why relaxed is safe.
-  if (context == nullptr || !context->enabled->enabled()) return;
+  if (!context->enabled->enabled()) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(callback_data);
   if (data == nullptr) return;
   if (data->callbackSite == CUPTI_API_ENTER) {

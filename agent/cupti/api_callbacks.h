@@ -18,6 +18,10 @@
 // Handles are the application's opaque values (cudaStream_t, cudaEvent_t, cudaGraphExec_t), not
 // CUPTI's stream/event ids: the GPU records join an ApiCall by correlation id.
 // A call whose ENTER ran while the agent was off has no start time: start = end.
+// Windowed modes, a window armed in a job without NVTX iteration markers: at ENTER of a kernel
+// launch, before the gate, the launched function goes to control::KernelBoundaries while it
+// wants launches (one relaxed load; the rest out of line), which finds the kernel stream's
+// period. Needs a GPU to run for real; the tests drive it with fabricated callbacks.
 #pragma once
 
 #include <cupti.h>
@@ -26,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "agent/control/kernel_boundaries.h"
 #include "agent/core/record.h"
 #include "agent/core/thread_rings.h"
 #include "schema/enums.h"
@@ -42,6 +47,8 @@ struct ApiSpec {
   const char* name;  // CUPTI's cbid name; runtime names lose their "_vNNNN" suffix when interned.
   schema::ApiKind kind;
   void (*fill_handles)(const void* params, ApiCallPayload* out);  // Null: no handle to read.
+  // Kernel launches: the launched function (func, f, kernel), for KernelBoundaries; else null.
+  uint64_t (*launched_function)(const void* params) = nullptr;
 };
 
 // Every API the callback channel traces.
@@ -74,6 +81,8 @@ struct CallbackContext {
   const EnabledFlag* enabled = nullptr;
   ThreadRings* rings = nullptr;
   const CallbackTable* table = nullptr;
+  // Windowed modes: kernel launches go to it (ENTER, gate open or not) while it wants them.
+  control::KernelBoundaries* kernel_boundaries = nullptr;
 };
 
 // The CUpti_CallbackFunc. noexcept: nothing may escape into CUDA.

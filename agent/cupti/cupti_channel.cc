@@ -82,6 +82,9 @@ class AgentHost : public ChannelHost {
   void SetCaptureSwitch(CaptureSwitch* capture_switch) override {
     Agent::Get().SetCaptureSwitch(capture_switch);
   }
+  control::KernelBoundaries* kernel_boundaries() override {
+    return Agent::Get().EnableKernelBoundaries();
+  }
 };
 
 }  // namespace
@@ -187,7 +190,8 @@ std::string CuptiChannel::StartActivity(const AgentConfig& config) {
 
 std::string CuptiChannel::StartCallbacks() {
   table_.Build(host_->strings());
-  context_ = CallbackContext{&host_->enabled(), host_->rings(), &table_};
+  context_ =
+      CallbackContext{&host_->enabled(), host_->rings(), &table_, host_->kernel_boundaries()};
   if (context_.rings == nullptr) return "the agent has no rings (not started)";
   CUptiResult result = api_.subscribe(&subscriber_, &HandleApiCallback, &context_);
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {

@@ -57,6 +57,10 @@ class ChannelHost {
   // Windowed capture: the channel's switch, turned off between windows (a no-op in continuous
   // mode, where the channel collects all the time).
   virtual void SetCaptureSwitch(CaptureSwitch* capture_switch) = 0;
+  // Windowed modes: where kernel launches go while a window looks for the kernel stream's
+  // period (control/kernel_boundaries.h); null in continuous mode (and in tests that do not
+  // need it). Called once, when the callbacks start.
+  virtual control::KernelBoundaries* kernel_boundaries() { return nullptr; }
 };
 
 class CuptiChannel : public RecordSource, public CaptureSwitch {

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <string_view>
 
 #include "agent/control/iteration_marker.h"
@@ -14,6 +16,7 @@
 #include "agent/nvtx/nvtx_handle_map.h"
 #include "agent/nvtx/wide_text.h"
 #include "agent/runtime/agent_runtime.h"
+#include "base/logging.h"
 
 namespace lumos::agent {
 namespace {
@@ -117,33 +120,135 @@ inline bool Enabled() { return g_agent != nullptr && g_agent->enabled().enabled(
 // A range whose name matches LUMOS_ITERATION_MARKER begins an iteration: the window controller
 // hears of it before the range is recorded, so a window that starts there holds its marker and
 // one that ends there does not. Between windows a push is not tracked (its pop finds nothing and
-// is ignored): a dormant push costs the controller load, one byte compare and the flag.
+// is ignored): a dormant push costs the controller load, one compare of the name's first
+// character (byte or wchar_t) and the flag. Every way of naming a range counts: A and W calls,
+// ASCII and UNICODE attributes, and registered strings (A or W) whose text is a marker.
 
-__attribute__((noinline)) void NoteMarker(control::WindowController* windows, const char* text) {
-  const std::string_view name(text, strnlen(text, 256));
+// The longest name matched (as NoteMarker's strnlen: longer names are cut there).
+constexpr size_t kMaxMarkerBytes = 256;
+
+void NoteMarkerName(control::WindowController* windows, std::string_view name) {
   if (!g_agent->iteration_marker().Matches(name)) return;
   windows->OnIterationBoundary(control::TrailingNumber(name), MonotonicNowNs());
 }
+__attribute__((noinline)) void NoteMarker(control::WindowController* windows, const char* text) {
+  NoteMarkerName(windows, std::string_view(text, strnlen(text, kMaxMarkerBytes)));
+}
+// A wide candidate, matched as UTF-8 (a stack buffer: no allocation on the job's thread).
+__attribute__((noinline)) void NoteMarkerWide(control::WindowController* windows,
+                                              const wchar_t* text) {
+  char utf8[kMaxMarkerBytes + 1];
+  const size_t length = WideToUtf8(text, utf8, sizeof(utf8));
+  NoteMarkerName(windows, std::string_view(utf8, length));
+}
 
-// The text of an ASCII message (what markers are matched against); nullptr otherwise.
-inline const char* AsciiMessage(const nvtxEventAttributes_t* attributes) {
-  if (attributes == nullptr ||
-      attributes->size < offsetof(nvtxEventAttributes_t, message) + sizeof(attributes->message) ||
-      attributes->messageType != NVTX_MESSAGE_TYPE_ASCII) {
-    return nullptr;
+// Registered strings that are iteration markers, found when they are registered (off the hot
+// path): a range named by one is a boundary. A fixed lock-free table (a loop registers its
+// marker once, or a few); a full table: one warning, the later ones are not markers.
+struct RegisteredMarker {
+  std::atomic<uintptr_t> handle{0};  // What the application holds; published last (release).
+  bool numbered = false;
+  uint64_t index = 0;  // The number its text ends with, when numbered.
+};
+constexpr size_t kMaxRegisteredMarkers = 64;
+// Never destroyed (trivially destructible members only), reachable from any thread.
+RegisteredMarker g_registered_markers[kMaxRegisteredMarkers];
+std::atomic<size_t> g_registered_marker_count{0};  // Entries whose handle may be set.
+std::mutex g_registered_markers_mutex;             // Registration only.
+
+void NoteRegisteredString(const void* handle, std::string_view text) {
+  const control::IterationMarker& marker = g_agent->iteration_marker();
+  if (handle == nullptr || g_agent->windows() == nullptr || !marker.Matches(text)) return;
+  const auto value = reinterpret_cast<uintptr_t>(handle);
+  std::lock_guard<std::mutex> lock(g_registered_markers_mutex);
+  const size_t count = g_registered_marker_count.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < count; ++i) {
+    if (g_registered_markers[i].handle.load(std::memory_order_relaxed) == value) return;
   }
-  return attributes->message.ascii;
+  if (count == kMaxRegisteredMarkers) {
+    static bool warned = false;
+    if (!warned) {
+      warned = true;
+      LUMOS_LOG(Warn,
+                "more than %zu registered NVTX strings match LUMOS_ITERATION_MARKER; ranges named "
+                "by the later ones do not mark iterations",
+                kMaxRegisteredMarkers);
+    }
+    return;
+  }
+  RegisteredMarker& entry = g_registered_markers[count];
+  const std::optional<uint64_t> index = control::TrailingNumber(text);
+  entry.numbered = index.has_value();
+  entry.index = index.value_or(0);
+  entry.handle.store(value, std::memory_order_release);
+  g_registered_marker_count.store(count + 1, std::memory_order_release);
+}
+
+__attribute__((noinline)) void NoteRegisteredMarker(control::WindowController* windows,
+                                                    nvtxStringHandle_t handle, size_t count) {
+  const auto value = reinterpret_cast<uintptr_t>(handle);
+  for (size_t i = 0; i < count; ++i) {
+    const RegisteredMarker& entry = g_registered_markers[i];
+    // Acquire: pairs with the registration's release store, which published index and numbered.
+    if (entry.handle.load(std::memory_order_acquire) != value) continue;
+    windows->OnIterationBoundary(
+        entry.numbered ? std::optional<uint64_t>(entry.index) : std::nullopt, MonotonicNowNs());
+    return;
+  }
+}
+
+// Before a push or start: the controller when windowed (nullptr in continuous mode, where
+// pushes are tracked even while off, see HandleRangePushA).
+inline control::WindowController* WindowsForRange() {
+  control::WindowController* windows = g_agent->windows();
+  // The thread's stack now, at its first push, not at the first push of its first window: that
+  // one-time allocation (~30 us with its page faults) must not land on a window's start.
+  if (windows != nullptr && t_push_stack == nullptr) AllocateThreadPushStack();
+  return windows;
 }
 
 // Before a push or start named `text`: reports a marker, and says whether to track the range
-// (always in continuous mode, where pushes are tracked even while off, see HandleRangePushA).
+// (always in continuous mode).
 inline bool TrackRange(const char* text) {
-  control::WindowController* windows = g_agent->windows();
+  control::WindowController* windows = WindowsForRange();
   if (windows == nullptr) return true;
-  // The thread's stack now, at its first push, not at the first push of its first window: that
-  // one-time allocation (~30 us with its page faults) must not land on a window's start.
-  if (t_push_stack == nullptr) AllocateThreadPushStack();
   if (g_agent->iteration_marker().MayMatch(text)) NoteMarker(windows, text);
+  return Enabled();
+}
+inline bool TrackRangeWide(const wchar_t* text) {
+  control::WindowController* windows = WindowsForRange();
+  if (windows == nullptr) return true;
+  if (g_agent->iteration_marker().MayMatchWide(text)) NoteMarkerWide(windows, text);
+  return Enabled();
+}
+// The same for event attributes, whatever names the range: ASCII, UNICODE or a registered
+// string. Malformed attributes (null, too small for the message field) name nothing.
+inline bool TrackRange(const nvtxEventAttributes_t* attributes) {
+  control::WindowController* windows = WindowsForRange();
+  if (windows == nullptr) return true;
+  if (attributes != nullptr &&
+      attributes->size >= offsetof(nvtxEventAttributes_t, message) + sizeof(attributes->message)) {
+    switch (attributes->messageType) {
+      case NVTX_MESSAGE_TYPE_ASCII:
+        if (g_agent->iteration_marker().MayMatch(attributes->message.ascii)) {
+          NoteMarker(windows, attributes->message.ascii);
+        }
+        break;
+      case NVTX_MESSAGE_TYPE_UNICODE:
+        if (g_agent->iteration_marker().MayMatchWide(attributes->message.unicode)) {
+          NoteMarkerWide(windows, attributes->message.unicode);
+        }
+        break;
+      case NVTX_MESSAGE_TYPE_REGISTERED:
+        if (const size_t count = g_registered_marker_count.load(std::memory_order_acquire);
+            count != 0) {
+          NoteRegisteredMarker(windows, attributes->message.registered, count);
+        }
+        break;
+      default:
+        break;
+    }
+  }
   return Enabled();
 }
 
@@ -363,17 +468,15 @@ int NVTX_API HandleRangePushA(const char* message) noexcept {
 // The wide-character calls record the same as the A ones, their text as UTF-8. A W push the
 // agent did not see would leave its pop to close the wrong range.
 int NVTX_API HandleRangePushW(const wchar_t* message) noexcept {
-  // Wide names are not matched against the marker (ASCII patterns; PyTorch pushes A names).
-  const int depth = g_agent != nullptr && TrackRange(nullptr)
+  const int depth = g_agent != nullptr && TrackRangeWide(message)
                         ? PushRange(0, ShortUtf8(message).c_str(), nullptr)
                         : -1;
   if (auto chained = ChainedCore<PushWFn>(NVTX_CBID_CORE_RangePushW)) return chained(message);
   return depth;
 }
 int NVTX_API HandleRangePushEx(const nvtxEventAttributes_t* attributes) noexcept {
-  const int depth = g_agent != nullptr && TrackRange(AsciiMessage(attributes))
-                        ? PushRange(0, nullptr, attributes)
-                        : -1;
+  const int depth =
+      g_agent != nullptr && TrackRange(attributes) ? PushRange(0, nullptr, attributes) : -1;
   if (auto chained = ChainedCore<PushExFn>(NVTX_CBID_CORE_RangePushEx)) {
     nvtxEventAttributes_t copy;
     return chained(ChainedAttributes(attributes, &copy));
@@ -387,7 +490,7 @@ int NVTX_API HandleRangePop() noexcept {
 }
 int NVTX_API HandleDomainRangePushEx(nvtxDomainHandle_t domain,
                                      const nvtxEventAttributes_t* attributes) noexcept {
-  const int depth = g_agent != nullptr && TrackRange(AsciiMessage(attributes))
+  const int depth = g_agent != nullptr && TrackRange(attributes)
                         ? PushRange(DomainId(domain), nullptr, attributes)
                         : -1;
   if (auto chained = ChainedCore2<DomainPushExFn>(NVTX_CBID_CORE2_DomainRangePushEx)) {
@@ -413,6 +516,7 @@ nvtxRangeId_t NVTX_API HandleRangeStartA(const char* message) noexcept {
   return StartRange(NextRangeId(), false, 0, message, nullptr);
 }
 nvtxRangeId_t NVTX_API HandleRangeStartW(const wchar_t* message) noexcept {
+  if (g_agent != nullptr) (void)TrackRangeWide(message);  // Tracked only while on, as A starts.
   if (auto chained = ChainedCore<StartWFn>(NVTX_CBID_CORE_RangeStartW)) {
     const nvtxRangeId_t id = chained(message);
     return Enabled() ? StartRange(id, true, 0, ShortUtf8(message).c_str(), nullptr) : id;
@@ -421,7 +525,7 @@ nvtxRangeId_t NVTX_API HandleRangeStartW(const wchar_t* message) noexcept {
   return StartRange(NextRangeId(), false, 0, ShortUtf8(message).c_str(), nullptr);
 }
 nvtxRangeId_t NVTX_API HandleRangeStartEx(const nvtxEventAttributes_t* attributes) noexcept {
-  if (g_agent != nullptr) (void)TrackRange(AsciiMessage(attributes));
+  if (g_agent != nullptr) (void)TrackRange(attributes);
   if (auto chained = ChainedCore<StartExFn>(NVTX_CBID_CORE_RangeStartEx)) {
     nvtxEventAttributes_t copy;
     const nvtxRangeId_t id = chained(ChainedAttributes(attributes, &copy));
@@ -440,7 +544,7 @@ void NVTX_API HandleRangeEnd(nvtxRangeId_t id) noexcept {
 }
 nvtxRangeId_t NVTX_API HandleDomainRangeStartEx(nvtxDomainHandle_t domain,
                                                 const nvtxEventAttributes_t* attributes) noexcept {
-  if (g_agent != nullptr) (void)TrackRange(AsciiMessage(attributes));
+  if (g_agent != nullptr) (void)TrackRange(attributes);
   if (auto chained = ChainedCore2<DomainStartExFn>(NVTX_CBID_CORE2_DomainRangeStartEx)) {
     nvtxEventAttributes_t copy;
     const nvtxRangeId_t id = chained(ChainedDomain(domain), ChainedAttributes(attributes, &copy));
@@ -514,7 +618,9 @@ nvtxStringHandle_t NVTX_API HandleDomainRegisterStringA(nvtxDomainHandle_t domai
   auto chained = ChainedCore2<RegisterStringAFn>(NVTX_CBID_CORE2_DomainRegisterStringA);
   nvtxStringHandle_t theirs = chained != nullptr ? chained(ChainedDomain(domain), text) : nullptr;
   if (g_agent == nullptr || text == nullptr) return theirs;
-  return MapHandle(&g_strings, theirs, g_agent->strings().Intern(text));
+  nvtxStringHandle_t handle = MapHandle(&g_strings, theirs, g_agent->strings().Intern(text));
+  NoteRegisteredString(handle, std::string_view(text, strnlen(text, kMaxMarkerBytes)));
+  return handle;
 }
 
 nvtxStringHandle_t NVTX_API HandleDomainRegisterStringW(nvtxDomainHandle_t domain,
@@ -522,7 +628,10 @@ nvtxStringHandle_t NVTX_API HandleDomainRegisterStringW(nvtxDomainHandle_t domai
   auto chained = ChainedCore2<RegisterStringWFn>(NVTX_CBID_CORE2_DomainRegisterStringW);
   nvtxStringHandle_t theirs = chained != nullptr ? chained(ChainedDomain(domain), text) : nullptr;
   if (g_agent == nullptr || text == nullptr) return theirs;
-  return MapHandle(&g_strings, theirs, g_agent->strings().Intern(WideToUtf8(text)));
+  const std::string utf8 = WideToUtf8(text);
+  nvtxStringHandle_t handle = MapHandle(&g_strings, theirs, g_agent->strings().Intern(utf8));
+  NoteRegisteredString(handle, std::string_view(utf8).substr(0, kMaxMarkerBytes));
+  return handle;
 }
 
 // Installed only while chaining: calls the agent does not record but that take a domain handle,

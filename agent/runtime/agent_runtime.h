@@ -80,6 +80,7 @@
 
 #include "agent/control/control_endpoint.h"
 #include "agent/control/iteration_marker.h"
+#include "agent/control/kernel_boundaries.h"
 #include "agent/control/window_controller.h"
 #include "agent/core/agent_config.h"
 #include "agent/core/fast_clock.h"
@@ -182,9 +183,14 @@ class Agent {
   // The CUPTI channel's switch (one; a later call replaces it). Called at once with the current
   // state, then by the writer thread whenever a window is armed or ends. Any thread.
   void SetCaptureSwitch(CaptureSwitch* capture_switch);
-  // The control endpoint's handlers (its thread): lumos-ctl status and capture.
+  // Windowed modes: where the CUPTI callback channel sends kernel launches while a window looks
+  // for the kernel stream's period (control/kernel_boundaries.h); made at the first call (about
+  // 1.2 MiB), null in continuous mode or before Start(). Any thread.
+  control::KernelBoundaries* EnableKernelBoundaries();
+  // The control endpoint's handlers (its thread): lumos-ctl status, capture and cancel.
   control::AgentStatus ControlStatus();
   std::string ControlCapture(const control::CaptureRequest& request);
+  control::CancelReply ControlCancel(const control::CancelRequest& request);
 
   // Async-signal-safe (signal_flush.cc): asks the writer thread to write out everything
   // recorded so far, and with `finish` to close the file too, then waits up to timeout_ns.
@@ -216,6 +222,8 @@ class Agent {
   void StartControlEndpoint();
   // One writer pass in windowed mode: timers, arming, opening, draining and closing windows.
   void WindowPass(int64_t now_ns, bool flush_now);
+  // A cancel the control thread handed over: drops or ends the window it named.
+  void ApplyPendingCancel(int64_t now_ns);
   // Arms the next window when one is asked for or due; true when it did.
   bool MaybeArm(int64_t now_ns);
   void OpenWindowFile();
@@ -231,6 +239,9 @@ class Agent {
   RankInfo CurrentRank() const;
   schema::TrailerInfo CurrentTrailer() const;
   void CacheCommunicator(const Record& head);
+  // What marks the window's iterations (its CaptureWindow.iteration_marker): the marker's
+  // pattern, or "(kernel stream: a period of N launches)" when the kernel stream's did.
+  std::string IterationSource(const control::WindowController& windows) const;
   void NotifyCaptureSwitch(bool armed);
 
   std::once_flag config_once_;
@@ -293,6 +304,9 @@ class Agent {
   control::IterationMarker iteration_marker_;
   std::unique_ptr<control::WindowController> owned_windows_;  // Never released (callbacks).
   std::atomic<control::WindowController*> windows_{nullptr};
+  std::mutex kernel_boundaries_mutex_;  // EnableKernelBoundaries only.
+  std::unique_ptr<control::KernelBoundaries> owned_kernel_boundaries_;  // Never released.
+  std::atomic<control::KernelBoundaries*> kernel_boundaries_{nullptr};
   std::unique_ptr<control::ControlEndpoint> endpoint_;
   std::atomic<CaptureSwitch*> capture_switch_{nullptr};
   std::mutex capture_switch_mutex_;  // SetCaptureSwitch vs the writer's notifications.
@@ -318,10 +332,19 @@ class Agent {
   // A lumos-ctl request waiting for the writer (control thread -> writer thread).
   std::mutex request_mutex_;  // Never taken by a job thread.
   std::optional<control::CaptureRequest> pending_request_;
+  // A lumos-ctl cancel for the writer: the controller's word it saw (the window to cancel) and
+  // who asked ("uid U pid P (comm)"); under request_mutex_.
+  struct PendingCancel {
+    uint64_t word = 0;
+    uint64_t request_id = 0;
+    std::string requested_by;
+  };
+  std::optional<PendingCancel> pending_cancel_;
   // For lumos-ctl status (writer writes, control thread reads).
   std::mutex status_mutex_;  // Never taken by a job thread.
   std::string last_window_path_;
   int64_t last_window_end_realtime_ns_ = 0;
+  std::string last_cancel_;  // What the last lumos-ctl cancel did (status).
   std::atomic<uint64_t> windows_written_{0};
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> events_dropped_{0};

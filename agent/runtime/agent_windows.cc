@@ -40,6 +40,9 @@ class AgentControlHandler : public control::ControlHandler {
   std::string Capture(const control::CaptureRequest& request) override {
     return Agent::Get().ControlCapture(request);
   }
+  control::CancelReply Cancel(const control::CancelRequest& request) override {
+    return Agent::Get().ControlCancel(request);
+  }
 };
 
 // Between windows: the sources' records go through the same filter as the rings' (held when
@@ -98,6 +101,26 @@ void Agent::StartWindows() {
   }
   // Published last: the NVTX channel reports boundaries once it sees the controller.
   windows_.store(owned_windows_.get(), std::memory_order_release);
+}
+
+control::KernelBoundaries* Agent::EnableKernelBoundaries() {
+  control::WindowController* windows = windows_.load(std::memory_order_acquire);
+  if (windows == nullptr) return nullptr;  // Continuous mode, or not started.
+  std::lock_guard<std::mutex> lock(kernel_boundaries_mutex_);
+  if (!owned_kernel_boundaries_) {
+    owned_kernel_boundaries_ = std::make_unique<control::KernelBoundaries>(windows);
+    kernel_boundaries_.store(owned_kernel_boundaries_.get(), std::memory_order_release);
+  }
+  return owned_kernel_boundaries_.get();
+}
+
+std::string Agent::IterationSource(const control::WindowController& windows) const {
+  const control::KernelBoundaries* kernel = kernel_boundaries_.load(std::memory_order_acquire);
+  if (kernel != nullptr && windows.plan().kernel_boundaries && !windows.marker_seen() &&
+      windows.kernel_boundaries() > 0) {
+    return "(kernel stream: a period of " + std::to_string(kernel->period()) + " launches)";
+  }
+  return iteration_marker_.pattern();
 }
 
 void Agent::StartControlEndpoint() {
@@ -167,6 +190,7 @@ void Agent::WindowPass(int64_t now_ns, bool flush_now) {
   control::WindowController* controller = windows_.load(std::memory_order_acquire);
   if (controller == nullptr) return;  // StartWindows() runs before the writer; never here.
   control::WindowController& windows = *controller;
+  ApplyPendingCancel(now_ns);
   windows.Tick(now_ns);
   const control::WindowState state = windows.state();
   const bool in_window =
@@ -182,6 +206,15 @@ void Agent::WindowPass(int64_t now_ns, bool flush_now) {
   } else if (state == control::WindowState::kDormant) {
     MaybeArm(now_ns);
   }
+  // Kernel launches feed the period detector while a window that counts iterations without a
+  // marker is armed or capturing (MaybeArm turns it on at once; a marker turns it off).
+  if (control::KernelBoundaries* kernel = kernel_boundaries_.load(std::memory_order_acquire)) {
+    const control::WindowState now = windows.state();
+    kernel->SetWanted((now == control::WindowState::kArmed ||
+                       now == control::WindowState::kStarting ||
+                       now == control::WindowState::kCapturing) &&
+                      windows.plan().kernel_boundaries && !windows.marker_seen());
+  }
   if (writer_ != nullptr) {
     if (ReadMonotonicNs() - last_snapshot_ns_ >= static_cast<int64_t>(kClockSnapshotIntervalNs)) {
       WriteClockSnapshot();
@@ -194,15 +227,47 @@ void Agent::WindowPass(int64_t now_ns, bool flush_now) {
   }
 }
 
+void Agent::ApplyPendingCancel(int64_t now_ns) {
+  std::optional<PendingCancel> cancel;
+  {
+    std::lock_guard<std::mutex> lock(request_mutex_);
+    cancel.swap(pending_cancel_);
+  }
+  if (!cancel.has_value()) return;
+  control::WindowController& windows = *windows_.load(std::memory_order_acquire);
+  const std::string request =
+      cancel->request_id != 0 ? "request " + std::to_string(cancel->request_id) : "periodic window";
+  const control::WindowController::Cancelled done = windows.Cancel(
+      cancel->word, now_ns, "cancelled by " + cancel->requested_by + " (lumos-ctl cancel)");
+  std::string what;
+  switch (done) {
+    case control::WindowController::Cancelled::kDropped:
+      NotifyCaptureSwitch(false);  // Armed turned CUPTI on; no window follows.
+      what = request + ": cancelled while armed, by " + cancel->requested_by + "; no window";
+      break;
+    case control::WindowController::Cancelled::kEnded:
+      // Closed by this pass as any window that ends (WindowPass: kClosing).
+      what = request + ": ended early " + control::SecondsText(now_ns - windows.span().start_ns) +
+             " into its window, by " + cancel->requested_by + "; its file is kept";
+      break;
+    case control::WindowController::Cancelled::kNothing:
+      what = request + ": had ended before the cancel reached it, nothing cancelled";
+      break;
+  }
+  LUMOS_LOG(Info, "lumos-ctl cancel: %s", what.c_str());
+  std::lock_guard<std::mutex> lock(status_mutex_);
+  last_cancel_ = what;
+}
+
 bool Agent::MaybeArm(int64_t now_ns) {
   control::WindowController& windows = *windows_.load(std::memory_order_acquire);
   const int64_t now_real = RealtimeNs();
   const int64_t real_to_mono = now_ns - now_real;  // Add to a realtime instant.
   std::optional<control::CaptureRequest> request;
-  {
-    std::lock_guard<std::mutex> lock(request_mutex_);
-    request.swap(pending_request_);
-  }
+  // Held until the request is armed (or refused): a cancel (ControlCancel) finds it waiting or
+  // armed, never in between.
+  std::unique_lock<std::mutex> request_lock(request_mutex_);
+  request.swap(pending_request_);
   const int64_t fallback_ns = config_.window_ms > 0
                                   ? static_cast<int64_t>(config_.window_ms) * kNsPerMs
                                   : kDefaultTimedWindowNs;
@@ -259,9 +324,12 @@ bool Agent::MaybeArm(int64_t now_ns) {
   } else {
     return false;
   }
+  control::KernelBoundaries* kernel = kernel_boundaries_.load(std::memory_order_acquire);
   if (plan.iterations > 0 || plan.iteration_multiple > 0) {
     plan.give_up_ns = std::max(plan.not_before_ns, now_ns) +
                       std::max(kGiveUpAfterNs, 4 * windows.iteration_period_ns());
+    // No marker so far: boundaries may come from the kernel stream (CUPTI callbacks running).
+    plan.kernel_boundaries = kernel != nullptr && !windows.marker_seen();
   }
   // CUPTI on first: a job thread may start the window the moment it is armed, and the window's
   // first kernels must be seen.
@@ -270,6 +338,7 @@ bool Agent::MaybeArm(int64_t now_ns) {
     NotifyCaptureSwitch(false);
     return false;
   }
+  if (kernel != nullptr) kernel->SetWanted(plan.kernel_boundaries);
   return true;
 }
 
@@ -290,7 +359,7 @@ void Agent::OpenWindowFile() {
   FillHeaderRank(rank, &header);
   header.has_capture_window = true;
   header.capture_window =
-      WindowEvent(plan, windows.span(), window_index_, iteration_marker_.pattern(), false);
+      WindowEvent(plan, windows.span(), window_index_, IterationSource(windows), false);
   Status made = control::CreateWindowDirectory(paths.directory);
   StatusOr<std::unique_ptr<schema::TraceFileWriter>> writer =
       made.ok()
@@ -385,7 +454,7 @@ void Agent::CloseWindow() {
   DrainOnce(SIZE_MAX);
   WriteClockSnapshot();
   const control::WindowSpan span = windows.span();
-  writer_->Add(WindowEvent(windows.plan(), span, window_index_, iteration_marker_.pattern(), true));
+  writer_->Add(WindowEvent(windows.plan(), span, window_index_, IterationSource(windows), true));
   Status closed = writer_->Close(static_cast<uint64_t>(span.end_ns), CurrentTrailer());
   if (!closed.ok() && !writer_->warned()) {
     LUMOS_LOG(Warn, "closing capture window %llu failed: %s",
@@ -465,6 +534,7 @@ control::AgentStatus Agent::ControlStatus() {
     std::lock_guard<std::mutex> lock(status_mutex_);
     status.last_window = last_window_path_;
     status.last_window_end_realtime_ns = last_window_end_realtime_ns_;
+    status.last_cancel = last_cancel_;
   }
   status.bytes_written = bytes_written_.load(std::memory_order_relaxed);
   status.events_dropped = events_dropped_.load(std::memory_order_relaxed);
@@ -494,6 +564,73 @@ std::string Agent::ControlCapture(const control::CaptureRequest& request) {
   pending_request_ = request;
   Wake();
   return "";
+}
+
+control::CancelReply Agent::ControlCancel(const control::CancelRequest& request) {
+  control::CancelReply reply;
+  if (!windowed()) {
+    reply.what =
+        "this process records continuously (LUMOS_MODE=continuous): it has no windows to cancel";
+    return reply;
+  }
+  if (stopped_.load(std::memory_order_acquire)) {
+    reply.what = "the agent has stopped";
+    return reply;
+  }
+  const control::WindowController* windows = windows_.load(std::memory_order_acquire);
+  if (windows == nullptr) {
+    reply.what = "the agent is not running";
+    return reply;
+  }
+  const std::string requested_by = "uid " + std::to_string(request.peer_uid) + " pid " +
+                                   std::to_string(request.peer_pid) + " (" + request.peer_comm +
+                                   ")";
+  const std::string wanted =
+      request.request_id != 0 ? "request " + std::to_string(request.request_id) : "";
+  std::lock_guard<std::mutex> lock(request_mutex_);
+  // A request the writer has not armed yet: dropped here, it never reaches the controller.
+  if (pending_request_.has_value() &&
+      (request.request_id == 0 || request.request_id == pending_request_->request_id)) {
+    reply.what = "request " + std::to_string(pending_request_->request_id) +
+                 ": cancelled before it was armed, by " + requested_by + "; no window";
+    pending_request_.reset();
+    reply.accepted = true;
+    std::lock_guard<std::mutex> status_lock(status_mutex_);
+    last_cancel_ = reply.what;
+    return reply;
+  }
+  // The window armed or capturing now, and its request id (the same word before and after:
+  // consistent; the writer arms at most once per pass, so a retry or two suffice).
+  uint64_t word = 0, armed_id = 0;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    word = windows->word();
+    armed_id = windows->armed_request_id();
+    if (windows->word() == word) break;
+  }
+  const control::WindowState state = control::WindowController::StateOfWord(word);
+  const bool armed = state == control::WindowState::kArmed;
+  const bool capturing =
+      state == control::WindowState::kStarting || state == control::WindowState::kCapturing;
+  const std::string window =
+      armed_id != 0 ? "request " + std::to_string(armed_id) : std::string("a periodic window");
+  if (!armed && !capturing) {
+    reply.what = state == control::WindowState::kDormant
+                     ? "no window is armed or capturing" +
+                           (wanted.empty() ? std::string() : " (" + wanted + " is not here)")
+                     : "the window (" + window + ") is closing already";
+    return reply;
+  }
+  if (request.request_id != 0 && request.request_id != armed_id) {
+    reply.what = std::string("the window ") + (armed ? "armed" : "capturing") + " is " + window +
+                 ", not " + wanted + ": nothing cancelled";
+    return reply;
+  }
+  pending_cancel_ = PendingCancel{word, armed_id, requested_by};
+  Wake();
+  reply.accepted = true;
+  reply.what = window + (armed ? ": armed, dropped before it starts"
+                               : ": capturing, ends now; its file is kept");
+  return reply;
 }
 
 }  // namespace lumos::agent

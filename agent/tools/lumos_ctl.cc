@@ -6,9 +6,14 @@
 //   capture (--pid P | --job J | --all) [--iterations K | --duration S] [--at TIME]
 //     [--every-iteration N] [-o DIR]: asks each process for one window; one request id and one
 //     window time for all of them, so that the ranks of a job (on one host, or on many with
-//     the same --at) write one window. One line per process: accepted, refused (why) or
-//     unreachable (why). Exit 0 when all accepted; 1 when any refused or was unreachable, or
-//     none matched; 2 bad arguments (--at in the past included).
+//     the same --at) write one window. One line per process: accepted (with the request id,
+//     which cancel --request takes), refused (why) or unreachable (why). Exit 0 when all accepted;
+//     1 when any refused or was unreachable, or none matched; 2 bad arguments (--at in the past
+//     included).
+//   cancel (--pid P | --job J | --all) [--request ID]: drops the window a capture armed (before
+//     it starts) or ends a capturing one now (its file kept). One line per process: cancelled
+//     (what), nothing to cancel (why), older agent, or unreachable. Exit 0 when every process
+//     answered (cancelled or not); 1 when one was unreachable or too old, or none matched.
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,10 +55,14 @@ constexpr char kUsage[] =
     "\n"
     "commands:\n"
     "  status [--json]            every agent: pid, job, rank, mode, state, windows written,\n"
-    "                             bytes, drops, rejected control messages, last window\n"
+    "                             bytes, drops, rejected control messages, last window, last\n"
+    "                             cancel\n"
     "  capture (--pid P | --job J | --all) [--iterations K | --duration S] [--at TIME]\n"
     "          [--every-iteration N] [-o DIR]\n"
     "                             start one capture window in each process named\n"
+    "  cancel (--pid P | --job J | --all) [--request ID]\n"
+    "                             drop an armed window before it starts, or end a capturing\n"
+    "                             one now (its file kept)\n"
     "\n"
     "Run `lumos-ctl <command> --help` for the options of each command.\n"
     "\n"
@@ -206,7 +215,8 @@ int RunStatus(const std::vector<std::string>& args) {
           "Lists every Lumos agent on this host that this user can reach (its control endpoint\n"
           "@lumos-agent.<pid> in this network namespace): pid, job, rank/world size, mode,\n"
           "state, windows written, bytes written, events dropped, control messages rejected,\n"
-          "and the last window's file. An endpoint that does not answer is listed as\n"
+          "and the last window's file; under it, what the last `lumos-ctl cancel` did.\n"
+          "An endpoint that does not answer is listed as\n"
           "unreachable, with why (another user's agent, one that is stopping).")
       .Flag("--json", "one JSON array, an object per agent", &json)
       .Int("--timeout-ms", "MS", "how long to wait for each agent (default 2000)", 1, 60'000,
@@ -237,7 +247,8 @@ int RunStatus(const std::vector<std::string>& args) {
             "\"reachable\": true, \"job\": %s, \"host\": %s, \"rank\": %d, \"world_size\": %d, "
             "\"mode\": %s, \"state\": %s, \"windows_written\": %llu, \"last_window\": %s, "
             "\"last_window_end_realtime_ns\": %lld, \"bytes_written\": %llu, "
-            "\"events_dropped\": %llu, \"control_rejected\": %llu, \"iteration\": %s}",
+            "\"events_dropped\": %llu, \"control_rejected\": %llu, \"iteration\": %s, "
+            "\"last_cancel\": %s}",
             JsonString(s->job).c_str(), JsonString(s->host).c_str(), s->rank, s->world_size,
             JsonString(s->mode).c_str(), JsonString(s->state).c_str(),
             static_cast<unsigned long long>(s->windows_written), JsonString(s->last_window).c_str(),
@@ -245,7 +256,8 @@ int RunStatus(const std::vector<std::string>& args) {
             static_cast<unsigned long long>(s->bytes_written),
             static_cast<unsigned long long>(s->events_dropped),
             static_cast<unsigned long long>(s->control_rejected),
-            s->iteration_known ? std::to_string(s->iteration).c_str() : "null");
+            s->iteration_known ? std::to_string(s->iteration).c_str() : "null",
+            JsonString(s->last_cancel).c_str());
       }
       first = false;
     } else if (!s.ok()) {
@@ -258,10 +270,35 @@ int RunStatus(const std::vector<std::string>& args) {
                   static_cast<unsigned long long>(s->events_dropped),
                   static_cast<unsigned long long>(s->control_rejected),
                   OrDash(s->last_window).c_str());
+      if (!s->last_cancel.empty())
+        std::printf("%-8s last cancel: %s\n", "", s->last_cancel.c_str());
     }
   }
   if (json) std::printf("%s]\n", pids.empty() ? "" : "\n");
   return outcome.Finish();
+}
+
+// The processes a command names: --pid P (pid), --job J (job: every agent whose status says
+// J), else --all (every endpoint). An agent whose job cannot be read is not asked (said on
+// stderr, not a failure: another user's agent).
+std::vector<uint32_t> Targets(std::optional<uint32_t> pid, std::optional<std::string> job,
+                              int timeout_ms, const char* command) {
+  if (pid.has_value()) return {*pid};
+  std::vector<uint32_t> targets;
+  for (uint32_t candidate : control::ListAgentEndpoints()) {
+    if (!job.has_value()) {
+      targets.push_back(candidate);
+      continue;
+    }
+    StatusOr<control::AgentStatus> s = control::QueryStatus(candidate, timeout_ms);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s: pid %u not asked (job unknown): %s\n", command, candidate,
+                   s.status().message().c_str());
+    } else if (s->job == *job) {
+      targets.push_back(candidate);
+    }
+  }
+  return targets;
 }
 
 int RunCapture(const std::vector<std::string>& args) {
@@ -335,25 +372,9 @@ int RunCapture(const std::vector<std::string>& args) {
   }
 
   lumos::cli::CommandOutcome outcome("lumos-ctl capture", stdout, stderr);
-  std::vector<uint32_t> targets;
-  if (pid_given) {
-    targets.push_back(pid);
-  } else {
-    for (uint32_t candidate : control::ListAgentEndpoints()) {
-      if (all) {
-        targets.push_back(candidate);
-        continue;
-      }
-      StatusOr<control::AgentStatus> s = control::QueryStatus(candidate, timeout_ms);
-      if (!s.ok()) {
-        // Its job is unknown: said, but not a failure of this command (another user's agent).
-        std::fprintf(stderr, "lumos-ctl capture: pid %u not asked (job unknown): %s\n", candidate,
-                     s.status().message().c_str());
-      } else if (s->job == job) {
-        targets.push_back(candidate);
-      }
-    }
-  }
+  const std::vector<uint32_t> targets =
+      Targets(pid_given ? std::optional<uint32_t>(pid) : std::nullopt,
+              all ? std::nullopt : std::optional(job), timeout_ms, "lumos-ctl capture");
   if (targets.empty()) {
     return outcome.Fail(all ? "no Lumos agent on this host"
                             : "no Lumos agent of job '" + job + "' on this host");
@@ -367,7 +388,80 @@ int RunCapture(const std::vector<std::string>& args) {
       std::printf("pid %u: refused: %s\n", target, refusal->c_str());
       outcome.InputProblem("pid " + std::to_string(target) + " refused");
     } else {
-      std::printf("pid %u: accepted\n", target);
+      std::printf("pid %u: accepted (request %llu)\n", target,
+                  static_cast<unsigned long long>(request.request_id));
+    }
+  }
+  return outcome.Finish();
+}
+
+int RunCancel(const std::vector<std::string>& args) {
+  uint32_t pid = 0;
+  std::string job, request_text;
+  bool all = false, pid_given = false, job_given = false;
+  int timeout_ms = kDefaultTimeoutMs;
+  lumos::cli::ArgParser parser("lumos-ctl cancel", "(--pid P | --job J | --all) [--request ID]");
+  parser
+      .Description(
+          "Cancels the capture window of each process named: one that is armed (waiting for its\n"
+          "iteration or its --at time) is dropped before it starts, and writes nothing; one that\n"
+          "is capturing ends now, its file kept and closed, its CaptureWindow record saying who\n"
+          "cancelled it. With --request, only the window of that request (its id is in the\n"
+          "window's header, and in `lumos-ctl status` after a cancel); without, whichever window\n"
+          "is armed or capturing, periodic ones too (the next periodic slot still comes).")
+      .Int("--pid", "P", "this process", uint32_t{1}, UINT32_MAX, &pid)
+      .Given(&pid_given)
+      .String("--job", "J", "every process of job J on this host (its LUMOS_JOB_ID)", &job)
+      .Given(&job_given)
+      .Flag("--all", "every agent on this host", &all)
+      .String("--request", "ID",
+              "only the window of this capture request (a decimal id, as the window's header "
+              "and `lumos-ctl status` show it)",
+              &request_text)
+      .Int("--timeout-ms", "MS", "how long to wait for each agent (default 2000)", 1, 60'000,
+           &timeout_ms)
+      .Epilogue(
+          "exit status: 0 every process answered (whether it had a window to cancel or not);\n"
+          "1 one was unreachable or older than this command, or none matched; 2 bad arguments.");
+  if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
+  if (static_cast<int>(pid_given) + static_cast<int>(job_given) + static_cast<int>(all) != 1) {
+    return parser.UsageError(stderr, "give exactly one of --pid, --job, --all");
+  }
+  uint64_t request_id = 0;
+  if (!request_text.empty()) {
+    const auto [end, error] =
+        std::from_chars(request_text.data(), request_text.data() + request_text.size(), request_id);
+    if (error != std::errc() || end != request_text.data() + request_text.size() ||
+        request_id == 0) {
+      return parser.UsageError(stderr,
+                               "--request " + request_text + ": not a request id (1 to 2^64-1)");
+    }
+  }
+  lumos::cli::CommandOutcome outcome("lumos-ctl cancel", stdout, stderr);
+  const std::vector<uint32_t> targets =
+      Targets(pid_given ? std::optional<uint32_t>(pid) : std::nullopt,
+              all ? std::nullopt : std::optional(job), timeout_ms, "lumos-ctl cancel");
+  if (targets.empty()) {
+    return outcome.Fail(all ? "no Lumos agent on this host"
+                            : "no Lumos agent of job '" + job + "' on this host");
+  }
+  control::CancelRequest request;
+  request.request_id = request_id;
+  for (uint32_t target : targets) {
+    StatusOr<control::CancelReply> reply = control::SendCancel(target, request, timeout_ms);
+    if (!reply.ok()) {
+      const std::string& why = reply.status().message();
+      if (why.rfind(control::kOlderAgentPrefix, 0) == 0) {
+        std::printf("pid %u: %s\n", target, why.c_str());
+        outcome.InputProblem("pid " + std::to_string(target) + " cannot cancel");
+      } else {
+        std::printf("pid %u: unreachable: %s\n", target, why.c_str());
+        outcome.InputProblem("pid " + std::to_string(target) + " unreachable");
+      }
+    } else if (reply->accepted) {
+      std::printf("pid %u: cancelled: %s\n", target, reply->what.c_str());
+    } else {
+      std::printf("pid %u: nothing to cancel: %s\n", target, reply->what.c_str());
     }
   }
   return outcome.Finish();
@@ -376,7 +470,7 @@ int RunCapture(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  constexpr const char* kCommands = "status, capture";
+  constexpr const char* kCommands = "status, capture, cancel";
   if (argc < 2) {
     std::fputs(
         lumos::cli::UsageErrorText("lumos-ctl", std::string("no command given (") + kCommands + ")")
@@ -398,6 +492,9 @@ int main(int argc, char** argv) {
   } else if (command == "capture") {
     program += " capture";
     status = RunCapture(args);
+  } else if (command == "cancel") {
+    program += " cancel";
+    status = RunCancel(args);
   } else {
     const std::string what = command[0] == '-' ? "option" : "command";
     std::fputs(lumos::cli::UsageErrorText("lumos-ctl", "unknown " + what + " '" + command +

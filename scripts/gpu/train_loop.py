@@ -4,7 +4,8 @@ layers (bf16 autocast, AdamW) on random data, no downloads. Each step is an NVTX
 
 Prints one JSON line: the median and mean step time in ms over the measured steps, and the
 settings. With --profile the measured steps run under torch.profiler (CPU + CUDA activities) and
-the Kineto trace is written to --out as a gzipped JSON. --device cpu rehearses the script (and
+the Kineto trace is written to --out as a gzipped JSON. --no-nvtx leaves every NVTX range out (a
+job without an iteration marker: the agent's windows find iterations in the kernel stream). --device cpu rehearses the script (and
 gpu-check.sh) on a machine without a GPU; its times mean nothing.
 """
 
@@ -44,20 +45,35 @@ def synchronize(device):
         torch.cuda.synchronize()
 
 
+class NoNvtx:
+    """torch.cuda.nvtx's range_push/range_pop doing nothing (--no-nvtx)."""
+
+    @staticmethod
+    def range_push(_):
+        pass
+
+    @staticmethod
+    def range_pop():
+        pass
+
+
+nvtx = torch.cuda.nvtx
+
+
 def step(model, optimizer, x, target):
-    torch.cuda.nvtx.range_push("step")
-    torch.cuda.nvtx.range_push("forward")
+    nvtx.range_push("step")
+    nvtx.range_push("forward")
     with torch.autocast(x.device.type, dtype=torch.bfloat16):
         loss = nn.functional.mse_loss(model(x).float(), target)
-    torch.cuda.nvtx.range_pop()
-    torch.cuda.nvtx.range_push("backward")
+    nvtx.range_pop()
+    nvtx.range_push("backward")
     loss.backward()
-    torch.cuda.nvtx.range_pop()
-    torch.cuda.nvtx.range_push("optimizer")
+    nvtx.range_pop()
+    nvtx.range_push("optimizer")
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    torch.cuda.nvtx.range_pop()
-    torch.cuda.nvtx.range_pop()
+    nvtx.range_pop()
+    nvtx.range_pop()
 
 
 def main():
@@ -70,10 +86,14 @@ def main():
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--no-nvtx", action="store_true")
     parser.add_argument("--out", default=".")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     args = parser.parse_args()
 
+    global nvtx
+    if args.no_nvtx:
+        nvtx = NoNvtx
     torch.manual_seed(0)
     device = torch.device(args.device)
     model = Gpt(args.layers, args.width, args.heads, args.seq, device).to(device)

@@ -2,7 +2,8 @@
 // sends to an agent's control endpoint and lumos-ctl reads back. The first input byte picks the
 // mode, the rest is the message:
 //   0..127    the rest is a whole message: DecodeMessage, then the decoder of its type;
-//   128..255  the rest is a body, framed as type 1 + (byte % 5), so mutations reach the body
+//   128..255  the rest is a body, framed as type 1 + (byte - 128) % 7 (make_fuzz_seeds.cc writes
+//             128 + type - 1), so mutations reach the body
 //             parsers without having to keep a header right.
 // Every decoder must return a Status for any input: never crash, hang, leak or read out of
 // bounds (ASan + UBSan). What decodes must survive a round trip: encoding it succeeds (or fails
@@ -53,8 +54,11 @@ void DecodeBody(const control::Message& message) {
   lumos::StatusOr<control::CaptureRequest> capture = control::DecodeCaptureRequest(message);
   lumos::StatusOr<control::CaptureReply> reply = control::DecodeCaptureReply(message);
   lumos::StatusOr<std::string> error = control::DecodeError(message);
+  lumos::StatusOr<control::CancelRequest> cancel = control::DecodeCancelRequest(message);
+  lumos::StatusOr<control::CancelReply> cancel_reply = control::DecodeCancelReply(message);
   const int decoded = (request.ok() ? 1 : 0) + (status.ok() ? 1 : 0) + (capture.ok() ? 1 : 0) +
-                      (reply.ok() ? 1 : 0) + (error.ok() ? 1 : 0);
+                      (reply.ok() ? 1 : 0) + (error.ok() ? 1 : 0) + (cancel.ok() ? 1 : 0) +
+                      (cancel_reply.ok() ? 1 : 0);
   Check(decoded <= 1);
   if (request.ok()) {
     lumos::StatusOr<std::string> bytes = control::EncodeStatusRequest();
@@ -77,6 +81,17 @@ void DecodeBody(const control::Message& message) {
     RoundTrip(*reply, control::EncodeCaptureReply,
               [](const control::Message& m) { return control::DecodeCaptureReply(m); });
   }
+  if (cancel.ok()) {
+    Check(cancel->peer_uid == 0 && cancel->peer_pid == 0 && cancel->peer_comm.empty());
+    RoundTrip(*cancel, control::EncodeCancelRequest,
+              [](const control::Message& m) { return control::DecodeCancelRequest(m); });
+  }
+  if (cancel_reply.ok()) {
+    Check(cancel_reply->what.size() <= control::kMaxReasonBytes);
+    RoundTrip(*cancel_reply, control::EncodeCancelReply,
+              [](const control::Message& m) { return control::DecodeCancelReply(m); });
+  }
+  if (status.ok()) Check(status->last_cancel.size() <= control::kMaxReasonBytes);
   if (error.ok()) {
     Check(error->size() <= control::kMaxReasonBytes);
     RoundTrip(
@@ -115,7 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string framed;
   std::string_view bytes = rest;
   if (data[0] >= 128) {
-    framed = Frame(static_cast<control::MessageType>(1 + data[0] % 5), rest);
+    framed = Frame(static_cast<control::MessageType>(1 + (data[0] - 128) % 7), rest);
     bytes = framed;
   }
   control::Rejection rejection = control::Rejection::kMalformed;

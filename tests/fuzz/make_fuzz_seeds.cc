@@ -399,6 +399,25 @@ void WriteControlSeeds(const std::string& dir) {
   body("body_both", control::MessageType::kCaptureRequest, "iterations=1\nduration_ms=5\n");
   body("body_escape", control::MessageType::kError, "reason=%4%41%0A%zz\n");
   body("body_no_newline", control::MessageType::kCaptureReply, "accepted=1");
+  // Cancel (added later in version 1): request, both replies, a status that names one.
+  control::CancelRequest cancel;
+  whole("cancel_request_any", control::EncodeCancelRequest(cancel).value());
+  cancel.request_id = 0x1234567890abcdefULL;
+  whole("cancel_request", control::EncodeCancelRequest(cancel).value());
+  whole("cancel_reply",
+        control::EncodeCancelReply({true,
+                                    "request 1311768467294899695: armed, dropped before "
+                                    "it starts"})
+            .value());
+  whole("cancel_reply_nothing",
+        control::EncodeCancelReply({false, "no window is armed or capturing"}).value());
+  status.last_cancel =
+      "request 12: ended early 3.5 s into its window, by uid 1000 pid 77 "
+      "(lumos-ctl); its file is kept";
+  whole("status_reply_last_cancel", control::EncodeStatusReply(status).value());
+  body("body_cancel_bad", control::MessageType::kCancelRequest,
+       "request_id=-1\nrequest_id=2\niterations=3\n");
+  body("body_cancel_reply_bad", control::MessageType::kCancelReply, "accepted=2\nwhat=%0A\n");
   std::string bad_version = control::EncodeStatusRequest().value();
   bad_version[4] = 2;
   whole("wrong_version", bad_version);

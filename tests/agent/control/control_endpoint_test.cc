@@ -39,6 +39,7 @@ class TestHandler : public ControlHandler {
  public:
   AgentStatus Status() override {
     calls_.fetch_add(1);
+    statuses_.fetch_add(1);
     if (throw_) throw std::runtime_error("handler failed");
     AgentStatus s;
     s.pid = static_cast<uint32_t>(getpid());
@@ -56,7 +57,18 @@ class TestHandler : public ControlHandler {
     requests_.push_back(request);
     return refusal_;
   }
+  CancelReply Cancel(const CancelRequest& request) override {
+    calls_.fetch_add(1);
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancels_.push_back(request);
+    return CancelReply{refusal_.empty(), refusal_.empty() ? "request 77: dropped" : refusal_};
+  }
   int calls() const { return calls_.load(); }
+  int statuses() const { return statuses_.load(); }
+  std::vector<CancelRequest> cancels() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cancels_;
+  }
   std::vector<CaptureRequest> requests() {
     std::lock_guard<std::mutex> lock(mutex_);
     return requests_;
@@ -69,11 +81,35 @@ class TestHandler : public ControlHandler {
 
  private:
   std::atomic<int> calls_{0};
+  std::atomic<int> statuses_{0};
   std::atomic<bool> throw_{false};
   std::mutex mutex_;
   std::vector<CaptureRequest> requests_;
+  std::vector<CancelRequest> cancels_;
   std::string refusal_;
 };
+
+// The endpoint accepted `expected` of this test's messages (of which `own_statuses` status
+// queries). Status queries from other processes are accepted too: `lumos-ctl status` asks every
+// endpoint on the host, and tests running beside this one (window_capture_test) run it; they
+// are the handler's status calls beyond the test's own. Polled: the endpoint counts a message
+// before it calls the handler.
+void ExpectAccepted(const ControlEndpoint& endpoint, const TestHandler& handler, int expected,
+                    int own_statuses) {
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        return endpoint.counters().accepted ==
+               static_cast<uint64_t>(expected + handler.statuses() - own_statuses);
+      },
+      10))
+      << "accepted " << endpoint.counters().accepted << ", expected " << expected << " + "
+      << handler.statuses() - own_statuses << " status queries of other processes";
+}
+
+// No call but other processes' status queries reached the handler.
+void ExpectOnlyForeignStatuses(const TestHandler& handler) {
+  EXPECT_EQ(handler.calls(), handler.statuses());
+}
 
 // A pid no process has (above any pid_max), for a second endpoint in this process.
 uint32_t UnusedPid() { return 0x80000000u + static_cast<uint32_t>(getpid()); }
@@ -173,8 +209,28 @@ TEST(ControlEndpointTest, AnswersStatusAndCaptureWithThePeersIdentity) {
   std::string comm;
   std::getline(std::ifstream("/proc/self/comm"), comm);
   EXPECT_EQ(seen[0].peer_comm, comm);
-  EXPECT_EQ(endpoint->counters().accepted, 3u);
+  ExpectAccepted(*endpoint, handler, 3, 1);
   EXPECT_EQ(endpoint->counters().rejected(), 0u);
+
+  // Cancel: the handler's answer, the request id and the peer's identity from the socket.
+  handler.set_refusal("");
+  CancelRequest cancel;
+  cancel.request_id = 77;
+  StatusOr<CancelReply> cancelled = SendCancel(getpid(), cancel, kTimeoutMs);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().message();
+  EXPECT_EQ(*cancelled, (CancelReply{true, "request 77: dropped"}));
+  handler.set_refusal("no window is armed or capturing");
+  cancelled = SendCancel(getpid(), CancelRequest{}, kTimeoutMs);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().message();
+  EXPECT_EQ(*cancelled, (CancelReply{false, "no window is armed or capturing"}));
+  const std::vector<CancelRequest> cancels = handler.cancels();
+  ASSERT_EQ(cancels.size(), 2u);
+  EXPECT_EQ(cancels[0].request_id, 77u);
+  EXPECT_EQ(cancels[1].request_id, 0u);
+  EXPECT_EQ(cancels[0].peer_uid, geteuid());
+  EXPECT_EQ(cancels[0].peer_pid, static_cast<uint32_t>(getpid()));
+  EXPECT_EQ(cancels[0].peer_comm, comm);
+  ExpectAccepted(*endpoint, handler, 5, 1);
 }
 
 TEST(ControlEndpointTest, BadMessagesGetTheirReasonAndAreCounted) {
@@ -193,18 +249,26 @@ TEST(ControlEndpointTest, BadMessagesGetTheirReasonAndAreCounted) {
   EXPECT_EQ(ErrorReplyTo(pid, Raw(3, "iterations=-1\n")),
             "bad value for key 'iterations': '-1' is not a number");
   EXPECT_EQ(ErrorReplyTo(pid, Header(1, 2, 0)),
-            "unexpected StatusReply (an agent takes StatusRequest and CaptureRequest)");
-  ASSERT_TRUE(PollUntil([&] { return endpoint->counters().rejected() == 9; }, 10));
+            "unexpected StatusReply (an agent takes StatusRequest, CaptureRequest and "
+            "CancelRequest)");
+  // Bad cancels, counted like the others.
+  EXPECT_EQ(ErrorReplyTo(pid, Raw(6, "request_id=abc\n")),
+            "bad value for key 'request_id': 'abc' is not a number");
+  EXPECT_EQ(ErrorReplyTo(pid, Raw(6, "iterations=1\n")), "unknown key 'iterations'");
+  EXPECT_EQ(ErrorReplyTo(pid, Header(1, 7, 0)),
+            "unexpected CancelReply (an agent takes StatusRequest, CaptureRequest and "
+            "CancelRequest)");
+  ASSERT_TRUE(PollUntil([&] { return endpoint->counters().rejected() == 12; }, 10));
   const EndpointCounters counters = endpoint->counters();
-  EXPECT_EQ(counters.rejected_malformed, 7u);
+  EXPECT_EQ(counters.rejected_malformed, 10u);
   EXPECT_EQ(counters.rejected_version, 1u);
   EXPECT_EQ(counters.rejected_oversized, 1u);
-  EXPECT_EQ(counters.accepted, 0u);
-  EXPECT_EQ(handler.calls(), 0);
+  ExpectAccepted(*endpoint, handler, 0, 0);
+  ExpectOnlyForeignStatuses(handler);
   // The endpoint goes on, and says how much it refused.
   StatusOr<AgentStatus> status = QueryStatus(pid, kTimeoutMs);
   ASSERT_TRUE(status.ok()) << status.status().message();
-  EXPECT_EQ(status->control_rejected, 9u);
+  EXPECT_EQ(status->control_rejected, 12u);
 }
 
 // A body announced as huge is refused from its header: the endpoint never reads it.
@@ -229,7 +293,7 @@ TEST(ControlEndpointTest, AHugeBodyIsRefusedWithoutBeingRead) {
   ASSERT_TRUE(reason.ok());
   EXPECT_EQ(*reason, "oversized: body of 67108864 bytes > max 4084");
   ASSERT_TRUE(PollUntil([&] { return endpoint->counters().rejected_oversized == 1; }, 10));
-  EXPECT_EQ(handler.calls(), 0);
+  ExpectOnlyForeignStatuses(handler);
 }
 
 // Another user's connection is closed without a word and counted; nothing of it is read.
@@ -260,8 +324,8 @@ TEST(ControlEndpointTest, AForeignUserIsRefusedAndCounted) {
   ASSERT_TRUE(WIFEXITED(wait_status));
   EXPECT_EQ(WEXITSTATUS(wait_status), 0) << "1: got a reply, 2: no connect, 3: no setuid, 4: hung";
   ASSERT_TRUE(PollUntil([&] { return endpoint->counters().rejected_foreign_user == 1; }, 10));
-  EXPECT_EQ(endpoint->counters().accepted, 0u);
-  EXPECT_EQ(handler.calls(), 0);
+  ExpectAccepted(*endpoint, handler, 0, 0);
+  ExpectOnlyForeignStatuses(handler);
 }
 
 // A client that connects and says nothing, and one that sends half a header, hold up nobody;
@@ -288,7 +352,7 @@ TEST(ControlEndpointTest, SilentAndHalfSentClientsDoNotBlockOthers) {
     EXPECT_EQ(*got, reason);
   }
   ASSERT_TRUE(PollUntil([&] { return endpoint->counters().timed_out == 2; }, 10));
-  EXPECT_EQ(endpoint->counters().accepted, 1u);
+  ExpectAccepted(*endpoint, handler, 1, 1);
 }
 
 // More silent clients than the endpoint has slots: a real client still gets its answer.
@@ -318,7 +382,7 @@ TEST(ControlEndpointTest, StopReturnsWithAClientConnectedAndFreesTheName) {
   endpoint->Stop();              // Idempotent.
   EXPECT_EQ(ReadToEnd(fd), "");  // Closed by the endpoint, nothing said.
   close(fd);
-  EXPECT_EQ(endpoint->counters().accepted, 1u);  // Kept after Stop().
+  ExpectAccepted(*endpoint, handler, 1, 1);  // Kept after Stop().
   StatusOr<AgentStatus> gone = QueryStatus(getpid(), kTimeoutMs);
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.status().message(), "no agent endpoint @lumos-agent." + std::to_string(getpid()));

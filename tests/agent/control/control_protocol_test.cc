@@ -39,6 +39,16 @@ std::string CaptureBodyError(const std::string& body) {
   return request.ok() ? "" : request.status().message();
 }
 
+constexpr uint16_t kCancel = static_cast<uint16_t>(MessageType::kCancelRequest);
+
+std::string CancelBodyError(const std::string& body) {
+  const std::string bytes = RawMessage(kCancel, body);
+  StatusOr<Message> message = DecodeMessage(bytes);
+  if (!message.ok()) return message.status().message();
+  StatusOr<CancelRequest> request = DecodeCancelRequest(*message);
+  return request.ok() ? "" : request.status().message();
+}
+
 std::string StatusBodyError(const std::string& body) {
   const std::string bytes = RawMessage(kStatus, body);
   StatusOr<Message> message = DecodeMessage(bytes);
@@ -111,6 +121,43 @@ TEST(ControlProtocolTest, EveryMessageRoundTrips) {
     EXPECT_EQ(*back, reply);
   }
 
+  for (const uint64_t id : {uint64_t{0}, uint64_t{12}, UINT64_MAX}) {
+    CancelRequest cancel;
+    cancel.request_id = id;
+    StatusOr<std::string> bytes = EncodeCancelRequest(cancel);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+    message = DecodeMessage(*bytes);
+    ASSERT_TRUE(message.ok());
+    EXPECT_EQ(message->type, MessageType::kCancelRequest);
+    StatusOr<CancelRequest> back = DecodeCancelRequest(*message);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(*back, cancel);
+  }
+  for (const CancelReply& reply :
+       {CancelReply{true, "request 12: armed, dropped before it starts"},
+        CancelReply{false, "no window is armed or capturing"}, CancelReply{false, ""}}) {
+    StatusOr<std::string> bytes = EncodeCancelReply(reply);
+    ASSERT_TRUE(bytes.ok());
+    message = DecodeMessage(*bytes);
+    ASSERT_TRUE(message.ok());
+    StatusOr<CancelReply> back = DecodeCancelReply(*message);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(*back, reply);
+  }
+  // A status with a last cancel carries it; one without does not send the key (an older
+  // lumos-ctl, which refuses unknown keys, reads it).
+  AgentStatus cancelled = FullStatus();
+  cancelled.last_cancel = "request 12: cancelled while armed, by uid 1000 pid 7 (lumos-ctl)";
+  StatusOr<std::string> cancelled_bytes = EncodeStatusReply(cancelled);
+  ASSERT_TRUE(cancelled_bytes.ok());
+  message = DecodeMessage(*cancelled_bytes);
+  ASSERT_TRUE(message.ok());
+  status_back = DecodeStatusReply(*message);
+  ASSERT_TRUE(status_back.ok()) << status_back.status().message();
+  EXPECT_EQ(*status_back, cancelled);
+  EXPECT_EQ(status_bytes->find("last_cancel"), std::string::npos);
+  EXPECT_NE(cancelled_bytes->find("last_cancel="), std::string::npos);
+
   const std::string error = EncodeError("wrong version 2 (this side speaks 1)");
   message = DecodeMessage(error);
   ASSERT_TRUE(message.ok());
@@ -152,6 +199,7 @@ TEST(ControlProtocolTest, HeaderErrorsNameWhatIsWrongAndTheirCounter) {
       {RawMessage(1, "", 2), "wrong version 2 (this side speaks 1)", Rejection::kWrongVersion},
       {RawMessage(1, "", 0), "wrong version 0 (this side speaks 1)", Rejection::kWrongVersion},
       {RawMessage(9, ""), "unknown message type 9", Rejection::kMalformed},
+      {RawMessage(8, ""), "unknown message type 8", Rejection::kMalformed},
       {RawMessage(0, ""), "unknown message type 0", Rejection::kMalformed},
       {RawMessage(1, "", 1, 70000), "oversized: body of 70000 bytes > max 4084",
        Rejection::kOversized},
@@ -257,6 +305,39 @@ TEST(ControlProtocolTest, EveryValueIsChecked) {
             "bad value for key 'iteration_known': 'yes' is not 0 or 1");
   EXPECT_EQ(StatusBodyError("job=" + std::string(kMaxJobBytes + 1, 'j') + "\n"),
             "bad value for key 'job': 129 bytes > max 128");
+}
+
+TEST(ControlProtocolTest, BadCancelMessagesAreRefused) {
+  EXPECT_EQ(CancelBodyError(""), "");  // Every key has its default: the window there is.
+  EXPECT_EQ(CancelBodyError("request_id=42\n"), "");
+  EXPECT_EQ(CancelBodyError("request_id=x\n"),
+            "bad value for key 'request_id': 'x' is not a number");
+  EXPECT_EQ(CancelBodyError("request_id=-1\n"),
+            "bad value for key 'request_id': '-1' is not a number");
+  EXPECT_EQ(CancelBodyError("request_id=18446744073709551616\n"),
+            "bad value for key 'request_id': '18446744073709551616' is out of range");
+  EXPECT_EQ(CancelBodyError("request_id=1\nrequest_id=2\n"),
+            "malformed line 2: key 'request_id' given twice");
+  EXPECT_EQ(CancelBodyError("request_id=1"), "malformed line 1: no newline at its end");
+  // A capture's keys are not a cancel's; the peer's identity is never in the message.
+  EXPECT_EQ(CancelBodyError("iterations=3\n"), "unknown key 'iterations'");
+  EXPECT_EQ(CancelBodyError("peer_uid=0\n"), "unknown key 'peer_uid'");
+  // A cancel reply is not a request (and the other way round).
+  const std::string reply =
+      RawMessage(static_cast<uint16_t>(MessageType::kCancelReply), "accepted=1\nwhat=x\n");
+  StatusOr<Message> message = DecodeMessage(reply);
+  ASSERT_TRUE(message.ok());
+  EXPECT_EQ(DecodeCancelRequest(*message).status().message(),
+            "expected CancelRequest, got CancelReply");
+  EXPECT_TRUE(DecodeCancelReply(*message).ok());
+  const std::string bad_reply =
+      RawMessage(static_cast<uint16_t>(MessageType::kCancelReply), "accepted=2\n");
+  message = DecodeMessage(bad_reply);
+  ASSERT_TRUE(message.ok());
+  EXPECT_EQ(DecodeCancelReply(*message).status().message(),
+            "bad value for key 'accepted': '2' is not 0 or 1");
+  EXPECT_EQ(StatusBodyError("last_cancel=a%0Ab\n"),
+            "bad value for key 'last_cancel': control character 0x0a");
 }
 
 // What a sender could not have the receiver accept, it does not send.

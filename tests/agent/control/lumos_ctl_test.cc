@@ -27,6 +27,7 @@ struct Agent {
   int rank = 0;
   std::string refuse;    // Refuses every capture with this reason.
   bool foreign = false;  // Runs as uid 65534.
+  bool old = false;      // An agent older than the cancel message.
 };
 
 struct CtlRun {
@@ -71,7 +72,7 @@ AgentsRun RunWithAgents(const std::vector<Agent>& agents, const std::vector<std:
               CONTROL_TEST_AGENT_PATH " --job '" + agents[i].job + "' --rank " +
               std::to_string(agents[i].rank) + " --ready $T/ready" + n + " --log $T/log" + n +
               (agents[i].refuse.empty() ? "" : " --refuse '" + agents[i].refuse + "'") +
-              " </dev/null &\necho $! >>$T/bg\n";
+              (agents[i].old ? " --old 1" : "") + " </dev/null &\necho $! >>$T/bg\n";
   }
   script += "i=0\nwhile [ $i -lt 400 ]; do\n  all=1\n";
   for (size_t i = 0; i < agents.size(); ++i) {
@@ -201,7 +202,7 @@ TEST(LumosCtlTest, AnotherUsersAgentIsUnreachable) {
       << run.ctl[0].out;
   EXPECT_EQ(run.ctl[0].err, "lumos-ctl status: pid " + run.pids[1] + ": " + why + "\n");
   EXPECT_EQ(run.ctl[1].exit_code, 1);
-  EXPECT_NE(run.ctl[1].out.find("pid " + run.pids[0] + ": accepted\n"), std::string::npos);
+  EXPECT_NE(run.ctl[1].out.find("pid " + run.pids[0] + ": accepted (request "), std::string::npos);
   EXPECT_NE(run.ctl[1].out.find("pid " + run.pids[1] + ": unreachable: " + why + "\n"),
             std::string::npos)
       << run.ctl[1].out;
@@ -216,7 +217,8 @@ TEST(LumosCtlTest, CaptureByPidReachesThatProcessOnly) {
                                       CanIsolate());
   ASSERT_EQ(run.ctl.size(), 2u) << run.harness_err;
   EXPECT_EQ(run.ctl[0].exit_code, 0) << run.ctl[0].err;
-  EXPECT_EQ(run.ctl[0].out, "pid " + run.pids[0] + ": accepted\n");
+  EXPECT_EQ(run.ctl[0].out, "pid " + run.pids[0] + ": accepted (request " +
+                                Field(run.logs[0], "request_id") + ")\n");
   EXPECT_EQ(run.ctl[0].err, "");
   const std::string& line = run.logs[0];
   ASSERT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;
@@ -246,8 +248,9 @@ TEST(LumosCtlTest, CaptureByJobReachesThatJobWithOneRequest) {
       {"capture --job " + job + " --duration 1.5 --at +60s --every-iteration 10"}, CanIsolate());
   ASSERT_EQ(run.ctl.size(), 1u) << run.harness_err;
   EXPECT_EQ(run.ctl[0].exit_code, 0) << run.ctl[0].err;
-  const std::string accepted0 = "pid " + run.pids[0] + ": accepted\n";
-  const std::string accepted1 = "pid " + run.pids[1] + ": accepted\n";
+  const std::string accepted = ": accepted (request " + Field(run.logs[0], "request_id") + ")\n";
+  const std::string accepted0 = "pid " + run.pids[0] + accepted;
+  const std::string accepted1 = "pid " + run.pids[1] + accepted;
   EXPECT_TRUE(run.ctl[0].out == accepted0 + accepted1 || run.ctl[0].out == accepted1 + accepted0)
       << run.ctl[0].out;  // In pid order.
   ASSERT_FALSE(run.logs[0].empty());
@@ -275,7 +278,7 @@ TEST(LumosCtlTest, RefusalsAndUnreachableProcessesExit1) {
       {"capture --all", "capture --pid 4294967295", "capture --job no-such-job"}, true);
   ASSERT_EQ(run.ctl.size(), 3u) << run.harness_err;
   EXPECT_EQ(run.ctl[0].exit_code, 1);
-  EXPECT_NE(run.ctl[0].out.find("pid " + run.pids[0] + ": accepted\n"), std::string::npos);
+  EXPECT_NE(run.ctl[0].out.find("pid " + run.pids[0] + ": accepted (request "), std::string::npos);
   EXPECT_NE(run.ctl[0].out.find("pid " + run.pids[1] +
                                 ": refused: a window is being captured (request 12)\n"),
             std::string::npos)
@@ -288,6 +291,49 @@ TEST(LumosCtlTest, RefusalsAndUnreachableProcessesExit1) {
   EXPECT_EQ(run.ctl[2].out, "");
   EXPECT_EQ(run.ctl[2].err,
             "lumos-ctl capture: no Lumos agent of job 'no-such-job' on this host\n");
+}
+
+// cancel: one line per process (cancelled, nothing to cancel, an older agent, unreachable); only
+// an agent that could not answer the cancel fails the command.
+TEST(LumosCtlTest, CancelSaysWhatEachProcessDid) {
+  const std::string job = UniqueJob("cancel");
+  Agent idle{job, 1};
+  idle.refuse = "no window is armed or capturing";
+  Agent old{job + "-old", 0};
+  old.old = true;
+  const AgentsRun run =
+      RunWithAgents({{job, 0}, idle, old},
+                    {"cancel --pid $P0 --request 12", "cancel --pid $P1", "cancel --pid $P2",
+                     "cancel --job " + job, "cancel --pid 4294967295"},
+                    CanIsolate());
+  ASSERT_EQ(run.ctl.size(), 5u) << run.harness_err;
+  EXPECT_EQ(run.ctl[0].exit_code, 0) << run.ctl[0].err;
+  EXPECT_EQ(run.ctl[0].out,
+            "pid " + run.pids[0] + ": cancelled: request 12: armed, dropped before it starts\n");
+  // The handler got the request id and who asked.
+  EXPECT_NE(run.logs[0].find("cancel request_id=12 peer_uid=" + std::to_string(geteuid()) +
+                             " peer_comm=lumos-ctl\n"),
+            std::string::npos)
+      << run.logs[0];
+  // Nothing to cancel is an answer, not a failure.
+  EXPECT_EQ(run.ctl[1].exit_code, 0) << run.ctl[1].err;
+  EXPECT_EQ(run.ctl[1].out,
+            "pid " + run.pids[1] + ": nothing to cancel: no window is armed or capturing\n");
+  EXPECT_NE(run.logs[1].find("cancel request_id=0 "), std::string::npos) << run.logs[1];
+  // An agent older than the cancel message: one line that says so.
+  EXPECT_EQ(run.ctl[2].exit_code, 1);
+  EXPECT_EQ(run.ctl[2].out, "pid " + run.pids[2] +
+                                ": this agent is older than lumos-ctl cancel (it answered: "
+                                "unknown message type 6)\n");
+  EXPECT_EQ(run.ctl[2].err, "lumos-ctl cancel: pid " + run.pids[2] + " cannot cancel\n");
+  // --job: both processes of the job (not the other job's).
+  EXPECT_EQ(run.ctl[3].exit_code, 0) << run.ctl[3].err;
+  EXPECT_NE(run.ctl[3].out.find("pid " + run.pids[0] + ": cancelled: "), std::string::npos);
+  EXPECT_NE(run.ctl[3].out.find("pid " + run.pids[1] + ": nothing to cancel: "), std::string::npos);
+  EXPECT_EQ(run.ctl[3].out.find("pid " + run.pids[2]), std::string::npos) << run.ctl[3].out;
+  EXPECT_EQ(run.ctl[4].exit_code, 1);
+  EXPECT_EQ(run.ctl[4].out,
+            "pid 4294967295: unreachable: no agent endpoint @lumos-agent.4294967295\n");
 }
 
 std::string Ctl(const std::string& args) { return std::string(LUMOS_CTL_PATH) + " " + args; }
@@ -303,9 +349,20 @@ TEST(LumosCtlTest, BadArgumentsExit2) {
     std::string message;
   };
   const Case cases[] = {
-      {"", "lumos-ctl", "no command given (status, capture)"},
+      {"", "lumos-ctl", "no command given (status, capture, cancel)"},
       {"snapshot", "lumos-ctl",
-       "unknown command 'snapshot' (commands: status, capture; or --help, --version)"},
+       "unknown command 'snapshot' (commands: status, capture, cancel; or --help, --version)"},
+      {"cancel", "lumos-ctl cancel", "give exactly one of --pid, --job, --all"},
+      {"cancel --all --job j", "lumos-ctl cancel", "give exactly one of --pid, --job, --all"},
+      {"cancel --all --request 0", "lumos-ctl cancel",
+       "--request 0: not a request id (1 to 2^64-1)"},
+      {"cancel --all --request=-5", "lumos-ctl cancel",
+       "--request -5: not a request id (1 to 2^64-1)"},
+      {"cancel --all --request 12x", "lumos-ctl cancel",
+       "--request 12x: not a request id (1 to 2^64-1)"},
+      {"cancel --all --request 18446744073709551616", "lumos-ctl cancel",
+       "--request 18446744073709551616: not a request id (1 to 2^64-1)"},
+      {"cancel --all --iterations 3", "lumos-ctl cancel", ""},
       {"capture", "lumos-ctl capture", "give exactly one of --pid, --job, --all"},
       {"capture --pid 5 --all", "lumos-ctl capture", "give exactly one of --pid, --job, --all"},
       {"capture --all --iterations 3 --duration 2", "lumos-ctl capture",
@@ -355,6 +412,12 @@ TEST(LumosCtlTest, HelpAndVersion) {
   for (const char* option : {"--pid", "--job", "--all", "--iterations", "--duration", "--at",
                              "--every-iteration", "-o", "--timeout-ms"}) {
     EXPECT_NE(capture.out.find(option), std::string::npos) << option;
+  }
+  EXPECT_NE(top.out.find("cancel (--pid P | --job J | --all) [--request ID]"), std::string::npos);
+  const auto cancel = RunCommand(Ctl("cancel --help"));
+  EXPECT_EQ(cancel.exit_code, 0);
+  for (const char* option : {"--pid", "--job", "--all", "--request", "--timeout-ms"}) {
+    EXPECT_NE(cancel.out.find(option), std::string::npos) << option;
   }
   const auto version = RunCommand(Ctl("--version"));
   EXPECT_EQ(version.exit_code, 0);

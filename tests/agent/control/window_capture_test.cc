@@ -95,9 +95,14 @@ std::string Parent(const std::string& path) { return path.substr(0, path.rfind('
 
 class WindowCaptureTest : public ::testing::Test {
  protected:
-  // A job id no other test (or a run in parallel) uses: lumos-ctl --job finds only ours.
-  std::string job_ = "win" + std::to_string(getpid()) + "-" +
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  // A job id no other test (or a run in parallel) uses: lumos-ctl --job finds only ours. A
+  // parameterized test's name holds a '/', which a job id (a directory name) must not.
+  std::string job_ = [] {
+    std::string job = "win" + std::to_string(getpid()) + "-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(job.begin(), job.end(), '/', '-');
+    return job;
+  }();
   ::lumos::testing::TempDir dir_;
 
   std::string Workload(const std::string& env, int rank, int world, const std::string& args) {
@@ -191,6 +196,55 @@ TEST_F(WindowCaptureTest, OneRequestGivesEveryProcessTheSameIterations) {
                                   Parent(files[0]) + " > /dev/null");
   EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
 }
+
+// Iteration markers from every way NVTX names a range (window_workload.cc's
+// WINDOW_WORKLOAD_MARKER_API): wide calls (push, start), UNICODE attributes (default domain, a
+// domain of its own) and a registered wide string start and end windows as the A push does.
+class WideMarkerTest : public WindowCaptureTest,
+                       public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(WideMarkerTest, StartsAndEndsWindowsLikeAnAsciiMarker) {
+  const std::string api = GetParam();
+  BackgroundCommand job(
+      Workload("LUMOS_MODE=on-demand WINDOW_WORKLOAD_MARKER_API=" + api, 0, 1, "0 10"));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  const auto capture =
+      RunCommand(Ctl("capture --job " + job_ + " --iterations 3 --every-iteration 4"));
+  ASSERT_EQ(capture.exit_code, 0) << capture.out << capture.err;
+  ASSERT_TRUE(PollUntil([&] { return WindowFiles(dir_.path(), job_).size() == 1; }, 30));
+  Stop();
+  EXPECT_EQ(job.Wait().exit_code, 0);
+  WindowFile f = ReadWindowFile(WindowFiles(dir_.path(), job_)[0]);
+  EXPECT_TRUE(f.read.has_trailer);
+  ASSERT_TRUE(f.has_window_packet);
+  EXPECT_EQ(f.window.missed_target(), "");  // It found its marker: not a timed fallback.
+  EXPECT_EQ(f.window.iteration_count(), 3u);
+  const uint64_t first = f.window.first_iteration();
+  EXPECT_EQ(first % 4, 0u);
+  EXPECT_GT(first, 0u);
+  // Exactly the window's three steps (each with its forward range), in its file.
+  std::vector<std::string> steps;
+  int forwards = 0;
+  for (const std::string& name : f.nvtx) {
+    if (name.rfind("ProfilerStep", 0) == 0) steps.push_back(name);
+    forwards += name == "forward" ? 1 : 0;
+  }
+  EXPECT_EQ(forwards, 3);
+  if (api == "RegisteredW") {
+    // One registered string, so the steps are counted: their index is the count of markers.
+    EXPECT_EQ(steps, std::vector<std::string>(3, "ProfilerStep"));
+  } else {
+    EXPECT_EQ(steps, (std::vector<std::string>{"ProfilerStep#" + std::to_string(first),
+                                               "ProfilerStep#" + std::to_string(first + 1),
+                                               "ProfilerStep#" + std::to_string(first + 2)}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWideApis, WideMarkerTest,
+                         ::testing::Values("W", "StartW", "ExUnicode", "DomainExW", "RegisteredW"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 // Without the profiler plugin the wrappers number collectives, from 0 in each window: a rank
 // that missed an earlier window still pairs with the others in this one.
@@ -339,6 +393,109 @@ TEST_F(WindowCaptureTest, ALoopWithoutMarkersGetsATimedWindowThatSaysWhy) {
   EXPECT_NE(f.window.missed_target().find("no iteration marker seen"), std::string::npos);
   EXPECT_GE(f.window.duration_ns(), 300'000'000u);
   EXPECT_FALSE(f.nvtx.empty());
+}
+
+// The request id lumos-ctl capture printed ("pid P: accepted (request N)").
+std::string RequestId(const std::string& capture_out) {
+  const std::string key = "(request ";
+  const size_t at = capture_out.find(key);
+  if (at == std::string::npos) return "";
+  return capture_out.substr(at + key.size(), capture_out.find(')', at) - at - key.size());
+}
+
+// An armed window cancelled before its --at time: nothing written, the agent dormant again, and
+// status says what the cancel did.
+TEST_F(WindowCaptureTest, ACancelledArmedWindowWritesNothing) {
+  BackgroundCommand job(Workload("LUMOS_MODE=on-demand", 0, 1, "0 10"));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  const auto capture = RunCommand(Ctl("capture --job " + job_ + " --at +1h --iterations 2"));
+  ASSERT_EQ(capture.exit_code, 0) << capture.out << capture.err;
+  const std::string id = RequestId(capture.out);
+  ASSERT_FALSE(id.empty()) << capture.out;
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("armed") == 1; }, 30));
+  // Another request's id: nothing cancelled, and said so.
+  const auto wrong = RunCommand(Ctl("cancel --job " + job_ + " --request 1"));
+  EXPECT_EQ(wrong.exit_code, 0) << wrong.err;
+  EXPECT_NE(
+      wrong.out.find(": nothing to cancel: the window armed is request " + id + ", not request 1"),
+      std::string::npos)
+      << wrong.out;
+  EXPECT_EQ(AgentsIn("armed"), 1);
+  const auto cancel = RunCommand(Ctl("cancel --job " + job_ + " --request " + id));
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_NE(cancel.out.find(": cancelled: request " + id + ": armed, dropped before it starts"),
+            std::string::npos)
+      << cancel.out;
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  const auto status = RunCommand(Ctl("status"));
+  EXPECT_NE(status.out.find("last cancel: request " + id + ": cancelled while armed, by uid "),
+            std::string::npos)
+      << status.out;
+  const auto json = RunCommand(Ctl("status --json"));
+  EXPECT_NE(json.out.find("\"last_cancel\": \"request " + id + ": cancelled while armed"),
+            std::string::npos)
+      << json.out;
+  // Nothing left to cancel.
+  const auto again = RunCommand(Ctl("cancel --job " + job_));
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find(": nothing to cancel: no window is armed or capturing"),
+            std::string::npos)
+      << again.out;
+  Stop();
+  EXPECT_EQ(job.Wait().exit_code, 0);
+  EXPECT_TRUE(ListDir(dir_.path() + "/" + job_).empty());  // No window, no directory.
+}
+
+// A capturing window cancelled midway: a readable, complete, correctly named file whose window
+// record says who ended it; the job goes on and can be captured again.
+TEST_F(WindowCaptureTest, ACancelledCapturingWindowKeepsAReadableFile) {
+  BackgroundCommand job(Workload("LUMOS_MODE=on-demand", 0, 1, "0 10"));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  const auto capture = RunCommand(Ctl("capture --job " + job_ + " --duration 600"));
+  ASSERT_EQ(capture.exit_code, 0) << capture.out << capture.err;
+  const std::string id = RequestId(capture.out);
+  ASSERT_TRUE(PollUntil([&] { return PartialFiles(dir_.path(), job_).size() == 1; }, 30));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("capturing") == 1; }, 30));
+  const auto cancel = RunCommand(Ctl("cancel --job " + job_));
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_NE(
+      cancel.out.find(": cancelled: request " + id + ": capturing, ends now; its file is kept"),
+      std::string::npos)
+      << cancel.out;
+  ASSERT_TRUE(PollUntil([&] { return WindowFiles(dir_.path(), job_).size() == 1; }, 30));
+  ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 1; }, 30));
+  EXPECT_TRUE(PartialFiles(dir_.path(), job_).empty());
+  const auto status = RunCommand(Ctl("status"));
+  EXPECT_NE(status.out.find("last cancel: request " + id + ": ended early "), std::string::npos)
+      << status.out;
+  // The job is still there, and a new window can be captured.
+  ASSERT_EQ(RunCommand(Ctl("capture --job " + job_ + " --iterations 1")).exit_code, 0);
+  ASSERT_TRUE(PollUntil([&] { return WindowFiles(dir_.path(), job_).size() == 2; }, 30));
+  Stop();
+  EXPECT_EQ(job.Wait().exit_code, 0);
+
+  std::vector<std::string> files = WindowFiles(dir_.path(), job_);
+  ASSERT_EQ(files.size(), 2u);
+  WindowFile f;
+  for (const std::string& path : files) {
+    WindowFile candidate = ReadWindowFile(path);
+    if (candidate.header.capture_window().request_id() == std::stoull(id)) f = candidate;
+  }
+  ASSERT_FALSE(f.path.empty());
+  SCOPED_TRACE(f.path);
+  EXPECT_TRUE(f.read.has_trailer);
+  EXPECT_TRUE(f.read.damage.ok()) << f.read.damage.message();
+  ASSERT_TRUE(f.has_window_packet);
+  EXPECT_EQ(f.window.missed_target().rfind("cancelled by uid ", 0), 0u) << f.window.missed_target();
+  EXPECT_NE(f.window.missed_target().find("(lumos-ctl cancel)"), std::string::npos);
+  EXPECT_GT(f.window.duration_ns(), 0u);
+  EXPECT_LT(f.window.duration_ns(), 600'000'000'000u);
+  EXPECT_FALSE(f.nvtx.empty());
+  // Named as every window: <job>.<host>.<pid>.rank0.pb.zst in <job>/<stamp of its start>/.
+  EXPECT_EQ(Basename(f.path).rfind(job_ + ".", 0), 0u);
+  EXPECT_EQ(Basename(f.path).substr(Basename(f.path).size() - 13), ".rank0.pb.zst");
+  EXPECT_EQ(agent::control::WindowStamp(static_cast<int64_t>(f.window.start_realtime_ns())),
+            Basename(Parent(f.path)));
 }
 
 TEST_F(WindowCaptureTest, AContinuousAgentSaysItHasNoWindows) {

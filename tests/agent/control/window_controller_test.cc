@@ -170,6 +170,94 @@ TEST(WindowControllerTest, ExitClosesACapturingWindowAndDropsAnArmedOne) {
   EXPECT_FALSE(gate.enabled());
 }
 
+// lumos-ctl cancel: the window whose word the control thread read, and only that one.
+TEST(WindowControllerTest, CancelDropsAnArmedWindowAndEndsACapturingOne) {
+  using Cancelled = WindowController::Cancelled;
+  EnabledFlag gate;
+  WindowController c(&gate);
+  EXPECT_EQ(c.Cancel(c.word(), 0, "x"), Cancelled::kNothing);  // Dormant: nothing.
+  WindowPlan plan = IterationPlan(3);
+  plan.request_id = 12;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  EXPECT_EQ(c.armed_request_id(), 12u);
+  uint64_t armed = c.word();
+  EXPECT_EQ(WindowController::StateOfWord(armed), WindowState::kArmed);
+  EXPECT_EQ(c.Cancel(armed, 1 * kS, "cancelled"), Cancelled::kDropped);
+  EXPECT_EQ(c.state(), WindowState::kDormant);
+  EXPECT_FALSE(gate.enabled());
+  c.OnIterationBoundary(std::nullopt, 2 * kS);  // Dropped: no boundary starts it any more.
+  EXPECT_EQ(c.state(), WindowState::kDormant);
+  EXPECT_EQ(c.starts(), 0u);
+
+  // Read while armed, started by a job thread before the writer acts: ended instead, and the
+  // window says who cancelled it.
+  ASSERT_TRUE(c.Arm(plan, 3 * kS));
+  armed = c.word();
+  c.OnIterationBoundary(std::nullopt, 4 * kS);
+  c.OnIterationBoundary(std::nullopt, 5 * kS);
+  ASSERT_EQ(c.state(), WindowState::kCapturing);
+  EXPECT_EQ(c.Cancel(armed, 5500 * kMs, "cancelled by uid 1 pid 2 (lumos-ctl)"), Cancelled::kEnded);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_FALSE(gate.enabled());
+  WindowSpan span = c.span();
+  EXPECT_EQ(span.end_ns, 5500 * kMs);
+  EXPECT_EQ(span.iterations, 1u);  // The one that began at 4 s; the one at 5 s is cut.
+  EXPECT_EQ(span.missed_target, "cancelled by uid 1 pid 2 (lumos-ctl)");
+  EXPECT_EQ(c.Cancel(armed, 6 * kS, "again"), Cancelled::kNothing);  // Closing already.
+  c.FinishClose();
+  EXPECT_EQ(c.Cancel(armed, 6 * kS, "again"), Cancelled::kNothing);  // Ended: dormant.
+
+  // A word of an earlier window never cancels a later one.
+  ASSERT_TRUE(c.Arm(plan, 7 * kS));
+  EXPECT_EQ(c.Cancel(armed, 7 * kS, "stale"), Cancelled::kNothing);
+  EXPECT_EQ(c.state(), WindowState::kArmed);
+  // A window that just started (no whole iteration inside yet).
+  c.OnIterationBoundary(std::nullopt, 8 * kS);
+  const uint64_t capturing = c.word();
+  ASSERT_EQ(WindowController::StateOfWord(capturing), WindowState::kCapturing);
+  EXPECT_EQ(c.Cancel(capturing, 9 * kS, "cancelled"), Cancelled::kEnded);
+  EXPECT_EQ(c.span().iterations, 0u);
+}
+
+// No marker seen, but the kernel stream may give boundaries: the window waits for them (until
+// its give-up time) instead of starting a timed window at once, and says why when none came.
+TEST(WindowControllerTest, KernelStreamBoundariesAreWaitedForUntilTheGiveUpTime) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  WindowPlan plan = IterationPlan(2);
+  plan.kernel_boundaries = true;
+  plan.not_before_ns = 1 * kS;
+  plan.give_up_ns = 31 * kS;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  c.Tick(2 * kS);
+  EXPECT_EQ(c.state(), WindowState::kArmed);  // Not a timed window yet.
+  c.OnKernelBoundary(3 * kS);
+  EXPECT_EQ(c.state(), WindowState::kCapturing);
+  c.OnKernelBoundary(4 * kS);
+  c.OnKernelBoundary(5 * kS);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_EQ(c.span().iterations, 2u);
+  EXPECT_EQ(c.span().missed_target, "");
+  EXPECT_EQ(c.kernel_boundaries(), 3u);
+  EXPECT_FALSE(c.marker_seen());
+  c.FinishClose();
+
+  WindowController none(&gate);
+  ASSERT_TRUE(none.Arm(plan, 0));
+  none.Tick(30 * kS);
+  EXPECT_EQ(none.state(), WindowState::kArmed);
+  none.Tick(31 * kS);
+  ASSERT_EQ(none.state(), WindowState::kCapturing);
+  EXPECT_EQ(none.span().missed_target,
+            "no iteration marker seen and no repeating kernel stream found in 30.0 s; a timed "
+            "window of 10.0 s instead");
+  // An NVTX marker is the job's own word for an iteration: the agent stops feeding launches.
+  EXPECT_FALSE(none.marker_seen());
+  none.OnIterationBoundary(7, 32 * kS);
+  EXPECT_TRUE(none.marker_seen());
+  EXPECT_EQ(none.kernel_boundaries(), 0u);
+}
+
 TEST(WindowControllerTest, ALateRequestSaysSoAndStillStartsAtTheNextBoundary) {
   EnabledFlag gate;
   WindowController c(&gate);
@@ -321,6 +409,29 @@ TEST(IterationMarkerTest, GlobsAndIndices) {
   IterationMarker any("*step");
   EXPECT_TRUE(any.MayMatch("x"));
   EXPECT_FALSE(IterationMarker().MayMatch("step"));
+}
+
+// Wide names (nvtxRangePushW, NVTX_MESSAGE_TYPE_UNICODE): their first character against the
+// pattern's first code point, decoded from UTF-8.
+TEST(IterationMarkerTest, WideCandidates) {
+  IterationMarker marker("ProfilerStep*");
+  EXPECT_TRUE(marker.MayMatchWide(L"ProfilerStep#1"));
+  EXPECT_TRUE(marker.MayMatchWide(L"Pzz"));
+  EXPECT_FALSE(marker.MayMatchWide(L"aten::mm"));
+  EXPECT_FALSE(marker.MayMatchWide(L""));
+  EXPECT_FALSE(marker.MayMatchWide(nullptr));
+  EXPECT_FALSE(IterationMarker().MayMatchWide(L"step"));
+  EXPECT_TRUE(IterationMarker("?tep").MayMatchWide(L"x"));
+  // A non-ASCII first character: "\u00e9tape*" (2 bytes), "\u6b65*" (3), "\U0001F680*" (4).
+  IterationMarker etape("\xc3\xa9tape*");
+  EXPECT_TRUE(etape.MayMatchWide(L"\u00e9tape 3"));
+  EXPECT_FALSE(etape.MayMatchWide(L"etape 3"));
+  EXPECT_FALSE(etape.MayMatchWide(L"\u00c3"));  // The lead byte's value is not the character.
+  EXPECT_TRUE(IterationMarker("\xe6\xad\xa5*").MayMatchWide(L"\u6b65 1"));
+  EXPECT_TRUE(IterationMarker("\xf0\x9f\x9a\x80*").MayMatchWide(L"\U0001F680"));
+  // Not valid UTF-8 there: every wide name is a candidate (Matches decides).
+  EXPECT_TRUE(IterationMarker("\xff*").MayMatchWide(L"anything"));
+  EXPECT_TRUE(IterationMarker("\xc3(").MayMatchWide(L"anything"));
 }
 
 }  // namespace

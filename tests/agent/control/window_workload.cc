@@ -10,6 +10,15 @@
 // starts and ends: the job's own thread decides it) and the longest of all NVTX and NCCL calls,
 // both from the second iteration on (the first NVTX call loads and wires the NVTX injection:
 // a one-time cost of any NVTX tool, printed as first_iteration_ns=F).
+// WINDOW_WORKLOAD_MARKER_API names the NVTX call that marks each step (default A):
+//   A            nvtxRangePushA("ProfilerStep#i") / nvtxRangePop
+//   W            nvtxRangePushW(L"ProfilerStep#i") / nvtxRangePop
+//   StartW       nvtxRangeStartW(L"ProfilerStep#i") / nvtxRangeEnd
+//   ExUnicode    nvtxRangePushEx (NVTX_MESSAGE_TYPE_UNICODE) / nvtxRangePop
+//   DomainExW    nvtxDomainRangePushEx (UNICODE) in a domain made by nvtxDomainCreateW /
+//                nvtxDomainRangePop
+//   RegisteredW  nvtxDomainRangePushEx of the string nvtxDomainRegisterStringW(L"ProfilerStep")
+//                (registered once, so its steps are counted, not numbered) / nvtxDomainRangePop
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
@@ -24,6 +33,98 @@
 #include <string>
 
 namespace {
+
+enum class MarkerApi { kA, kW, kStartW, kExUnicode, kDomainExW, kRegisteredW };
+
+// The step's marker range, opened by the API asked for; Close() ends it.
+class StepMarker {
+ public:
+  explicit StepMarker(MarkerApi api) : api_(api) {
+    if (api_ == MarkerApi::kDomainExW || api_ == MarkerApi::kRegisteredW) {
+      domain_ = nvtxDomainCreateW(L"lumos-window-workload");
+    }
+    if (api_ == MarkerApi::kRegisteredW) {
+      registered_ = nvtxDomainRegisterStringW(domain_, L"ProfilerStep");
+    }
+  }
+  // The step's name, made before the timed Open().
+  void Prepare(long step) {
+    name_ = "ProfilerStep#" + std::to_string(step);
+    wide_.assign(name_.begin(), name_.end());
+    attributes_ = nvtxEventAttributes_t{};
+    attributes_.version = NVTX_VERSION;
+    attributes_.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attributes_.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+    attributes_.message.unicode = wide_.c_str();
+    if (api_ == MarkerApi::kRegisteredW) {
+      attributes_.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+      attributes_.message.registered = registered_;
+    }
+  }
+  void Open() {
+    switch (api_) {
+      case MarkerApi::kA:
+        nvtxRangePushA(name_.c_str());
+        break;
+      case MarkerApi::kW:
+        nvtxRangePushW(wide_.c_str());
+        break;
+      case MarkerApi::kStartW:
+        range_ = nvtxRangeStartW(wide_.c_str());
+        break;
+      case MarkerApi::kExUnicode:
+        nvtxRangePushEx(&attributes_);
+        break;
+      case MarkerApi::kDomainExW:
+      case MarkerApi::kRegisteredW:
+        nvtxDomainRangePushEx(domain_, &attributes_);
+        break;
+    }
+  }
+  void Close() {
+    switch (api_) {
+      case MarkerApi::kStartW:
+        nvtxRangeEnd(range_);
+        break;
+      case MarkerApi::kDomainExW:
+      case MarkerApi::kRegisteredW:
+        nvtxDomainRangePop(domain_);
+        break;
+      default:
+        nvtxRangePop();
+        break;
+    }
+  }
+
+ private:
+  MarkerApi api_;
+  std::string name_;
+  std::wstring wide_;
+  nvtxEventAttributes_t attributes_{};
+  nvtxDomainHandle_t domain_ = nullptr;
+  nvtxStringHandle_t registered_ = nullptr;
+  nvtxRangeId_t range_ = 0;
+};
+
+bool ParseMarkerApi(const char* text, MarkerApi* api) {
+  const std::string name = text != nullptr ? text : "A";
+  const struct {
+    const char* name;
+    MarkerApi api;
+  } kApis[] = {{"A", MarkerApi::kA},
+               {"W", MarkerApi::kW},
+               {"StartW", MarkerApi::kStartW},
+               {"ExUnicode", MarkerApi::kExUnicode},
+               {"DomainExW", MarkerApi::kDomainExW},
+               {"RegisteredW", MarkerApi::kRegisteredW}};
+  for (const auto& known : kApis) {
+    if (name == known.name) {
+      *api = known.api;
+      return true;
+    }
+  }
+  return false;
+}
 
 volatile sig_atomic_t g_stop = 0;
 void OnTerm(int) { g_stop = 1; }
@@ -54,6 +155,11 @@ int main(int argc, char** argv) {
   const long steps = std::atol(argv[1]);
   const int step_ms = std::atoi(argv[2]);
   const char* stop_file = std::getenv("WINDOW_WORKLOAD_STOP");
+  MarkerApi api = MarkerApi::kA;
+  if (!ParseMarkerApi(std::getenv("WINDOW_WORKLOAD_MARKER_API"), &api)) {
+    std::fprintf(stderr, "unknown WINDOW_WORKLOAD_MARKER_API\n");
+    return 2;
+  }
   struct sigaction action {};
   action.sa_handler = &OnTerm;
   sigaction(SIGTERM, &action, nullptr);
@@ -69,13 +175,14 @@ int main(int argc, char** argv) {
   std::printf("ready\n");
   std::fflush(stdout);
   float buffer[256] = {};
+  StepMarker step_marker(api);
   int64_t max_marker = 0, max_call = 0, first_push = 0;
   long i = 0;
   for (; (steps == 0 || i < steps) && !g_stop; ++i) {
     if (stop_file != nullptr && access(stop_file, F_OK) == 0) break;
-    const std::string marker = "ProfilerStep#" + std::to_string(i);
+    step_marker.Prepare(i);
     int64_t t = NowNs();
-    nvtxRangePushA(marker.c_str());
+    step_marker.Open();
     int64_t d = NowNs() - t;
     if (i == 0) first_push = d;
     if (i == 0) d = 0;  // The injection's set-up, not a window's start.
@@ -98,7 +205,7 @@ int main(int argc, char** argv) {
     max_call = std::max(max_call, NowNs() - t);
     SleepMs(step_ms - step_ms / 2);
     t = NowNs();
-    nvtxRangePop();
+    step_marker.Close();
     max_call = std::max(max_call, NowNs() - t);
   }
   ncclCommDestroy(comm);

@@ -321,6 +321,60 @@ TEST_F(ApiCallbacksTest, EnterWhileOffGivesAnInstantNotGarbage) {
   EXPECT_EQ(records[0].start_ns, records[0].end_ns);
 }
 
+// Windowed modes, a window armed in a job without NVTX markers: kernel launches (ENTER, the gate
+// still closed) feed the kernel stream's period detector, whose boundaries start the window and
+// end it after K iterations; nothing is recorded before the window, and launches are not fed
+// while KernelBoundaries does not want them. (On a GPU: scripts/gpu-check.sh.)
+TEST_F(ApiCallbacksTest, KernelLaunchesGiveIterationBoundariesWithoutAMarker) {
+  EnabledFlag gate;
+  control::WindowController windows(&gate);
+  control::KernelBoundaries kernel(&windows);
+  context_ = CallbackContext{&gate, rings_.get(), &table_, &kernel};
+  control::WindowPlan plan;
+  plan.iterations = 2;
+  plan.duration_ns = 10'000'000'000;
+  plan.give_up_ns = INT64_MAX;
+  plan.kernel_boundaries = true;
+  ASSERT_TRUE(windows.Arm(plan, 0));
+  // A step of 20 kernels: 18 through cudaLaunchKernel, 2 through cuLaunchKernel.
+  auto step = [&](int times) {
+    for (int t = 0; t < times; ++t) {
+      for (uintptr_t k = 0; k < 18; ++k) {
+        cudaLaunchKernel_v7000_params launch{};
+        launch.func = H<const void*>(0x7000 + k * 0x40);
+        Call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch,
+             0, 1);
+      }
+      for (uintptr_t k = 0; k < 2; ++k) {
+        cuLaunchKernel_params launch{};
+        launch.f = H<CUfunction>(0x9000 + k * 0x40);
+        Call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &launch, 0, 2);
+      }
+    }
+  };
+  step(2);  // Not wanted: nothing fed.
+  EXPECT_EQ(kernel.launches(), 0u);
+  kernel.SetWanted(true);
+  step(2);  // Two copies: the period, no boundary yet.
+  EXPECT_EQ(kernel.launches(), 40u);
+  EXPECT_EQ(kernel.period(), 20u);
+  EXPECT_EQ(windows.state(), control::WindowState::kArmed);
+  EXPECT_TRUE(Drain().empty());  // The gate is closed: nothing recorded.
+  step(1);                       // The third copy begins: a boundary starts the window.
+  EXPECT_EQ(windows.state(), control::WindowState::kCapturing);
+  EXPECT_EQ(windows.kernel_boundaries(), 1u);
+  EXPECT_FALSE(windows.marker_seen());
+  step(2);  // Two whole iterations: the boundary after them ends it.
+  EXPECT_EQ(windows.state(), control::WindowState::kClosing);
+  EXPECT_EQ(windows.span().iterations, 2u);
+  EXPECT_TRUE(windows.span().started_at_boundary);
+  // What the gate let through: the window's two iterations of launches (the launch that ended
+  // it closed the gate at its ENTER, so its EXIT records nothing).
+  const std::vector<Record> records = Drain();
+  EXPECT_EQ(records.size(), 40u);
+  EXPECT_EQ(kernel.dropped(), 0u);
+}
+
 TEST(TracedApisTest, UniqueKnownCallbackIdsWithHandles) {
   std::set<std::pair<int, uint32_t>> seen;
   for (const ApiSpec& spec : TracedApis()) {
