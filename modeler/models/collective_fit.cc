@@ -66,7 +66,10 @@ double NvlsTime(const ProtocolCost& simple, const NvlsCost& nvls, double n, doub
 bool SolveLeastSquares(const std::vector<std::vector<double>>& rows, const std::vector<double>& y,
                        const std::vector<double>& w, std::vector<double>* x) {
   const size_t k = rows.empty() ? 0 : rows[0].size();
-  if (k == 0 || rows.size() < k) return false;
+  // A handful of parameters; the bound also lets GCC's -O3 see the allocations below are
+  // small (its -Walloc-size-larger-than= failed the Release build without it).
+  constexpr size_t kMaxParameters = 64;
+  if (k == 0 || k > kMaxParameters || rows.size() < k) return false;
   std::vector<double> scale(k, 0);
   for (size_t i = 0; i < rows.size(); ++i) {
     for (size_t j = 0; j < k; ++j) scale[j] = std::max(scale[j], std::abs(rows[i][j] * w[i]));
