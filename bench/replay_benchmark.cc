@@ -4,7 +4,10 @@
 // issue's target (docs/performance.md: load + graph + replay >= 5 M events/s):
 //   BM_ReplayLoadAndGraph   read every rank, build its part of the graph, align, finish
 //   BM_ReplaySimulate       the simulation alone on that graph
-//   BM_ReplayWhole          everything the command does before printing (+ the analysis)
+//   BM_ReplayWhole          everything the command does before printing (+ the analysis:
+//                           iterations, critical path, the rank's own path, stragglers, idle,
+//                           launches)
+//   BM_ReplayAnalysis       the analysis alone on one replay
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -19,7 +22,10 @@
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
+#include "modeler/report/idle_breakdown.h"
+#include "modeler/report/launch_stats.h"
 #include "modeler/report/replay_analysis.h"
+#include "modeler/report/stragglers.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/trace/trace_set.h"
@@ -128,12 +134,36 @@ void BM_ReplayWhole(benchmark::State& state) {
     SimResult sim = Simulate(loaded->graph, MeasuredScenario(loaded->graph));
     Validate(&loaded->graph, sim.not_run == 0);
     auto iterations = AnalyzeIterations(loaded->job, loaded->graph, sim, {});
+    auto stragglers = AnalyzeStragglers(loaded->graph, sim, iterations);
+    auto idle = AnalyzeIdle(loaded->graph, sim, iterations);
+    auto launches = AnalyzeLaunches(loaded->graph, sim, iterations);
     events = loaded->job.events_read;
     benchmark::DoNotOptimize(iterations.data());
+    benchmark::DoNotOptimize(&stragglers);
+    benchmark::DoNotOptimize(&idle);
+    benchmark::DoNotOptimize(&launches);
   }
   state.SetItemsProcessed(static_cast<int64_t>(events * state.iterations()));
 }
 BENCHMARK(BM_ReplayWhole)->Unit(benchmark::kMillisecond);
+
+void BM_ReplayAnalysis(benchmark::State& state) {
+  const SynthJob& job = Job();
+  auto loaded = LoadAndBuild(job.paths);
+  const SimResult sim = Simulate(loaded->graph, MeasuredScenario(loaded->graph));
+  for (auto _ : state) {
+    auto iterations = AnalyzeIterations(loaded->job, loaded->graph, sim, {});
+    auto stragglers = AnalyzeStragglers(loaded->graph, sim, iterations);
+    auto idle = AnalyzeIdle(loaded->graph, sim, iterations);
+    auto launches = AnalyzeLaunches(loaded->graph, sim, iterations);
+    benchmark::DoNotOptimize(iterations.data());
+    benchmark::DoNotOptimize(&stragglers);
+    benchmark::DoNotOptimize(&idle);
+    benchmark::DoNotOptimize(&launches);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(loaded->job.events_read * state.iterations()));
+}
+BENCHMARK(BM_ReplayAnalysis)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lumos::bench

@@ -199,15 +199,17 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   progress.Update(-1);
   analysis.keep_critical_segments = !timeline.empty();
   report.iterations = AnalyzeIterations(job, graph, sim, analysis);
+  clock.Mark("analyse: iterations");
   report.stragglers = AnalyzeStragglers(graph, sim, report.iterations);
   report.idle = AnalyzeIdle(graph, sim, report.iterations);
+  clock.Mark("analyse: stragglers, idle");
   report.launch = AnalyzeLaunches(graph, sim, report.iterations, {.bin_ns = analysis.bin_ns});
   report.iteration_rule =
       (analysis.iteration ? "ranges matching '" + analysis.iteration_pattern + "'"
                           : std::string("ProfilerStep#N ranges")) +
       "; else detected from the repeating kernel stream; else the whole trace";
   progress.Clear();
-  clock.Mark("analyse");
+  clock.Mark("analyse: launches");
   if (!timeline.empty()) {
     // A timeline that cannot be written is a failed output; the report is still printed.
     Status status = WriteReplayTimeline(graph, sim, &report.iterations, timeline);
