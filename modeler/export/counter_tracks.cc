@@ -1,6 +1,8 @@
 #include "modeler/export/counter_tracks.h"
 
 #include <algorithm>
+#include <climits>
+#include <set>
 
 #include "modeler/export/export_index.h"
 #include "modeler/export/flow_linker.h"
@@ -101,17 +103,32 @@ void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, Js
   WriteBusy(std::move(busy), origin_ns, &busy_track);
   CounterTrack queue_track(w, "launch queue", "ops", pid, origin_ns);
   WriteQueue(std::move(queue), origin_ns, &queue_track);
-  // (time, value): each arrival's lateness at its start, 0 at its end.
-  std::vector<std::pair<int64_t, double>> late;
-  late.reserve(2 * counters.arrivals.size());
-  for (const RankCounters::Arrival& a : counters.arrivals) {
-    late.emplace_back(a.start_ns, a.late_us);
-    late.emplace_back(a.end_ns, 0.0);
+  // Each arrival's lateness from its start to its end; where arrivals overlap (collectives of
+  // two communicators on two streams), the latest-started one still running; 0 when none is.
+  // One point per time, after every start and end at it.
+  const std::vector<RankCounters::Arrival>& arrivals = counters.arrivals;
+  std::vector<std::pair<int64_t, size_t>> starts, ends;  // (time, arrival)
+  starts.reserve(arrivals.size());
+  ends.reserve(arrivals.size());
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    if (arrivals[i].end_ns <= arrivals[i].start_ns) continue;
+    starts.emplace_back(arrivals[i].start_ns, i);
+    ends.emplace_back(arrivals[i].end_ns, i);
   }
-  std::stable_sort(late.begin(), late.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
+  std::set<std::pair<int64_t, size_t>> running;  // (start, arrival)
   CounterTrack late_track(w, "arrival late by", "us", pid, origin_ns);
-  for (const auto& [t, us] : late) late_track.Point(t, us);
+  size_t s = 0, e = 0;
+  while (s < starts.size() || e < ends.size()) {
+    const int64_t t = std::min(s < starts.size() ? starts[s].first : INT64_MAX,
+                               e < ends.size() ? ends[e].first : INT64_MAX);
+    for (; e < ends.size() && ends[e].first == t; ++e) {
+      running.erase({arrivals[ends[e].second].start_ns, ends[e].second});
+    }
+    for (; s < starts.size() && starts[s].first == t; ++s) running.insert(starts[s]);
+    late_track.Point(t, running.empty() ? 0.0 : arrivals[running.rbegin()->second].late_us);
+  }
 }
 
 void WriteExportCounters(const std::vector<FileIndex>& files,

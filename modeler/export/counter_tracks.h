@@ -4,7 +4,9 @@
 //   "launch queue"     GPU ops launched (their launch API call started) and not yet ended, the
 //                      largest depth in each bin (an op with no launch counts from its start);
 //   "arrival late by"  at each collective the rank took part in, how long after the first
-//                      member it arrived (its op's start), µs; back to 0 at its end.
+//                      member it arrived (its op's start), µs; back to 0 at its end. Where
+//                      collectives overlap (two communicators, two streams) or one starts as
+//                      another ends, the latest-started one still running.
 // Bins start at the trace's time origin. A point is written only where the value changes, so
 // idle time costs nothing and a track has at most two points per op.
 // Threading: one writer per thread.

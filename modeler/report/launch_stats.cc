@@ -263,7 +263,8 @@ DelayStats Distribution(std::vector<int64_t>* delays_ns) {
   if (v.empty()) return d;
   d.count = v.size();
   for (int64_t x : v) d.sum_ns += x;
-  d.mean_ns = d.sum_ns / static_cast<int64_t>(v.size());
+  const auto n = static_cast<int64_t>(v.size());
+  d.mean_ns = d.sum_ns / n - (d.sum_ns % n < 0 ? 1 : 0);  // Floor, also below 0.
   // Nearest rank: the smallest value with at least p% of the values at or below it, the
   // ceil(p n / 100)-th smallest. Each selection leaves the larger values after it, so the next
   // one looks only there.

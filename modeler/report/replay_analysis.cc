@@ -267,7 +267,8 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
   bool at_start = end_anchor != kNoNode;
   if (cur == kNoNode) {
     take("no API call in the iteration", "", BoundKind::kUnexplained, begin);
-  } else if (!at_start) {
+  } else if (!at_start && sim.ran(cur)) {
+    // (A last call that never ran has no end: the walk below says "not attributed".)
     take("host work after the last API call", "", BoundKind::kHost, sim.end_ns[cur]);
   }
   // Each step moves to an earlier event of the simulation, so the walk ends; the bound only

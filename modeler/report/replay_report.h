@@ -40,8 +40,8 @@ struct ReplayReport {
   std::string iteration_rule;  // How iterations were found.
   std::vector<IterationReport> iterations;
   Stragglers stragglers;  // Who the others waited for at collectives (stragglers.h).
-  IdleReport idle;      // Empty: not analysed (idle_breakdown.h).
-  LaunchReport launch;  // Empty: not analysed (launch_stats.h).
+  IdleReport idle;        // Empty: not analysed (idle_breakdown.h).
+  LaunchReport launch;    // Empty: not analysed (launch_stats.h).
 
   // Mean and max |error| over iterations, percent.
   double mean_abs_error() const;

@@ -120,6 +120,15 @@ Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string&
       if (times.ran(n)) origin = std::min(origin, times.start(n));
     }
   }
+  // The critical path starts at its iteration's start, which may lie before every node (a
+  // ProfilerStep range opens before its first call): from the earliest of them too, so no
+  // slice is cut at 0.
+  for (const TimelineSide& side : sides) {
+    if (side.iterations == nullptr) continue;
+    for (const IterationReport& it : *side.iterations) {
+      for (const CriticalSegment& s : it.critical_segments) origin = std::min(origin, s.begin_ns);
+    }
+  }
   if (origin == INT64_MAX) origin = 0;
   w.BeginObject(true);
   w.KeyString("displayTimeUnit", "ns");

@@ -248,6 +248,10 @@ TEST(LaunchStatsTest, NearestRankPercentiles) {
   EXPECT_EQ(d.max_ns, 100);
   std::vector<int64_t> one{7};
   EXPECT_EQ(Distribution(&one).p99_ns, 7);
+  // The mean is the floor (launch_stats.h), also below 0 (a measured op that starts before its
+  // launch call: clocks of host and GPU disagree): -3 / 2 = -1.5 -> -2, not -1.
+  std::vector<int64_t> skewed{-3, 0};
+  EXPECT_EQ(Distribution(&skewed).mean_ns, -2);
 }
 
 // Seven ranks: the text shows five of them and says how many more; the JSON has all seven.

@@ -109,6 +109,28 @@ TEST(IterationBoundTest, WaitingForALatePeerNamesIt) {
   EXPECT_EQ(gemm_on_path, 70 * kUs);
 }
 
+// A rewritten graph (estimate) whose iteration's last API call never ran in its simulation:
+// the replayed window falls back to the measured one and nothing of it is known, so the
+// critical path and the bound say "not attributed" / unexplained for all of it, not 127 µs
+// of "host work after the last API call" (a host-bound verdict from an end at INT64_MIN).
+TEST(IterationBoundTest, ALastCallThatNeverRanIsNotHostWork) {
+  const Job job = BlockedCopyJob();
+  const Replayed r = Replay(job);
+  SimResult sim = r.sim;
+  const uint32_t sync = NodeNamed(r.graph, 0, "cudaStreamSynchronize");
+  sim.start_ns[sync] = sim.end_ns[sync] = SimResult::kNotRun;
+  const auto iterations = AnalyzeRewritten(job, r.graph, r.sim, r.graph, sim, {},
+                                           [](uint32_t node, bool) { return node; });
+  ASSERT_EQ(iterations.size(), 1u);
+  const IterationReport& it = iterations[0];
+  EXPECT_EQ(it.bound.total_ns(), 127 * kUs);
+  EXPECT_EQ(KindNs(it.bound, BoundKind::kHost), 0);
+  EXPECT_EQ(KindNs(it.bound, BoundKind::kUnexplained), 127 * kUs);
+  ASSERT_EQ(it.critical_by_class.size(), 1u);
+  EXPECT_EQ(it.critical_by_class[0].what, "not attributed");
+  EXPECT_EQ(SumBoundsPerRank(iterations)[0].verdict, "a dependency the trace does not show");
+}
+
 RankBound Bound(int32_t rank, int64_t compute, int64_t peers,
                 std::vector<std::pair<int32_t, int64_t>> waited_for) {
   RankBound r;

@@ -4,6 +4,8 @@
 // shares in [0, 1], a launch queue that never goes below 0 and ends empty, and on the measured
 // side each rank's largest "arrival late by" equals the largest lateness recomputed here from
 // the graph's collective groups (their members' measured starts).
+#include "modeler/report/replay_timeline.h"
+
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "modeler/graph/clock_alignment.h"
+#include "modeler/report/replay_analysis.h"
 #include "modeler/report/replay_cli.h"
 #include "modeler/trace/trace_set.h"
 #include "tests/modeler/replay/replay_test_util.h"
@@ -113,6 +116,59 @@ TEST(ReplayTimelineTest, CriticalPathTilesIterationsAndCountersAreWellFormed) {
     for (double depth : queue) EXPECT_GE(depth, 0.0) << pid;
     EXPECT_EQ(queue.back(), 0.0) << pid;
   }
+}
+
+// An iteration (ProfilerStep#1 [0,150) µs) that starts 10 µs before the trace's first API call
+// (launch [10,15), gemm [20,120), sync [16,125)): its critical path begins at 0, before every
+// node. The track's slices must still tile [0, 150) on the timeline: the first one drawn from
+// 0 to the second's start, not moved to the origin with its full length (which overlapped the
+// next slice by 10 µs and ended the path 10 µs late).
+TEST(ReplayTimelineTest, CriticalPathBeforeTheFirstNodeTilesOnTheTimeline) {
+  Job job;
+  job.job_id = "early-step";
+  testing::RankBuilder(&job, 0, 1)
+      .Api(schema::ApiKind::kLaunchKernel, "cudaLaunchKernel", 10, 5, 1, 7)
+      .Api(schema::ApiKind::kStreamSynchronize, "cudaStreamSynchronize", 16, 109, 0, 7)
+      .Kernel("gemm_kernel", 7, 20, 100, 1)
+      .Step("ProfilerStep#1", 0, 150);
+  const testing::Replayed r = testing::Replay(job);
+  AnalysisOptions options;
+  options.keep_critical_segments = true;
+  const auto iterations = AnalyzeIterations(job, r.graph, r.sim, options);
+  ASSERT_EQ(iterations.size(), 1u);
+  ASSERT_EQ(iterations[0].replayed_start_ns, 0);
+  ASSERT_EQ(iterations[0].replayed_end_ns, 150 * testing::kUs);
+  TempDir dir;
+  const std::string timeline = dir.File("timeline.json");
+  ASSERT_TRUE(WriteReplayTimeline(r.graph, r.sim, &iterations, timeline).ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element trace;
+  ASSERT_EQ(parser.load(timeline).get(trace), simdjson::SUCCESS);
+  int64_t critical_pid = -1;
+  for (simdjson::dom::element e : trace["traceEvents"].get_array()) {
+    if (std::string_view(e["ph"]) == "M" && std::string_view(e["name"]) == "process_name" &&
+        std::string_view(e["args"]["name"]) == "critical path replayed") {
+      critical_pid = int64_t(e["pid"]);
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> slices;  // (ts, end), ns from the origin
+  int64_t first_node_ts = INT64_MAX;
+  for (simdjson::dom::element e : trace["traceEvents"].get_array()) {
+    if (std::string_view(e["ph"]) != "X") continue;
+    if (int64_t(e["pid"]) == critical_pid) {
+      slices.emplace_back(Ns(e["ts"]), Ns(e["ts"]) + Ns(e["dur"]));
+    } else if (std::string_view(e["name"]) == "cudaLaunchKernel") {
+      first_node_ts = std::min(first_node_ts, Ns(e["ts"]));
+    }
+  }
+  ASSERT_GE(slices.size(), 2u);
+  std::sort(slices.begin(), slices.end());
+  for (size_t i = 1; i < slices.size(); ++i) {
+    EXPECT_EQ(slices[i - 1].second, slices[i].first) << i;
+  }
+  // The path spans the iteration: [0, 150) µs, 10 µs before the first call.
+  EXPECT_EQ(first_node_ts - slices.front().first, 10 * testing::kUs);
+  EXPECT_EQ(slices.back().second - slices.front().first, 150 * testing::kUs);
 }
 
 }  // namespace
