@@ -111,8 +111,8 @@ void WriteBoundText(const ReplayReport& report, std::FILE* out) {
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
   std::fprintf(out,
-               "\nwhat bounds each rank's iteration (replayed: the rank's own critical path, mean "
-               "%% of its iterations)\n");
+               "\nwhat bounds each rank's iteration (replayed: the rank's own critical path, %% of "
+               "the rank's time, mean over the ranks of a row)\n");
   std::fprintf(out, "  %-38s %6s %6s %7s %6s %6s %6s  %s\n", "verdict", "host", "launch", "compute",
                "comm", "peers", "unexpl", "ranks");
   for (size_t i = 0; i < rows.size() && i < kMaxVerdictRows; ++i) {

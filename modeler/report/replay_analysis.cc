@@ -239,7 +239,7 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
   // Attributes [from, t), clamped to [begin, t), to (label, item) and kind, and moves the walk
   // to it. `peer`: the rank index waited for (kPeers).
   auto take = [&](std::string_view label, std::string_view item, BoundKind kind, int64_t from,
-                  uint32_t peer = kNoNode) {
+                  uint32_t peer = kNoNode, bool own_time = false) {
     const int64_t x = std::clamp(from, begin, t);
     if (x < t) {
       if (bound_walk) {
@@ -255,9 +255,8 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
         i.ns += t - x;
       }
       if (mode.segments != nullptr) {
-        std::string what(label);
-        if (!item.empty()) what += ": " + std::string(item);
-        mode.segments->push_back({x, t, std::move(what), cur});
+        // Every label but a node's own time is a static literal (CriticalSegment).
+        mode.segments->push_back({x, t, cur, own_time ? nullptr : label.data()});
       }
     }
     t = x;
@@ -308,7 +307,7 @@ void CriticalPath(const ExecutionGraph& g, const SimResult& sim, uint32_t last, 
         cur = copy;
         continue;
       }
-      take(labels->Of(n), n.name, OwnTimeKind(n), sim.start_ns[cur]);
+      take(labels->Of(n), n.name, OwnTimeKind(n), sim.start_ns[cur], kNoNode, /*own_time=*/true);
       at_start = true;
       continue;
     }
@@ -524,6 +523,14 @@ const char* BoundKindName(BoundKind kind) {
                                                           "communication", "peers",  "unexplained"};
   const auto i = static_cast<size_t>(kind);
   return i < kBoundKindCount ? kNames[i] : "?";
+}
+
+std::string CriticalSegmentName(const ExecutionGraph& graph, const CriticalSegment& segment) {
+  if (segment.node >= graph.nodes.size()) return segment.label != nullptr ? segment.label : "?";
+  const Node& n = graph.nodes[segment.node];
+  if (segment.label == nullptr) return NodeLabel(n) + ": " + std::string(n.name);
+  if (std::string_view(segment.label) == "collective") return "collective: " + std::string(n.name);
+  return segment.label;
 }
 
 std::string KernelClass(std::string_view name) {

@@ -140,14 +140,19 @@ struct IterationBound {
 };
 
 // One interval of the critical path (AnalysisOptions::keep_critical_segments), for the
-// timeline's critical path track: [begin_ns, end_ns) on the replayed timeline, what it is
-// ("kernel gemm", "host gap", ...: the critical path's class) and the node the walk was at
-// (kNoNode: none; its rank is where the path is).
+// timeline's critical path track: [begin_ns, end_ns) on the replayed timeline, the node the
+// walk was at (kNoNode: none; its rank is where the path is) and what the interval is: a
+// static label ("host gap", "collective", ...), or null for the node's own time (its class and
+// name: CriticalSegmentName). 32 bytes: a 512-rank timeline keeps millions.
 struct CriticalSegment {
   int64_t begin_ns = 0, end_ns = 0;
-  std::string what;
   uint32_t node = kNoNode;
+  const char* label = nullptr;
 };
+
+// A segment's name as the critical path's items read: "kernel gemm: <kernel name>",
+// "collective: <name>", "host gap", ...
+std::string CriticalSegmentName(const ExecutionGraph& graph, const CriticalSegment& segment);
 
 struct IterationReport {
   int32_t rank = 0;

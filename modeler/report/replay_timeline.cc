@@ -82,14 +82,14 @@ void WriteCriticalPath(const TimelineSide& side, int64_t pid, int64_t origin,
       w->KeyInt("tid", it.rank);
       w->Key("args");
       w->BeginObject();
-      w->KeyString("name", "rank " + std::to_string(it.rank) + " " + it.name);
+      w->KeyString("name", "rank " + std::to_string(it.rank));
       w->EndObject();
       w->EndObject();
     }
     for (const CriticalSegment& s : it.critical_segments) {
       w->BeginObject();
       w->KeyString("ph", "X");
-      w->KeyString("name", s.what);
+      w->KeyString("name", CriticalSegmentName(g, s));
       w->KeyInt("pid", pid);
       w->KeyInt("tid", it.rank);
       w->Key("ts");

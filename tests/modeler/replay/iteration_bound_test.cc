@@ -41,12 +41,22 @@ TEST(IterationBoundTest, SingleRankKindsTileTheIteration) {
   // The segments tile [start, end) of the replayed iteration, latest first.
   ASSERT_FALSE(it.critical_segments.empty());
   int64_t t = it.replayed_end_ns;
+  std::vector<std::string> names;
   for (const CriticalSegment& s : it.critical_segments) {
-    EXPECT_EQ(s.end_ns, t) << s.what;
-    EXPECT_LT(s.begin_ns, s.end_ns) << s.what;
+    const std::string name = CriticalSegmentName(r.graph, s);
+    EXPECT_EQ(s.end_ns, t) << name;
+    EXPECT_LT(s.begin_ns, s.end_ns) << name;
+    names.push_back(name);
     t = s.begin_ns;
   }
   EXPECT_EQ(t, it.replayed_start_ns);
+  // The walk of CriticalPathTest.BlockedCopyCallIsCountedOnceThroughTheGpuChain, latest first
+  // (two wake-ups: the sync's, then the copy call's after its copy).
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"host work after the last API call", "sync wake-up",
+                                      "kernel elementwise: elementwise_kernel", "launch latency",
+                                      "host gap", "sync wake-up", "memcpy/memset: memcpy",
+                                      "kernel gemm: gemm_kernel", "launch latency"}));
   const std::vector<RankBound> ranks = SumBoundsPerRank(iterations);
   ASSERT_EQ(ranks.size(), 1u);
   EXPECT_EQ(ranks[0].verdict, "compute");
