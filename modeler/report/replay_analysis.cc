@@ -525,6 +525,18 @@ const char* BoundKindName(BoundKind kind) {
   return i < kBoundKindCount ? kNames[i] : "?";
 }
 
+std::vector<CriticalSegment> CriticalSegments(const ExecutionGraph& graph, const SimResult& sim,
+                                              const IterationReport& it) {
+  std::vector<CriticalSegment> segments;
+  WalkMode mode;
+  mode.segments = &segments;
+  Labels labels;
+  IterationReport scratch;  // The walk's sums, not needed here.
+  CriticalPath(graph, sim, it.path_last, it.path_end_anchor, it.replayed_start_ns,
+               it.replayed_end_ns, 0, &labels, mode, &scratch);
+  return segments;
+}
+
 std::string CriticalSegmentName(const ExecutionGraph& graph, const CriticalSegment& segment) {
   if (segment.node >= graph.nodes.size()) return segment.label != nullptr ? segment.label : "?";
   const Node& n = graph.nodes[segment.node];
@@ -685,14 +697,14 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
       }
       it.measured_busy = BusyBins(m_all, it.measured_start_ns, it.measured_end_ns, options.bin_ns);
       it.replayed_busy = BusyBins(r_all, it.replayed_start_ns, it.replayed_end_ns, options.bin_ns);
-      WalkMode path;
-      if (options.keep_critical_segments) path.segments = &it.critical_segments;
-      CriticalPath(rg, *sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,
-                   it.replayed_end_ns, options.top, &labels, path, &it);
+      it.path_last = rlast;
+      it.path_end_anchor = gpu_bounds ? anchor_end : kNoNode;
+      CriticalPath(rg, *sim, rlast, it.path_end_anchor, it.replayed_start_ns, it.replayed_end_ns,
+                   options.top, &labels, WalkMode{}, &it);
       WalkMode own;
       own.own_rank = r;
-      CriticalPath(rg, *sim, rlast, gpu_bounds ? anchor_end : kNoNode, it.replayed_start_ns,
-                   it.replayed_end_ns, options.top, &labels, own, &it);
+      CriticalPath(rg, *sim, rlast, it.path_end_anchor, it.replayed_start_ns, it.replayed_end_ns,
+                   options.top, &labels, own, &it);
       ClassSlots slots;
       it.top_kernels = TopBy(rg, *sim, in_iteration, WorkClass::kCompute, options.top,
                              [&](const NameSum& s) { slots.AddKernels(s, &kernel_classes); });

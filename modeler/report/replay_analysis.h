@@ -139,11 +139,10 @@ struct IterationBound {
   }
 };
 
-// One interval of the critical path (AnalysisOptions::keep_critical_segments), for the
-// timeline's critical path track: [begin_ns, end_ns) on the replayed timeline, the node the
-// walk was at (kNoNode: none; its rank is where the path is) and what the interval is: a
-// static label ("host gap", "collective", ...), or null for the node's own time (its class and
-// name: CriticalSegmentName). 32 bytes: a 512-rank timeline keeps millions.
+// One interval of the critical path (CriticalSegments), for the timeline's critical path track:
+// [begin_ns, end_ns) on the replayed timeline, the node the walk was at (kNoNode: none; its rank is
+// where the path is) and what the interval is: a static label ("host gap", "collective", ...), or
+// null for the node's own time (its class and name: CriticalSegmentName).
 struct CriticalSegment {
   int64_t begin_ns = 0, end_ns = 0;
   uint32_t node = kNoNode;
@@ -165,8 +164,9 @@ struct IterationReport {
   std::vector<CriticalItem> critical_by_class;       // Sorted by time, largest first.
   std::vector<CriticalItem> critical_top;            // Largest single items (by name).
   int64_t critical_length_ns = 0;  // = replayed_ns() = the sum of critical_by_class.
-  // Latest first (the walk's order); only with AnalysisOptions::keep_critical_segments.
-  std::vector<CriticalSegment> critical_segments;
+  // Where the critical path's walk started (the last host node, or a GPU boundary anchor):
+  // CriticalSegments walks it again. kNoNode without a simulation.
+  uint32_t path_last = kNoNode, path_end_anchor = kNoNode;
   IterationBound bound;  // The rank's own critical path by kind (not with summary_only).
   std::vector<NamedTime> top_kernels, top_collectives;
   std::vector<ClassTime> gpu_classes;  // Classes with ops, by measured time, largest first.
@@ -181,6 +181,12 @@ struct IterationReport {
   }
 };
 
+// The critical path of `it` (as AnalyzeIterations analysed it on `graph` simulated as `sim`) as
+// intervals, latest first: walked again, one iteration at a time, so a 512-rank timeline does
+// not keep every path in memory.
+std::vector<CriticalSegment> CriticalSegments(const ExecutionGraph& graph, const SimResult& sim,
+                                              const IterationReport& it);
+
 struct AnalysisOptions {
   std::optional<std::regex> iteration;  // Range names that mark iterations.
   std::string iteration_pattern;        // Its text, for the report.
@@ -189,8 +195,6 @@ struct AnalysisOptions {
   // Times and breakdowns only: no busy series, critical path or top lists (an estimate sweep's
   // lines need none of them).
   bool summary_only = false;
-  // Keep each iteration's critical path as intervals (replay --timeline draws them).
-  bool keep_critical_segments = false;
 };
 
 // Sets `options`' iteration pattern from --iteration's text (ECMAScript); an invalid regex is an

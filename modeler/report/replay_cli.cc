@@ -197,7 +197,6 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   report.sim_diagnostics = sim.diagnostics;
   progress.Step("analysing");
   progress.Update(-1);
-  analysis.keep_critical_segments = !timeline.empty();
   report.iterations = AnalyzeIterations(job, graph, sim, analysis);
   clock.Mark("analyse: iterations");
   report.stragglers = AnalyzeStragglers(graph, sim, report.iterations);

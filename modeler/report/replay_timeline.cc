@@ -86,7 +86,8 @@ void WriteCriticalPath(const TimelineSide& side, int64_t pid, int64_t origin,
       w->EndObject();
       w->EndObject();
     }
-    for (const CriticalSegment& s : it.critical_segments) {
+    if (side.sim == nullptr) continue;
+    for (const CriticalSegment& s : CriticalSegments(g, *side.sim, it)) {
       w->BeginObject();
       w->KeyString("ph", "X");
       w->KeyString("name", CriticalSegmentName(g, s));
@@ -126,7 +127,7 @@ Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string&
   for (const TimelineSide& side : sides) {
     if (side.iterations == nullptr) continue;
     for (const IterationReport& it : *side.iterations) {
-      for (const CriticalSegment& s : it.critical_segments) origin = std::min(origin, s.begin_ns);
+      origin = std::min(origin, it.replayed_start_ns);  // The path tiles [start, end).
     }
   }
   if (origin == INT64_MAX) origin = 0;

@@ -5,7 +5,7 @@
 // µs from the earliest event of either timeline.
 // Counter ("C") tracks on each rank's process, from the graph and the side's times: "GPU busy",
 // "launch queue" and "arrival late by" (modeler/export/counter_tracks.h has the definitions).
-// The critical path (a side's `iterations`, with AnalysisOptions::keep_critical_segments): a
+// The critical path (a side's `iterations`, walked again one at a time: CriticalSegments): a
 // process "critical path <label>" with one track per rank, each interval of the path one "X"
 // event named by its class ("kernel gemm: <name>", "host gap", ...), args: the rank it is on.
 // Streams to the file (bounded memory) through io::OutputFile: a temporary file renamed when
@@ -34,7 +34,8 @@ struct TimelineSide {
   const ExecutionGraph* graph = nullptr;
   const SimResult* sim = nullptr;
   std::string label;
-  // With critical path segments (AnalysisOptions::keep_critical_segments): drawn as a track.
+  // The side's iterations (AnalyzeIterations' on this graph and sim): their critical paths are
+  // drawn as a track.
   const std::vector<IterationReport>* iterations = nullptr;
 };
 Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string& path);

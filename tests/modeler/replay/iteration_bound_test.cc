@@ -27,9 +27,7 @@ int64_t KindNs(const IterationBound& b, BoundKind kind) { return b.ns[static_cas
 TEST(IterationBoundTest, SingleRankKindsTileTheIteration) {
   const Job job = BlockedCopyJob();
   const Replayed r = Replay(job);
-  AnalysisOptions options;
-  options.keep_critical_segments = true;
-  const auto iterations = AnalyzeIterations(job, r.graph, r.sim, options);
+  const auto iterations = AnalyzeIterations(job, r.graph, r.sim, {});
   ASSERT_EQ(iterations.size(), 1u);
   const IterationReport& it = iterations[0];
   EXPECT_EQ(it.bound.total_ns(), 127 * kUs);
@@ -39,10 +37,11 @@ TEST(IterationBoundTest, SingleRankKindsTileTheIteration) {
   EXPECT_EQ(KindNs(it.bound, BoundKind::kPeers), 0);
   EXPECT_TRUE(it.bound.waited_for.empty());
   // The segments tile [start, end) of the replayed iteration, latest first.
-  ASSERT_FALSE(it.critical_segments.empty());
+  const std::vector<CriticalSegment> segments = CriticalSegments(r.graph, r.sim, it);
+  ASSERT_FALSE(segments.empty());
   int64_t t = it.replayed_end_ns;
   std::vector<std::string> names;
-  for (const CriticalSegment& s : it.critical_segments) {
+  for (const CriticalSegment& s : segments) {
     const std::string name = CriticalSegmentName(r.graph, s);
     EXPECT_EQ(s.end_ns, t) << name;
     EXPECT_LT(s.begin_ns, s.end_ns) << name;

@@ -132,9 +132,7 @@ TEST(ReplayTimelineTest, CriticalPathBeforeTheFirstNodeTilesOnTheTimeline) {
       .Kernel("gemm_kernel", 7, 20, 100, 1)
       .Step("ProfilerStep#1", 0, 150);
   const testing::Replayed r = testing::Replay(job);
-  AnalysisOptions options;
-  options.keep_critical_segments = true;
-  const auto iterations = AnalyzeIterations(job, r.graph, r.sim, options);
+  const auto iterations = AnalyzeIterations(job, r.graph, r.sim, {});
   ASSERT_EQ(iterations.size(), 1u);
   ASSERT_EQ(iterations[0].replayed_start_ns, 0);
   ASSERT_EQ(iterations[0].replayed_end_ns, 150 * testing::kUs);
