@@ -150,9 +150,18 @@ StatusOr<Message> ReplyMessage(uint32_t pid, const std::string& bytes) {
 }  // namespace
 
 StatusOr<AgentStatus> QueryStatus(uint32_t pid, int timeout_ms) {
-  LUMOS_ASSIGN_OR_RETURN(const std::string request, EncodeStatusRequest());
-  LUMOS_ASSIGN_OR_RETURN(const std::string bytes, Exchange(pid, request, timeout_ms));
-  LUMOS_ASSIGN_OR_RETURN(const Message message, ReplyMessage(pid, bytes));
+  LUMOS_ASSIGN_OR_RETURN(const std::string request, EncodeStatusRequest(true));
+  LUMOS_ASSIGN_OR_RETURN(std::string bytes, Exchange(pid, request, timeout_ms));
+  StatusOr<Message> reply = ReplyMessage(pid, bytes);
+  if (!reply.ok() &&
+      reply.status().message().rfind("refused by the agent: unknown key 'last_cancel'", 0) == 0) {
+    // An agent older than lumos-ctl cancel: the first lumos-ctl's request, without a body.
+    LUMOS_ASSIGN_OR_RETURN(const std::string plain, EncodeStatusRequest(false));
+    LUMOS_ASSIGN_OR_RETURN(bytes, Exchange(pid, plain, timeout_ms));
+    reply = ReplyMessage(pid, bytes);
+  }
+  if (!reply.ok()) return reply.status();
+  const Message message = *reply;
   StatusOr<AgentStatus> status = DecodeStatusReply(message);
   if (!status.ok()) return status.status().WithContext("@" + EndpointName(pid) + ": reply");
   return status;

@@ -242,12 +242,15 @@ void ControlEndpoint::State::Dispatch(Slot& slot) {
   // The handler is the agent's code: whatever it throws stays here (STYLE.md 3.2).
   try {
     if (message->type == MessageType::kStatusRequest) {
-      if (Status valid = DecodeStatusRequest(*message); !valid.ok()) {
+      bool with_last_cancel = false;
+      if (Status valid = DecodeStatusRequest(*message, &with_last_cancel); !valid.ok()) {
         Refuse(slot, Rejection::kMalformed, valid);
         return;
       }
       Count(&accepted);
       AgentStatus status = handler->Status();
+      // Only to a client that asked: an older lumos-ctl refuses a key it does not know.
+      if (!with_last_cancel) status.last_cancel.clear();
       status.control_rejected = Snapshot().rejected();
       StatusOr<std::string> reply = EncodeStatusReply(status);
       Reply(slot, reply.ok() ? std::move(reply).value() : EncodeError(reply.status().message()));

@@ -254,6 +254,7 @@ constexpr std::string_view kStatusKeys[] = {"pid",
                                             "iteration",
                                             "iteration_known",
                                             "last_cancel"};
+constexpr std::string_view kStatusRequestKeys[] = {"last_cancel"};
 constexpr std::string_view kCaptureKeys[] = {
     "request_id",         "iterations",         "duration_ms", "at_realtime_ns",
     "iteration_multiple", "window_realtime_ns", "output_dir"};
@@ -261,7 +262,6 @@ constexpr std::string_view kCaptureReplyKeys[] = {"accepted", "reason"};
 constexpr std::string_view kCancelKeys[] = {"request_id"};
 constexpr std::string_view kCancelReplyKeys[] = {"accepted", "what"};
 constexpr std::string_view kErrorKeys[] = {"reason"};
-constexpr std::string_view kNoKeys[] = {""};  // Matches no valid key: every line is unknown.
 
 constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
 constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
@@ -376,7 +376,10 @@ StatusOr<std::string> UnescapeValue(std::string_view escaped) {
   return out;
 }
 
-StatusOr<std::string> EncodeStatusRequest() { return Frame(MessageType::kStatusRequest, ""); }
+StatusOr<std::string> EncodeStatusRequest(bool with_last_cancel) {
+  // Without: no body, as the first lumos-ctl sent it.
+  return Frame(MessageType::kStatusRequest, with_last_cancel ? "last_cancel=1\n" : "");
+}
 
 StatusOr<std::string> EncodeStatusReply(const AgentStatus& s) {
   BodyBuilder b;
@@ -444,9 +447,16 @@ std::string EncodeError(std::string_view reason) {
   return bytes.ok() ? std::move(bytes).value() : std::string();
 }
 
-Status DecodeStatusRequest(const Message& message) {
+Status DecodeStatusRequest(const Message& message, bool* with_last_cancel) {
   LUMOS_RETURN_IF_ERROR(ExpectType(message, MessageType::kStatusRequest));
-  return ForEachField(message.body, kNoKeys, [](size_t, std::string_view) { return Status::Ok(); });
+  bool with = false;
+  LUMOS_RETURN_IF_ERROR(
+      ForEachField(message.body, kStatusRequestKeys, [&with](size_t, std::string_view v) {
+        LUMOS_ASSIGN_OR_RETURN(with, ParseBool(kStatusRequestKeys[0], v));
+        return Status::Ok();
+      }));
+  if (with_last_cancel != nullptr) *with_last_cancel = with;
+  return Status::Ok();
 }
 
 StatusOr<AgentStatus> DecodeStatusReply(const Message& message) {

@@ -155,7 +155,10 @@ StatusOr<Message> DecodeMessage(std::string_view bytes, Rejection* rejection = n
 
 // Encoders: a whole message, or an error when it would exceed kMaxMessageBytes (a very long
 // path) or a field is out of its range (the decoder's checks, applied before sending).
-StatusOr<std::string> EncodeStatusRequest();
+// with_last_cancel: asks for the status key last_cancel, which came after the first lumos-ctl
+// and is sent only to a client that asks (an older lumos-ctl refuses a reply with a key it does
+// not know). An older agent refuses the request ("unknown key 'last_cancel'"): ask again without.
+StatusOr<std::string> EncodeStatusRequest(bool with_last_cancel = false);
 StatusOr<std::string> EncodeStatusReply(const AgentStatus& status);
 StatusOr<std::string> EncodeCaptureRequest(const CaptureRequest& request);
 StatusOr<std::string> EncodeCaptureReply(const CaptureReply& reply);
@@ -165,7 +168,7 @@ StatusOr<std::string> EncodeCancelReply(const CancelReply& reply);
 std::string EncodeError(std::string_view reason);
 
 // Body decoders (the message's type must match: else "expected X, got Y").
-Status DecodeStatusRequest(const Message& message);
+Status DecodeStatusRequest(const Message& message, bool* with_last_cancel = nullptr);
 StatusOr<AgentStatus> DecodeStatusReply(const Message& message);
 // peer_* stay 0 / "": the endpoint fills them.
 StatusOr<CaptureRequest> DecodeCaptureRequest(const Message& message);

@@ -8,8 +8,9 @@
 //   and no marker was ever seen (a marker wins: it is the job's own word for an iteration).
 //   Dormant cost: none (CUPTI's callbacks are off between windows); armed: one relaxed load per
 //   API callback, and per launch the detector's Feed (no allocation, lock or system call).
-//   The detector is kept across windows: a later window finds the period at once, its
-//   boundaries at the same kernel as before.
+//   The detector is kept across windows: a later window finds the period again after one
+//   copy of it (launches between windows are not fed: the detector resumes after that gap and
+//   compares nothing across it), its boundaries at the same kernel as before.
 // Threading: OnLaunch from any thread; launches from several threads at once are serialized by
 // a try-lock and the loser's launch is dropped (noise to the detector). Everything else on the
 // writer thread. The detector's memory (about 1.2 MiB) is allocated at construction, never on a
@@ -38,8 +39,14 @@ class KernelBoundaries {
   bool wanted() const { return wanted_.load(std::memory_order_relaxed); }
   void OnLaunch(uint64_t function, int64_t now_ns) noexcept;
 
-  // Writer thread.
-  void SetWanted(bool wanted) { wanted_.store(wanted, std::memory_order_relaxed); }
+  // Writer thread. Wanted again after a pause: the next launch fed resumes the detector (a gap).
+  // Release: a feeder that sees wanted_ true (its acquire fence in OnLaunch) sees the gap count.
+  void SetWanted(bool wanted) {
+    if (wanted && !wanted_.load(std::memory_order_relaxed)) {
+      gaps_.fetch_add(1, std::memory_order_relaxed);
+    }
+    wanted_.store(wanted, std::memory_order_release);
+  }
   // The detector's lock (0: none) and the launches it was fed; launches dropped because another
   // thread was feeding. Approximate while launches come in (statistics).
   uint32_t period() const { return period_.load(std::memory_order_relaxed); }
@@ -50,7 +57,9 @@ class KernelBoundaries {
   WindowController* const windows_;
   std::atomic<bool> wanted_{false};
   std::atomic<bool> feeding_{false};
-  PeriodDetector detector_;  // Under feeding_.
+  std::atomic<uint32_t> gaps_{0};  // Times wanted_ turned true (writer thread).
+  PeriodDetector detector_;        // Under feeding_, as fed_gaps_.
+  uint32_t fed_gaps_ = 0;          // The gaps the detector has resumed after.
   std::atomic<uint32_t> period_{0};
   std::atomic<uint64_t> launches_{0};
   std::atomic<uint64_t> dropped_{0};

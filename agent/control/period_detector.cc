@@ -25,6 +25,7 @@ void PeriodDetector::Reset() {
   std::fill(table_.get(), table_.get() + kTableSlots, Occurrences{});
   std::fill(std::begin(candidates_), std::end(candidates_), Candidate{});
   position_ = 0;
+  resumed_at_ = 0;
   period_ = 0;
   phase_ = 0;
   stale_ = false;
@@ -52,6 +53,14 @@ void PeriodDetector::AddCandidate(uint32_t period) {
   if (replace != nullptr) *replace = Candidate{period, 0};
 }
 
+void PeriodDetector::Resume() {
+  resumed_at_ = position_;
+  for (Candidate& c : candidates_) c.run = 0;
+  // No boundaries until the lock holds again; boundaries_in_lock_ and boundary_id_ stay, so the
+  // re-lock puts them at the same kernel as before (Feed: the same period after a break).
+  if (period_ != 0) stale_ = true;
+}
+
 bool PeriodDetector::Feed(uint64_t id) {
   const uint64_t i = position_++;
   ring_[i & ring_mask_] = id;
@@ -60,7 +69,7 @@ bool PeriodDetector::Feed(uint64_t id) {
   Occurrences& seen = table_[Slot(id)];
   if (seen.id != id) seen = Occurrences{id, {}};
   for (uint64_t launch : seen.positions) {
-    if (launch == 0) break;
+    if (launch == 0 || launch <= resumed_at_) break;  // None, or before the gap (newest first).
     const uint64_t distance = i - (launch - 1);
     if (distance <= max_period_) AddCandidate(static_cast<uint32_t>(distance));
   }
@@ -71,7 +80,7 @@ bool PeriodDetector::Feed(uint64_t id) {
   const Candidate* best = nullptr;
   for (Candidate& c : candidates_) {
     if (c.period == 0) continue;
-    c.run = c.period <= i && At(i - c.period) == id ? c.run + 1 : 0;
+    c.run = c.period <= i - resumed_at_ && At(i - c.period) == id ? c.run + 1 : 0;
     // The lock's pattern still holds (a run rebuilding after noise): not stale.
     if (c.period == period_ && c.run >= std::min<uint64_t>(period_, kMinRun)) lock_held_at_ = i;
     // A period the lock moved away from must beat the longest run seen then, and one that would

@@ -63,6 +63,11 @@ class PeriodDetector {
   bool Feed(uint64_t id);
   // Forgets everything fed so far (a new window's search); no allocation.
   void Reset();
+  // The launches fed next do not follow the last ones (launches nobody fed came between: the
+  // dormant time between two windows). Nothing is compared across the gap; the lock is kept
+  // but gives no boundaries until its pattern holds again after the gap, and then at the kernel
+  // its boundaries were at before. O(kCandidates), no allocation.
+  void Resume();
 
   // The period locked onto, in launches; 0 while none is (or it broke for too long).
   uint32_t period() const { return stale_ ? 0 : period_; }
@@ -91,7 +96,8 @@ class PeriodDetector {
   std::unique_ptr<uint64_t[]> ring_;
   std::unique_ptr<Occurrences[]> table_;
   Candidate candidates_[kCandidates];
-  uint64_t position_ = 0;  // Launches fed (the next one's index).
+  uint64_t position_ = 0;    // Launches fed (the next one's index).
+  uint64_t resumed_at_ = 0;  // The first launch after the last gap (Resume): none before counts.
   // The lock: period, the phase its boundaries fall on, when its run last held, and the
   // longest run of a period the lock moved away from (see the design above).
   uint32_t period_ = 0;

@@ -109,8 +109,12 @@ class WindowController {
     }
     ActOnBoundary(NoteBoundary(numbered, now_ns));
   }
-  // Any thread: a boundary from the kernel stream (KernelBoundaries), counted.
+  // Any thread: a boundary from the kernel stream (KernelBoundaries), counted; ignored once an
+  // NVTX marker was seen (the job's own word for an iteration wins at once, not at the writer's
+  // next pass: counted beside the markers', each iteration would count twice). Relaxed: a
+  // boundary racing the first marker may still count, one at most per feeding thread.
   void OnKernelBoundary(int64_t now_ns) {
+    if (marker_seen_.load(std::memory_order_relaxed)) return;
     kernel_boundaries_.fetch_add(1, std::memory_order_relaxed);
     ActOnBoundary(NoteBoundary(std::nullopt, now_ns));
   }

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/control/control_client.h"
@@ -49,6 +50,8 @@ class TestHandler : public ControlHandler {
     s.world_size = 8;
     s.mode = "on-demand";
     s.state = "dormant";
+    std::lock_guard<std::mutex> lock(mutex_);
+    s.last_cancel = last_cancel_;
     return s;
   }
   std::string Capture(const CaptureRequest& request) override {
@@ -78,6 +81,10 @@ class TestHandler : public ControlHandler {
     refusal_ = std::move(why);
   }
   void set_throw(bool value) { throw_ = value; }
+  void set_last_cancel(std::string what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_cancel_ = std::move(what);
+  }
 
  private:
   std::atomic<int> calls_{0};
@@ -87,6 +94,7 @@ class TestHandler : public ControlHandler {
   std::vector<CaptureRequest> requests_;
   std::vector<CancelRequest> cancels_;
   std::string refusal_;
+  std::string last_cancel_;
 };
 
 // The endpoint accepted `expected` of this test's messages (of which `own_statuses` status
@@ -231,6 +239,82 @@ TEST(ControlEndpointTest, AnswersStatusAndCaptureWithThePeersIdentity) {
   EXPECT_EQ(cancels[0].peer_pid, static_cast<uint32_t>(getpid()));
   EXPECT_EQ(cancels[0].peer_comm, comm);
   ExpectAccepted(*endpoint, handler, 5, 1);
+}
+
+// The status key last_cancel came after the first lumos-ctl: an older one refuses a reply with
+// a key it does not know (its `status` says the agent is unreachable, its `capture --job` skips
+// it). Such a client sends a StatusRequest without a body and must get no last_cancel, even
+// after a cancel; this lumos-ctl asks for it and gets it.
+TEST(ControlEndpointTest, AnOlderLumosCtlStillReadsTheStatusAfterACancel) {
+  TestHandler handler;
+  auto endpoint = StartOrDie(&handler, getpid());
+  ASSERT_NE(endpoint, nullptr);
+  handler.set_last_cancel("request 77: cancelled while armed; no window");
+  // The older lumos-ctl's request: the header, no body.
+  const std::string older_request = std::string("LMCT\x01\x00\x01\x00\x00\x00\x00\x00", 12);
+  StatusOr<std::string> bytes = Exchange(getpid(), older_request, kTimeoutMs);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  StatusOr<Message> message = DecodeMessage(*bytes);
+  ASSERT_TRUE(message.ok()) << message.status().message();
+  ASSERT_EQ(message->type, MessageType::kStatusReply);
+  EXPECT_EQ(message->body.find("last_cancel"), std::string_view::npos) << message->body;
+  StatusOr<AgentStatus> status = QueryStatus(getpid(), kTimeoutMs);
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_EQ(status->last_cancel, "request 77: cancelled while armed; no window");
+  EXPECT_EQ(endpoint->counters().rejected(), 0u);
+}
+
+// This lumos-ctl and an agent older than the key last_cancel (a stand-in answering as that
+// agent did: a StatusRequest with a body is refused, "unknown key 'last_cancel'"): it asks
+// again without, and reads the status.
+TEST(ControlEndpointTest, StatusOfAnAgentOlderThanLastCancel) {
+  const uint32_t pid = UnusedPid();
+  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string name = EndpointName(pid);
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  ASSERT_EQ(bind(listener, reinterpret_cast<const sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  std::vector<size_t> bodies;
+  std::thread older_agent([&] {
+    for (int served = 0; served < 2; ++served) {
+      pollfd p{listener, POLLIN, 0};
+      if (poll(&p, 1, kTimeoutMs) <= 0) return;
+      const int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) return;
+      std::string request;
+      char buf[4096];
+      size_t wanted = kHeaderBytes;
+      while (request.size() < wanted) {
+        const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) break;
+        request.append(buf, static_cast<size_t>(n));
+        if (request.size() >= kHeaderBytes && wanted == kHeaderBytes) {
+          StatusOr<control::Header> header = DecodeHeader(request.substr(0, kHeaderBytes));
+          if (header.ok()) wanted += header->body_bytes;
+        }
+      }
+      bodies.push_back(request.size() - std::min(request.size(), kHeaderBytes));
+      AgentStatus status;
+      status.job = "job-old";
+      StatusOr<std::string> status_reply = EncodeStatusReply(status);
+      const std::string reply = request.size() > kHeaderBytes
+                                    ? EncodeError("unknown key 'last_cancel'")
+                                : status_reply.ok() ? *status_reply
+                                                    : std::string();
+      send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+      close(fd);
+    }
+  });
+  StatusOr<AgentStatus> status = QueryStatus(pid, kTimeoutMs);
+  older_agent.join();
+  close(listener);
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_EQ(status->job, "job-old");
+  EXPECT_EQ(bodies, (std::vector<size_t>{14, 0}));  // "last_cancel=1\n", then none.
 }
 
 TEST(ControlEndpointTest, BadMessagesGetTheirReasonAndAreCounted) {

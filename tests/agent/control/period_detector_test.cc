@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "agent/control/kernel_boundaries.h"
+#include "agent/control/window_controller.h"
+
 namespace lumos::agent::control {
 namespace {
 
@@ -166,6 +169,50 @@ TEST(PeriodDetectorTest, APeriodLongerThanTheMaximumIsNotFound) {
   EXPECT_EQ(detector.launches(), 0u);
   EXPECT_EQ(Boundaries(&detector, Repeat(Distinct(0x9000, 64), 4)).size(), 2u);
   EXPECT_EQ(detector.period(), 64u);
+}
+
+// Between windows the detector is not fed (CUPTI's callbacks are off): the launches of the next
+// armed window do not follow the last ones fed. No boundary may fall mid-iteration then: every
+// one the next window sees is at the kernel the earlier window's were (a window started or
+// ended at another kernel would hold a partial iteration).
+TEST(KernelBoundariesTest, AWindowArmedAgainAfterAGapSeesBoundariesOnlyAtTheSameKernel) {
+  EnabledFlag gate;
+  WindowController windows(&gate);
+  KernelBoundaries kernel(&windows);
+  const std::vector<uint64_t> step = Distinct(0x7000, 20);
+  uint64_t position = 0;  // Every launch of the job, fed or not: the boundaries' times.
+  std::vector<uint64_t> at;
+  auto run = [&](size_t launches, bool fed) {
+    for (size_t n = 0; n < launches; ++n, ++position) {
+      if (!fed) continue;
+      const uint64_t before = windows.boundaries();
+      kernel.OnLaunch(step[position % step.size()], static_cast<int64_t>(position));
+      if (windows.boundaries() != before) {
+        at.push_back(static_cast<uint64_t>(windows.last_boundary_ns()));
+      }
+    }
+  };
+  WindowPlan plan;
+  plan.iterations = 2;
+  plan.duration_ns = INT64_MAX / 2;
+  plan.give_up_ns = INT64_MAX;
+  plan.kernel_boundaries = true;
+  ASSERT_TRUE(windows.Arm(plan, 0));
+  kernel.SetWanted(true);
+  run(6 * step.size(), true);
+  ASSERT_EQ(windows.state(), WindowState::kClosing);
+  windows.FinishClose();
+  kernel.SetWanted(false);
+  for (uint64_t index : at) EXPECT_EQ(step[index % step.size()], step[0]) << index;
+  at.clear();
+  run(step.size() * 50 + 7, false);  // Dormant: 50 steps and 7 launches nobody saw.
+  ASSERT_TRUE(windows.Arm(plan, 0));
+  kernel.SetWanted(true);
+  run(10 * step.size(), true);
+  EXPECT_EQ(windows.state(), WindowState::kClosing);
+  EXPECT_EQ(windows.span().iterations, 2u);
+  ASSERT_FALSE(at.empty());
+  for (uint64_t index : at) EXPECT_EQ(step[index % step.size()], step[0]) << index;
 }
 
 }  // namespace

@@ -258,6 +258,33 @@ TEST(WindowControllerTest, KernelStreamBoundariesAreWaitedForUntilTheGiveUpTime)
   EXPECT_EQ(none.kernel_boundaries(), 0u);
 }
 
+// A job whose NVTX marker shows for the first time while a window counts the kernel stream's
+// boundaries: the marker wins at once. Until the writer's next pass stops feeding launches, the
+// kernel stream's boundaries still come, and counted beside the markers' they made each
+// iteration two (a window of 4 iterations ended after 2).
+TEST(WindowControllerTest, KernelBoundariesStopCountingOnceAMarkerIsSeen) {
+  EnabledFlag gate;
+  WindowController c(&gate);
+  WindowPlan plan = IterationPlan(4);
+  plan.kernel_boundaries = true;
+  plan.give_up_ns = 31 * kS;
+  ASSERT_TRUE(c.Arm(plan, 0));
+  c.OnKernelBoundary(1 * kS);
+  ASSERT_EQ(c.state(), WindowState::kCapturing);
+  // From the second iteration on the job marks its iterations; the kernel stream's boundary
+  // falls mid-iteration, at another kernel.
+  for (int64_t k = 2; k <= 4; ++k) {
+    c.OnIterationBoundary(std::nullopt, k * kS);
+    c.OnKernelBoundary(k * kS + 500 * kMs);
+  }
+  EXPECT_EQ(c.state(), WindowState::kCapturing);  // 3 iterations so far.
+  c.OnIterationBoundary(std::nullopt, 5 * kS);
+  EXPECT_EQ(c.state(), WindowState::kClosing);
+  EXPECT_EQ(c.span().end_ns, 5 * kS);
+  EXPECT_EQ(c.span().iterations, 4u);
+  EXPECT_EQ(c.kernel_boundaries(), 1u);
+}
+
 TEST(WindowControllerTest, ALateRequestSaysSoAndStillStartsAtTheNextBoundary) {
   EnabledFlag gate;
   WindowController c(&gate);
