@@ -302,15 +302,6 @@ IdleReport AnalyzeIdle(const ExecutionGraph& g, const SimResult& sim,
                        const std::vector<IterationReport>& iterations) {
   IdleReport report;
   report.iterations.resize(iterations.size());
-  // Iterations by rank index (an iteration of a rank not in the graph stays empty).
-  std::map<int32_t, uint32_t> index_of;
-  for (uint32_t r = 0; r < g.ranks.size(); ++r) index_of.emplace(g.ranks[r], r);
-  std::vector<std::vector<size_t>> by_rank(g.ranks.size());
-  for (size_t i = 0; i < iterations.size(); ++i) {
-    if (auto it = index_of.find(iterations[i].rank); it != index_of.end()) {
-      by_rank[it->second].push_back(i);
-    }
-  }
   std::vector<std::vector<const Processor*>> processors(g.ranks.size());
   for (const Processor& p : g.processors) {
     if (p.rank_index < processors.size()) processors[p.rank_index].push_back(&p);
@@ -318,9 +309,9 @@ IdleReport AnalyzeIdle(const ExecutionGraph& g, const SimResult& sim,
   EventWaits waits(g);
   const Side measured(g, nullptr), replayed(g, &sim);
   const Classifier measured_gaps(g, waits, measured), replayed_gaps(g, waits, replayed);
-  // In rank order (index_of's), as the report lists them.
-  for (const auto& [rank, r] : index_of) {
-    if (by_rank[r].empty()) continue;
+  // In rank order, as the report lists them.
+  for (const IterationsOfRank& of_rank : IterationsPerRank(g, iterations)) {
+    const uint32_t r = of_rank.rank_index;
     const RankTimelines t = Build(g, measured, replayed, processors[r]);
     uint32_t first = UINT32_MAX, last = 0;  // The rank's node ids.
     for (const Processor* p : processors[r]) {
@@ -328,10 +319,10 @@ IdleReport AnalyzeIdle(const ExecutionGraph& g, const SimResult& sim,
     }
     if (first < last) waits.Select(first, last);
     RankIdle sum;
-    sum.rank = rank;
+    sum.rank = g.ranks[r];
     for (const Processor* p : t.streams) sum.times.streams.push_back({p->id, {}, {}});
     for (const Processor* p : t.threads) sum.times.threads.push_back({p->id, {}, {}});
-    for (size_t i : by_rank[r]) {
+    for (size_t i : of_rank.iterations) {
       const IterationReport& it = iterations[i];
       const int64_t m0 = it.measured_start_ns, m1 = it.measured_end_ns;
       const int64_t r0 = it.replayed_start_ns, r1 = it.replayed_end_ns;

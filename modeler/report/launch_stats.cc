@@ -290,26 +290,18 @@ LaunchReport AnalyzeLaunches(const ExecutionGraph& g, const SimResult& sim,
   report.queue_limit = options.queue_limit;
   report.bin_ns = options.bin_ns;
   report.iterations.resize(iterations.size());
-  std::map<int32_t, uint32_t> index_of;
-  for (uint32_t r = 0; r < g.ranks.size(); ++r) index_of.emplace(g.ranks[r], r);
-  std::vector<std::vector<size_t>> by_rank(g.ranks.size());
-  for (size_t i = 0; i < iterations.size(); ++i) {
-    if (auto it = index_of.find(iterations[i].rank); it != index_of.end()) {
-      by_rank[it->second].push_back(i);
-    }
-  }
   std::vector<std::vector<const Processor*>> streams(g.ranks.size());
   for (const Processor& p : g.processors) {
     if (p.gpu && p.rank_index < streams.size()) streams[p.rank_index].push_back(&p);
   }
   Accumulator job_m, job_r;
-  for (const auto& [rank, r] : index_of) {
-    if (by_rank[r].empty()) continue;
+  for (const IterationsOfRank& of_rank : IterationsPerRank(g, iterations)) {
+    const uint32_t r = of_rank.rank_index;
     RankSide measured, replayed;
     measured.Build(g, nullptr, streams[r]);
     replayed.Build(g, &sim, streams[r]);
     Accumulator m, rp;
-    for (size_t i : by_rank[r]) {
+    for (size_t i : of_rank.iterations) {
       const IterationReport& it = iterations[i];
       IterationLaunch& x = report.iterations[i];
       x.measured_queue = Window(g, measured, it.measured_start_ns, it.measured_end_ns, options, &m,
@@ -323,7 +315,7 @@ LaunchReport AnalyzeLaunches(const ExecutionGraph& g, const SimResult& sim,
     job_r.AddShort(rp);
     AddQueue(m.queue, &job_m.queue);
     AddQueue(rp.queue, &job_r.queue);
-    report.ranks.push_back({rank, m.Finish(options.top), rp.Finish(options.top)});
+    report.ranks.push_back({g.ranks[r], m.Finish(options.top), rp.Finish(options.top)});
   }
   report.job_measured = job_m.Finish(options.top);
   report.job_replayed = job_r.Finish(options.top);

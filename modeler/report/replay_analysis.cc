@@ -545,6 +545,23 @@ std::string CriticalSegmentName(const ExecutionGraph& graph, const CriticalSegme
   return segment.label;
 }
 
+std::vector<IterationsOfRank> IterationsPerRank(const ExecutionGraph& graph,
+                                                const std::vector<IterationReport>& iterations) {
+  std::map<int32_t, uint32_t> index_of;  // Global rank -> rank index, in rank order.
+  for (uint32_t r = 0; r < graph.ranks.size(); ++r) index_of.emplace(graph.ranks[r], r);
+  std::vector<std::vector<size_t>> of_rank(graph.ranks.size());
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    if (auto it = index_of.find(iterations[i].rank); it != index_of.end()) {
+      of_rank[it->second].push_back(i);
+    }
+  }
+  std::vector<IterationsOfRank> out;
+  for (const auto& [rank, r] : index_of) {
+    if (!of_rank[r].empty()) out.push_back({r, std::move(of_rank[r])});
+  }
+  return out;
+}
+
 std::string KernelClass(std::string_view name) {
   return models::KernelClassName(models::ClassifyKernel(name));
 }

@@ -227,6 +227,17 @@ std::vector<IterationReport> AnalyzeRewritten(const Job& job, const ExecutionGra
                                               const AnalysisOptions& options,
                                               const std::function<uint32_t(uint32_t, bool)>& map);
 
+// The iterations of one rank of a graph: its rank index and the indexes into an iteration
+// list of its iterations (IterationsPerRank).
+struct IterationsOfRank {
+  uint32_t rank_index = 0;
+  std::vector<size_t> iterations;
+};
+// Each rank of `graph` that has iterations, in global rank order (as reports list ranks); an
+// iteration of a rank not in the graph is left out.
+std::vector<IterationsOfRank> IterationsPerRank(const ExecutionGraph& graph,
+                                                const std::vector<IterationReport>& iterations);
+
 // The kernel class used by the critical path: modeler/models' ClassifyKernel by name ("gemm",
 // "attention", "elementwise", "norm", ...), the classes the cost models and estimate use.
 std::string KernelClass(std::string_view name);
