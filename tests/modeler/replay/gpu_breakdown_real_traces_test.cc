@@ -13,13 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "modeler/graph/clock_alignment.h"
-#include "modeler/import/kineto_import.h"
 #include "modeler/models/kernel_class.h"
 #include "modeler/report/gpu_breakdown.h"
 #include "modeler/report/replay_analysis.h"
 #include "modeler/sim/simulator.h"
-#include "modeler/trace/trace_set.h"
+#include "tests/modeler/replay/replay_test_util.h"
 #include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 
@@ -27,8 +25,6 @@ namespace lumos::modeler {
 namespace {
 
 using lumos::testing::TempDir;
-
-std::string SharedTraces() { return std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces"; }
 
 struct Sum {
   uint64_t count = 0, bytes = 0;
@@ -91,17 +87,11 @@ class RealTraceGpuBreakdownTest : public ::testing::TestWithParam<const char*> {
 
 TEST_P(RealTraceGpuBreakdownTest, EveryNumberMatchesTheSlowWay) {
   TempDir dir;
-  auto imported =
-      kineto::ImportKineto({{SharedTraces() + "/" + GetParam()}, dir.File("out"), "", 1});
-  ASSERT_TRUE(imported.ok()) << imported.status().message();
-  auto paths =
-      ExpandTracePaths({imported->size() == 1 ? imported->front().output_path : dir.File("out")});
-  ASSERT_TRUE(paths.ok()) << paths.status().message();
-  auto job = LoadJob(*paths);
-  ASSERT_TRUE(job.ok()) << job.status().message();
-  const ExecutionGraph graph = BuildGraph(*job, AlignClocks(*job).rank_offset_ns);
-  const SimResult sim = Simulate(graph, MeasuredScenario(graph));
-  const auto iterations = AnalyzeIterations(*job, graph, sim, {});
+  const auto replayed = testing::ReplaySharedTrace(GetParam(), dir.path());
+  ASSERT_NE(replayed, nullptr);
+  const Job* job = &replayed->job;  // With its raw events.
+  const ExecutionGraph& graph = replayed->graph;
+  const std::vector<IterationReport>& iterations = replayed->iterations;
   ASSERT_FALSE(iterations.empty());
   std::map<std::string, Sum> job_classes, job_copies;
   uint64_t ops = 0;

@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/import/kineto_import.h"
 #include "modeler/report/idle_breakdown.h"
@@ -152,17 +151,12 @@ class RealTraceIdleLaunchTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RealTraceIdleLaunchTest, MeasuredSideMatchesTheSlowWay) {
   TempDir dir;
-  auto imported =
-      kineto::ImportKineto({{SharedTraces() + "/" + GetParam()}, dir.File("out"), "", 1});
-  ASSERT_TRUE(imported.ok()) << imported.status().message();
-  auto paths =
-      ExpandTracePaths({imported->size() == 1 ? imported->front().output_path : dir.File("out")});
-  ASSERT_TRUE(paths.ok()) << paths.status().message();
-  auto job = LoadJob(*paths);  // keep_events: the raw events stay.
-  ASSERT_TRUE(job.ok()) << job.status().message();
-  const ExecutionGraph graph = BuildGraph(*job, AlignClocks(*job).rank_offset_ns);
-  const SimResult sim = Simulate(graph, MeasuredScenario(graph));
-  const auto iterations = AnalyzeIterations(*job, graph, sim, {});
+  const auto replayed = testing::ReplaySharedTrace(GetParam(), dir.path());
+  ASSERT_NE(replayed, nullptr);
+  const Job* job = &replayed->job;  // With its raw events.
+  const ExecutionGraph& graph = replayed->graph;
+  const SimResult& sim = replayed->sim;
+  const std::vector<IterationReport>& iterations = replayed->iterations;
   ASSERT_FALSE(iterations.empty());
   const IdleReport idle = AnalyzeIdle(graph, sim, iterations);
   const LaunchReport launch = AnalyzeLaunches(graph, sim, iterations);

@@ -1,7 +1,13 @@
 #include "tests/modeler/replay/replay_test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <stdexcept>
 #include <utility>
+
+#include "modeler/graph/clock_alignment.h"
+#include "modeler/import/kineto_import.h"
+#include "modeler/trace/trace_set.h"
 
 namespace lumos::modeler::testing {
 
@@ -138,6 +144,33 @@ Job BlockedCopyJob() {
       .Kernel("elementwise_kernel", 7, 118, 6, 3)
       .Step("ProfilerStep#1", 0, 127);
   return job;
+}
+
+std::unique_ptr<SharedTraceReplay> ReplaySharedTrace(const std::string& name,
+                                                     const std::string& dir) {
+  const std::string out = dir + "/out";
+  auto imported = kineto::ImportKineto(
+      {{std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces/" + name}, out, "", 1});
+  if (!imported.ok()) {
+    ADD_FAILURE() << name << ": " << imported.status().message();
+    return nullptr;
+  }
+  auto paths = ExpandTracePaths({imported->size() == 1 ? imported->front().output_path : out});
+  if (!paths.ok()) {
+    ADD_FAILURE() << name << ": " << paths.status().message();
+    return nullptr;
+  }
+  auto job = LoadJob(*paths);  // LoadOptions::keep_events: the raw events stay.
+  if (!job.ok()) {
+    ADD_FAILURE() << name << ": " << job.status().message();
+    return nullptr;
+  }
+  auto t = std::make_unique<SharedTraceReplay>();
+  t->job = std::move(*job);
+  t->graph = BuildGraph(t->job, AlignClocks(t->job).rank_offset_ns);
+  t->sim = Simulate(t->graph, MeasuredScenario(t->graph));
+  t->iterations = AnalyzeIterations(t->job, t->graph, t->sim, {});
+  return t;
 }
 
 std::string ReadAll(std::FILE* file) {

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
+#include "modeler/report/replay_analysis.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/sim/whatif.h"
 
@@ -63,6 +65,19 @@ Replayed Replay(const Job& job, const std::vector<std::string>& scales = {}, boo
 //   GPU  gemm [10,100)  memcpy (to pageable memory) [100,108)  elementwise [118,124)
 // The copy call blocks until its copy (pageable memory), which waited for the gemm.
 Job BlockedCopyJob();
+
+// A shared real trace (../shared/data/traces/<name>, Kineto) imported into `dir`, loaded with
+// every raw event kept, its graph built on aligned clocks (graph.rank_offset_ns), replayed with
+// measured durations and its iterations analysed: what the slow-way tests recompute against.
+// Null, with the failure added to the test, when a step fails.
+struct SharedTraceReplay {
+  Job job;  // First: the graph's names view its pool.
+  ExecutionGraph graph;
+  SimResult sim;
+  std::vector<IterationReport> iterations;
+};
+std::unique_ptr<SharedTraceReplay> ReplaySharedTrace(const std::string& name,
+                                                     const std::string& dir);
 
 // Everything written to `file` so far (rewinds it).
 std::string ReadAll(std::FILE* file);

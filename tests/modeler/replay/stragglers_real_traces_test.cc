@@ -16,13 +16,11 @@
 #include <tuple>
 #include <vector>
 
-#include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/collective_key.h"
-#include "modeler/import/kineto_import.h"
 #include "modeler/report/replay_analysis.h"
 #include "modeler/report/stragglers.h"
 #include "modeler/sim/simulator.h"
-#include "modeler/trace/trace_set.h"
+#include "tests/modeler/replay/replay_test_util.h"
 #include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 
@@ -30,8 +28,6 @@ namespace lumos::modeler {
 namespace {
 
 using lumos::testing::TempDir;
-
-std::string SharedTraces() { return std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces"; }
 
 struct SlowGroup {
   int64_t skew_ns = 0;
@@ -43,19 +39,12 @@ class RealTraceStragglersTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RealTraceStragglersTest, EveryGroupAndRankMatchesTheSlowWay) {
   TempDir dir;
-  auto imported =
-      kineto::ImportKineto({{SharedTraces() + "/" + GetParam()}, dir.File("out"), "", 1});
-  ASSERT_TRUE(imported.ok()) << imported.status().message();
-  auto paths =
-      ExpandTracePaths({imported->size() == 1 ? imported->front().output_path : dir.File("out")});
-  ASSERT_TRUE(paths.ok()) << paths.status().message();
-  LoadOptions load;
-  load.keep_events = true;
-  auto job = LoadJob(*paths, load);
-  ASSERT_TRUE(job.ok()) << job.status().message();
-  const ExecutionGraph graph = BuildGraph(*job, AlignClocks(*job).rank_offset_ns);
-  const SimResult sim = Simulate(graph, MeasuredScenario(graph));
-  const auto iterations = AnalyzeIterations(*job, graph, sim, {});
+  const auto replayed = testing::ReplaySharedTrace(GetParam(), dir.path());
+  ASSERT_NE(replayed, nullptr);
+  const Job* job = &replayed->job;  // With its raw events.
+  const ExecutionGraph& graph = replayed->graph;
+  const SimResult& sim = replayed->sim;
+  const std::vector<IterationReport>& iterations = replayed->iterations;
   const Stragglers s = AnalyzeStragglers(graph, sim, iterations);
   constexpr int64_t kTie = 1000;
 
