@@ -301,10 +301,36 @@ std::vector<uint32_t> Targets(std::optional<uint32_t> pid, std::optional<std::st
   return targets;
 }
 
-int RunCapture(const std::vector<std::string>& args) {
+// --pid P | --job J | --all: the agents capture and cancel ask.
+struct Selection {
   uint32_t pid = 0;
-  std::string job, at, output_dir;
-  bool all = false, pid_given = false, job_given = false, duration_given = false;
+  std::string job;
+  bool all = false, pid_given = false, job_given = false;
+
+  void AddOptions(lumos::cli::ArgParser* parser) {
+    parser->Int("--pid", "P", "this process", uint32_t{1}, UINT32_MAX, &pid)
+        .Given(&pid_given)
+        .String("--job", "J", "every process of job J on this host (its LUMOS_JOB_ID)", &job)
+        .Given(&job_given)
+        .Flag("--all", "every agent on this host", &all);
+  }
+  bool ExactlyOne() const {
+    return static_cast<int>(pid_given) + static_cast<int>(job_given) + static_cast<int>(all) == 1;
+  }
+  std::vector<uint32_t> Resolve(int timeout_ms, const char* command) const {
+    return Targets(pid_given ? std::optional<uint32_t>(pid) : std::nullopt,
+                   all ? std::nullopt : std::optional(job), timeout_ms, command);
+  }
+  // Why Resolve found none.
+  std::string NoneText() const {
+    return all ? "no Lumos agent on this host" : "no Lumos agent of job '" + job + "' on this host";
+  }
+};
+
+int RunCapture(const std::vector<std::string>& args) {
+  Selection selection;
+  std::string at, output_dir;
+  bool duration_given = false;
   uint32_t iterations = 0, every = 0;
   double duration_s = 0;
   int timeout_ms = kDefaultTimeoutMs;
@@ -312,19 +338,15 @@ int RunCapture(const std::vector<std::string>& args) {
       "lumos-ctl capture",
       "(--pid P | --job J | --all) [--iterations K | --duration S] [--at TIME] "
       "[--every-iteration N] [-o DIR]");
+  parser.Description(
+      "Starts one capture window in each process named: the agent records K whole\n"
+      "iterations (or S seconds; neither: its default), starting at the first iteration\n"
+      "boundary at or after TIME (none: the next one), or at the next iteration whose index\n"
+      "is a multiple of N. Every process gets the same request id and window time, so all\n"
+      "ranks of a job capture the same iterations: for a job on many hosts, run the same\n"
+      "command on each (pdsh, a DaemonSet) with one --at.");
+  selection.AddOptions(&parser);
   parser
-      .Description(
-          "Starts one capture window in each process named: the agent records K whole\n"
-          "iterations (or S seconds; neither: its default), starting at the first iteration\n"
-          "boundary at or after TIME (none: the next one), or at the next iteration whose index\n"
-          "is a multiple of N. Every process gets the same request id and window time, so all\n"
-          "ranks of a job capture the same iterations: for a job on many hosts, run the same\n"
-          "command on each (pdsh, a DaemonSet) with one --at.")
-      .Int("--pid", "P", "this process", uint32_t{1}, UINT32_MAX, &pid)
-      .Given(&pid_given)
-      .String("--job", "J", "every process of job J on this host (its LUMOS_JOB_ID)", &job)
-      .Given(&job_given)
-      .Flag("--all", "every agent on this host", &all)
       .Int("--iterations", "K", "capture K whole iterations", uint32_t{1}, UINT32_MAX, &iterations)
       .Double("--duration", "S", "capture S seconds (fractions allowed)", 0.001, 7 * 24 * 3600.0,
               false, &duration_s)
@@ -344,7 +366,7 @@ int RunCapture(const std::vector<std::string>& args) {
           "exit status: 0 every process accepted; 1 one refused or was unreachable, or none\n"
           "matched; 2 bad arguments (an --at in the past included).");
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
-  if (static_cast<int>(pid_given) + static_cast<int>(job_given) + static_cast<int>(all) != 1) {
+  if (!selection.ExactlyOne()) {
     return parser.UsageError(stderr, "give exactly one of --pid, --job, --all");
   }
   if (iterations != 0 && duration_given) {
@@ -372,13 +394,8 @@ int RunCapture(const std::vector<std::string>& args) {
   }
 
   lumos::cli::CommandOutcome outcome("lumos-ctl capture", stdout, stderr);
-  const std::vector<uint32_t> targets =
-      Targets(pid_given ? std::optional<uint32_t>(pid) : std::nullopt,
-              all ? std::nullopt : std::optional(job), timeout_ms, "lumos-ctl capture");
-  if (targets.empty()) {
-    return outcome.Fail(all ? "no Lumos agent on this host"
-                            : "no Lumos agent of job '" + job + "' on this host");
-  }
+  const std::vector<uint32_t> targets = selection.Resolve(timeout_ms, "lumos-ctl capture");
+  if (targets.empty()) return outcome.Fail(selection.NoneText());
   for (uint32_t target : targets) {
     StatusOr<std::string> refusal = control::SendCapture(target, request, timeout_ms);
     if (!refusal.ok()) {
@@ -396,24 +413,19 @@ int RunCapture(const std::vector<std::string>& args) {
 }
 
 int RunCancel(const std::vector<std::string>& args) {
-  uint32_t pid = 0;
-  std::string job, request_text;
-  bool all = false, pid_given = false, job_given = false;
+  Selection selection;
+  std::string request_text;
   int timeout_ms = kDefaultTimeoutMs;
   lumos::cli::ArgParser parser("lumos-ctl cancel", "(--pid P | --job J | --all) [--request ID]");
+  parser.Description(
+      "Cancels the capture window of each process named: one that is armed (waiting for its\n"
+      "iteration or its --at time) is dropped before it starts, and writes nothing; one that\n"
+      "is capturing ends now, its file kept and closed, its CaptureWindow record saying who\n"
+      "cancelled it. With --request, only the window of that request (its id is in the\n"
+      "window's header, and in `lumos-ctl status` after a cancel); without, whichever window\n"
+      "is armed or capturing, periodic ones too (the next periodic slot still comes).");
+  selection.AddOptions(&parser);
   parser
-      .Description(
-          "Cancels the capture window of each process named: one that is armed (waiting for its\n"
-          "iteration or its --at time) is dropped before it starts, and writes nothing; one that\n"
-          "is capturing ends now, its file kept and closed, its CaptureWindow record saying who\n"
-          "cancelled it. With --request, only the window of that request (its id is in the\n"
-          "window's header, and in `lumos-ctl status` after a cancel); without, whichever window\n"
-          "is armed or capturing, periodic ones too (the next periodic slot still comes).")
-      .Int("--pid", "P", "this process", uint32_t{1}, UINT32_MAX, &pid)
-      .Given(&pid_given)
-      .String("--job", "J", "every process of job J on this host (its LUMOS_JOB_ID)", &job)
-      .Given(&job_given)
-      .Flag("--all", "every agent on this host", &all)
       .String("--request", "ID",
               "only the window of this capture request (a decimal id, as the window's header "
               "and `lumos-ctl status` show it)",
@@ -424,7 +436,7 @@ int RunCancel(const std::vector<std::string>& args) {
           "exit status: 0 every process answered (whether it had a window to cancel or not);\n"
           "1 one was unreachable or older than this command, or none matched; 2 bad arguments.");
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
-  if (static_cast<int>(pid_given) + static_cast<int>(job_given) + static_cast<int>(all) != 1) {
+  if (!selection.ExactlyOne()) {
     return parser.UsageError(stderr, "give exactly one of --pid, --job, --all");
   }
   uint64_t request_id = 0;
@@ -438,13 +450,8 @@ int RunCancel(const std::vector<std::string>& args) {
     }
   }
   lumos::cli::CommandOutcome outcome("lumos-ctl cancel", stdout, stderr);
-  const std::vector<uint32_t> targets =
-      Targets(pid_given ? std::optional<uint32_t>(pid) : std::nullopt,
-              all ? std::nullopt : std::optional(job), timeout_ms, "lumos-ctl cancel");
-  if (targets.empty()) {
-    return outcome.Fail(all ? "no Lumos agent on this host"
-                            : "no Lumos agent of job '" + job + "' on this host");
-  }
+  const std::vector<uint32_t> targets = selection.Resolve(timeout_ms, "lumos-ctl cancel");
+  if (targets.empty()) return outcome.Fail(selection.NoneText());
   control::CancelRequest request;
   request.request_id = request_id;
   for (uint32_t target : targets) {
