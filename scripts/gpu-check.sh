@@ -176,40 +176,36 @@ for size in $sizes; do
 done
 
 # 6. Capture windows: periodic, then on demand through lumos-ctl while the loop runs.
+# ondemand_capture TAG MARKER SIZE [train_loop.py flags]: the loop on demand (job TAG; MARKER,
+# if not empty, as LUMOS_ITERATION_MARKER), and one 3-iteration `lumos-ctl capture --job TAG`
+# once its agent answers and the warm-up steps are over; returns when the loop has ended.
+ondemand_capture() {
+  local tag=$1 marker=$2 size=$3 loop
+  shift 3
+  # shellcheck disable=SC2046  # size_args is a word list on purpose.
+  (export PYTHONUNBUFFERED=1 LUMOS_JOB_ID="$tag" LUMOS_MODE=on-demand
+    if [ -n "$marker" ]; then export LUMOS_ITERATION_MARKER="$marker"; fi
+    timeout "$run_timeout" "$lumos_run" -o "$work/traces/$tag" -- "$python" \
+      scripts/gpu/train_loop.py --device "$device" "$@" --steps $((steps * 3)) \
+      $(size_args "$size") >"$work/$tag.json" 2>"$work/$tag.err") &
+  loop=$!
+  for _ in $(seq 1 120); do
+    "${tools_env[@]}" "$lumos_ctl" status 2>/dev/null | grep -q "$tag" && break
+    sleep 0.5
+  done
+  sleep 5  # Past the warm-up steps.
+  "${tools_env[@]}" "$lumos_ctl" capture --job "$tag" --iterations 3 \
+    >"$work/$tag.capture.txt" 2>&1
+  wait "$loop"
+}
 for size in $sizes; do
   train "$size-periodic" periodic "$size"
   tag="$size-ondemand"
-  # shellcheck disable=SC2046  # size_args is a word list on purpose.
-  (PYTHONUNBUFFERED=1 LUMOS_JOB_ID="$tag" LUMOS_MODE=on-demand LUMOS_ITERATION_MARKER=step \
-    timeout "$run_timeout" "$lumos_run" -o "$work/traces/$tag" -- "$python" \
-    scripts/gpu/train_loop.py --device "$device" --steps $((steps * 3)) $(size_args "$size") \
-    >"$work/$tag.json" 2>"$work/$tag.err") &
-  loop=$!
-  for _ in $(seq 1 120); do
-    "${tools_env[@]}" "$lumos_ctl" status 2>/dev/null | grep -q "$tag" && break
-    sleep 0.5
-  done
-  sleep 5  # Past the warm-up steps.
-  "${tools_env[@]}" "$lumos_ctl" capture --job "$tag" --iterations 3 \
-    >"$work/$tag.capture.txt" 2>&1
-  wait "$loop"
+  ondemand_capture "$tag" step "$size"
   echo "$tag: $(cat "$work/$tag.capture.txt") $(tail -1 "$work/$tag.json")" >>"$log"
   # Without NVTX: iterations from the kernel stream (the CUPTI launch callbacks, armed only).
   tag="$size-nonvtx"
-  # shellcheck disable=SC2046  # size_args is a word list on purpose.
-  (PYTHONUNBUFFERED=1 LUMOS_JOB_ID="$tag" LUMOS_MODE=on-demand \
-    timeout "$run_timeout" "$lumos_run" -o "$work/traces/$tag" -- "$python" \
-    scripts/gpu/train_loop.py --device "$device" --no-nvtx --steps $((steps * 3)) \
-    $(size_args "$size") >"$work/$tag.json" 2>"$work/$tag.err") &
-  loop=$!
-  for _ in $(seq 1 120); do
-    "${tools_env[@]}" "$lumos_ctl" status 2>/dev/null | grep -q "$tag" && break
-    sleep 0.5
-  done
-  sleep 5  # Past the warm-up steps.
-  "${tools_env[@]}" "$lumos_ctl" capture --job "$tag" --iterations 3 \
-    >"$work/$tag.capture.txt" 2>&1
-  wait "$loop"
+  ondemand_capture "$tag" "" "$size" --no-nvtx
   window=$(find "$work/traces/$tag" -name '*.pb.zst' 2>/dev/null | sort | head -1)
   how="no window file"
   if [ -n "$window" ]; then
