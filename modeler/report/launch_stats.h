@@ -17,7 +17,9 @@
 //                  counts, whichever stream and whichever window; an op ending before its call
 //                  starts (clock skew) counts nowhere. Per window: the max and the time-weighted
 //                  mean of this step function over [start, end), and the max per bin_ns bin
-//                  from the window start (the last bin may be shorter), for a counter track.
+//                  from the window start (the last bin may be shorter), for the JSON. The
+//                  timeline's "launch queue" track (modeler/export/counter_tracks.h) has the
+//                  same definition over the whole trace, from the graph's nodes directly.
 //   full queue     launch calls (API calls that launched a GPU op) starting in the window while
 //                  the rank's depth, not counting the call's own ops, was at or above
 //                  queue_limit (default 1024, CUDA's pending-launch limit): their count and
