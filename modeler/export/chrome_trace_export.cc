@@ -176,9 +176,11 @@ Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const Expo
                                    " inputs is a readable trace");
   }
   std::vector<ProcessLayout> layouts = internal::LayoutProcesses(&files);
+  // One grouping of the collectives for the flows and the counter tracks.
+  const internal::CollectiveGroups collectives = internal::GroupCollectives(files);
   FlowStats flow_stats;
   std::vector<Flow> flows =
-      options.flows ? internal::LinkFlows(files, &flow_stats) : std::vector<Flow>();
+      options.flows ? internal::LinkFlows(files, collectives, &flow_stats) : std::vector<Flow>();
   int64_t origin_ns = TimeOrigin(files);
 
   report->files.resize(files.size());
@@ -200,7 +202,7 @@ Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const Expo
         WriteFileEvents(files[i], layouts[i], origin_ns, &json, &report->files[i]));
     report->events += report->files[i].events;
   }
-  internal::WriteExportCounters(files, layouts, origin_ns, &json);
+  internal::WriteExportCounters(files, collectives, layouts, origin_ns, &json);
   // Flows last: see event_writer.h for why.
   for (const Flow& flow : flows) internal::WriteFlow(&json, flow, layouts, files, origin_ns);
   json.EndArray();

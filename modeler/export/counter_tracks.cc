@@ -132,10 +132,11 @@ void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, Js
 }
 
 void WriteExportCounters(const std::vector<FileIndex>& files,
+                         const std::vector<std::vector<CollectiveInstance>>& collectives,
                          const std::vector<ProcessLayout>& layouts, int64_t origin_ns,
                          JsonWriter* w) {
   std::vector<RankCounters> counters(files.size());
-  for (const std::vector<CollectiveInstance>& instances : GroupCollectives(files)) {
+  for (const std::vector<CollectiveInstance>& instances : collectives) {
     if (instances.size() < 2) continue;
     int64_t first = INT64_MAX;
     for (const CollectiveInstance& i : instances) first = std::min(first, i.ref->start_ns);

@@ -20,6 +20,7 @@
 
 namespace lumos::modeler::internal {
 
+struct CollectiveInstance;
 struct FileIndex;
 struct ProcessLayout;
 
@@ -60,7 +61,9 @@ void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, Js
 
 // Export: every file's counters from its pass-1 index (ops joined to their launch calls by
 // correlation id; arrivals from the collectives matched across files as the flows match them).
+// `collectives`: GroupCollectives(files) (flow_linker.h).
 void WriteExportCounters(const std::vector<FileIndex>& files,
+                         const std::vector<std::vector<CollectiveInstance>>& collectives,
                          const std::vector<ProcessLayout>& layouts, int64_t origin_ns,
                          JsonWriter* w);
 

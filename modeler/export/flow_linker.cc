@@ -141,8 +141,8 @@ void LinkEvents(const FileIndex& file, size_t f, Linker* linker) {
   }
 }
 
-void LinkCollectives(const std::vector<FileIndex>& files, Linker* linker) {
-  for (const std::vector<CollectiveInstance>& instances : GroupCollectives(files)) {
+void LinkCollectives(const CollectiveGroups& collectives, Linker* linker) {
+  for (const std::vector<CollectiveInstance>& instances : collectives) {
     if (instances.size() < 2) continue;
     const CollectiveInstance* last = &instances[0];  // Latest start; the first file wins ties.
     for (const CollectiveInstance& i : instances) {
@@ -206,14 +206,15 @@ const char* FlowKindName(FlowKind kind) {
   return "flow";
 }
 
-std::vector<Flow> LinkFlows(const std::vector<FileIndex>& files, FlowStats* stats) {
+std::vector<Flow> LinkFlows(const std::vector<FileIndex>& files,
+                            const CollectiveGroups& collectives, FlowStats* stats) {
   *stats = FlowStats();
   Linker linker(stats);
   for (size_t f = 0; f < files.size(); ++f) {
     LinkLaunches(files[f], f, &linker);
     LinkEvents(files[f], f, &linker);
   }
-  LinkCollectives(files, &linker);
+  LinkCollectives(collectives, &linker);
   return linker.Take();
 }
 

@@ -56,7 +56,10 @@ struct CollectiveInstance {
 // as the replay matches them), in key order; records without a key are left out.
 std::vector<std::vector<CollectiveInstance>> GroupCollectives(const std::vector<FileIndex>& files);
 
-// All arrows, in id order.
-std::vector<Flow> LinkFlows(const std::vector<FileIndex>& files, FlowStats* stats);
+// All arrows, in id order; `collectives`: GroupCollectives(files), which the counter tracks
+// read too.
+using CollectiveGroups = std::vector<std::vector<CollectiveInstance>>;
+std::vector<Flow> LinkFlows(const std::vector<FileIndex>& files,
+                            const CollectiveGroups& collectives, FlowStats* stats);
 
 }  // namespace lumos::modeler::internal
