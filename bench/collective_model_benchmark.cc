@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "modeler/models/collective_calibration.h"
-#include "modeler/models/collective_fit.h"
-#include "modeler/models/collective_validation.h"
+#include "modeler/models/collectives/collective_calibration.h"
+#include "modeler/models/collectives/collective_fit.h"
+#include "modeler/models/collectives/collective_validation.h"
 
 namespace lumos::bench {
 namespace {

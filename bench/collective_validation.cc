@@ -1,9 +1,10 @@
 // lumos_collective_validation [--rows] [H100_CSV A100_CSV]: the collective model's validation
-// tables (docs/validation.md, "Collective model"; modeler/models/collective_validation.h),
-// Markdown on stdout; --rows: every test row with its prediction instead (CSV). Defaults:
+// tables (docs/validation.md, "Collective model";
+// modeler/models/collectives/collective_validation.h), Markdown on stdout; --rows: every test row
+// with its prediction instead (CSV). Defaults:
 // ../shared/data/costs/nccl_{h100,a100}.csv from the repository root. Exit status: 0, or 1 with one
 // line on stderr when a table cannot be read.
-#include "modeler/models/collective_validation.h"
+#include "modeler/models/collectives/collective_validation.h"
 
 #include <cstdio>
 #include <string>

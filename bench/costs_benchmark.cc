@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "modeler/models/collective_calibration.h"
-#include "modeler/models/collective_costs.h"
-#include "modeler/models/cost_model.h"
-#include "modeler/models/cost_queries.h"
-#include "modeler/models/hardware_specs.h"
+#include "modeler/models/collectives/collective_calibration.h"
+#include "modeler/models/collectives/collective_costs.h"
+#include "modeler/models/costs/cost_model.h"
+#include "modeler/models/costs/cost_queries.h"
+#include "modeler/models/hardware/hardware_specs.h"
 
 namespace lumos::modeler::models {
 namespace {
@@ -110,7 +110,7 @@ void BM_CostsPredictCsv(benchmark::State& state) {
     text += q.gpu->name + "," + std::string(DTypeName(q.dtype)) + "," + std::to_string(q.gemm.m) +
             "," + std::to_string(q.gemm.n) + "," + std::to_string(q.gemm.k) + "\n";
   }
-  auto table = ParseCsv(text, "queries.csv");
+  auto table = io::ParseCsv(text, "queries.csv");
   for (auto _ : state) {
     auto out = PredictCostQueries(*Model(), *table, nullptr, SpecTable::Builtin());
     benchmark::DoNotOptimize(out);
@@ -213,7 +213,7 @@ void BM_CostsPredictCollectiveCsv(benchmark::State& state) {
     text += std::string(q.gpu) + "," + q.op + "," + q.dtype + "," + std::to_string(q.ranks) + "," +
             std::to_string(q.bytes) + "\n";
   }
-  auto table = ParseCsv(text, "queries.csv");
+  auto table = io::ParseCsv(text, "queries.csv");
   const NetworkSpec& network = *SpecTable::Builtin().FindNetwork("ib400");
   for (auto _ : state) {
     auto out =

@@ -1,13 +1,13 @@
 // lumos_costs_validation: the GEMM cost model's validation table (docs/validation.md, "Cost
 // models"), on the measured tables in DIR (default ../shared/data/costs). Deterministic: no
-// timing. The scenarios and their rules are modeler/models/gemm_validation.h; the test
-// tests/modeler/models/gemm_validation_test.cc asserts the targets on the same numbers.
+// timing. The scenarios and their rules are modeler/models/gemm/gemm_validation.h; the test
+// tests/modeler/models/gemm/gemm_validation_test.cc asserts the targets on the same numbers.
 // Usage: lumos_costs_validation [DIR]
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "modeler/models/gemm_validation.h"
+#include "modeler/models/gemm/gemm_validation.h"
 
 int main(int argc, char** argv) {
   namespace models = lumos::modeler::models;

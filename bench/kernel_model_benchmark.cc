@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "modeler/models/hardware_specs.h"
-#include "modeler/models/kernel_validation.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/models/kernels/kernel_validation.h"
 
 namespace lumos::modeler::models {
 namespace {

@@ -1,9 +1,9 @@
 // lumos_kernel_validation: the non-GEMM kernel model's validation tables (docs/validation.md,
 // "Non-GEMM kernels") on the real traces in DIR (default ../shared/data/traces). Deterministic:
-// no timing. The rules are modeler/models/kernel_validation.h; the test
-// tests/modeler/models/kernel_validation_test.cc asserts what holds on the same numbers.
+// no timing. The rules are modeler/models/kernels/kernel_validation.h; the test
+// tests/modeler/models/kernels/kernel_validation_test.cc asserts what holds on the same numbers.
 // Usage: lumos_kernel_validation [DIR]
-#include "modeler/models/kernel_validation.h"
+#include "modeler/models/kernels/kernel_validation.h"
 
 #include <cstdio>
 #include <string>

@@ -18,14 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/batch_allocator.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
-#include "modeler/report/idle_breakdown.h"
-#include "modeler/report/launch_stats.h"
-#include "modeler/report/replay_analysis.h"
-#include "modeler/report/stragglers.h"
+#include "modeler/replay/idle_breakdown.h"
+#include "modeler/replay/launch_stats.h"
+#include "modeler/replay/stragglers.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/trace/trace_set.h"

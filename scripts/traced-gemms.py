@@ -3,7 +3,7 @@
 
 The GEMMs of a PyTorch profiler (Kineto) trace recorded with record_shapes=True, read straight
 from its JSON, independently of lumos-model: the check of what `costs fit` takes from an import
-of it (modeler/models/cost_inputs.h has the rule this follows) and the halves of the validation
+of it (modeler/models/costs/cost_inputs.h has the rule this follows) and the halves of the validation
 in docs/validation.md ("GEMM model on traced kernels").
 
 A kernel launch (cudaLaunchKernel) belongs to the innermost cpu_op on its thread around its

@@ -39,7 +39,7 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 pairs = [(float(r["predicted_us"]), float(r["latency_us"])) for r in rows]
 errors = sorted(abs(p - m) / m for p, m in pairs)
 n = len(errors)
-# As modeler/models/collective_validation.cc summarises: the median of an even count is the
+# As modeler/models/collectives/collective_validation.cc summarises: the median of an even count is the
 # mean of the middle two; p90 the ceil(0.9 n)-th.
 median = errors[n // 2] if n % 2 else (errors[n // 2 - 1] + errors[n // 2]) / 2
 p90 = errors[min(n - 1, math.ceil(0.9 * n) - 1)]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/validate-costs.sh [BUILD_DIR]: the GEMM cost model's validation table of
 # docs/validation.md ("Cost models") on the measured tables in ../shared/data/costs
-# (bench/costs_validation.cc; the scenarios and their rules: modeler/models/gemm_validation.h),
+# (bench/costs_validation.cc; the scenarios and their rules: modeler/models/gemm/gemm_validation.h),
 # then the same-GPU scenario once more through the real command line (costs fit on the
 # calibration half, costs predict on the other half: the same split rule, SplitMix64 of the
 # row index), which must give the same numbers. Needs python3 (splitting and arithmetic only).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/validate-kernels.sh [BUILD_DIR]: the non-GEMM kernel model's validation tables of
 # docs/validation.md ("Non-GEMM kernels") on the real traces in ../shared/data/traces
-# (bench/kernel_validation.cc; the rules: modeler/models/kernel_validation.h). Deterministic.
+# (bench/kernel_validation.cc; the rules: modeler/models/kernels/kernel_validation.h). Deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}

@@ -5,7 +5,7 @@
 #include <memory>
 #include <set>
 
-#include "modeler/export/json_writer.h"
+#include "modeler/io/json_writer.h"
 #include "modeler/io/output_file.h"
 
 namespace lumos::modeler::diff {
@@ -76,7 +76,7 @@ Status WriteDiffTimeline(const RunProfile& a, const RunProfile& b, const Alignme
   }
   if (origin == INT64_MAX) origin = 0;
   LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> file, io::OutputFile::Create(path));
-  internal::JsonWriter w([&file](std::string_view chunk) { return file->Write(chunk); });
+  io::JsonWriter w([&file](std::string_view chunk) { return file->Write(chunk); });
   w.BeginObject(true);
   w.KeyString("displayTimeUnit", "ns");
   w.Key("metadata");

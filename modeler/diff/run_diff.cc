@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <map>
 
-#include "modeler/export/json_writer.h"
+#include "modeler/io/json_writer.h"
 
 namespace lumos::modeler::diff {
 namespace {
@@ -128,7 +128,7 @@ std::vector<ItemDiff> Match(const std::map<Key, Stat>& a, const std::map<Key, St
   return out;
 }
 
-void ItemsJson(const std::vector<ItemDiff>& items, internal::JsonWriter* w) {
+void ItemsJson(const std::vector<ItemDiff>& items, io::JsonWriter* w) {
   w->BeginArray(true);
   for (const ItemDiff& item : items) {
     w->BeginObject();
@@ -181,7 +181,7 @@ void ItemsJson(const std::vector<ItemDiff>& items, internal::JsonWriter* w) {
   w->EndArray();
 }
 
-void SideJson(const SideInfo& side, internal::JsonWriter* w) {
+void SideJson(const SideInfo& side, io::JsonWriter* w) {
   const RunProfile& p = *side.profile;
   w->BeginObject();
   w->KeyString("input", side.input);
@@ -197,7 +197,7 @@ void SideJson(const SideInfo& side, internal::JsonWriter* w) {
   w->EndObject();
 }
 
-void PairJson(std::string_view key, double a, double b, internal::JsonWriter* w) {
+void PairJson(std::string_view key, double a, double b, io::JsonWriter* w) {
   w->Key(key);
   w->BeginObject();
   w->Key("a_ns");
@@ -456,7 +456,7 @@ std::string DiffText(const RunDiff& d, size_t top) {
 
 std::string DiffJson(const RunDiff& d) {
   std::string out;
-  internal::JsonWriter w([&out](std::string_view chunk) {
+  io::JsonWriter w([&out](std::string_view chunk) {
     out.append(chunk);
     return Status::Ok();
   });

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "modeler/graph/clock_alignment.h"
-#include "modeler/models/collective_model.h"
+#include "modeler/models/collectives/collective_model.h"
 #include "modeler/trace/packet_util.h"
 #include "schema/lumos/trace.pb.h"
 

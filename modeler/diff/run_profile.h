@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
-#include "modeler/report/replay_analysis.h"
 
 namespace lumos::modeler::diff {
 

@@ -11,9 +11,9 @@
 #include "modeler/estimate/estimate_report.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/io/output_file.h"
-#include "modeler/models/collective_costs.h"
-#include "modeler/models/cost_queries.h"
-#include "modeler/report/replay_timeline.h"
+#include "modeler/models/collectives/collective_costs.h"
+#include "modeler/models/costs/cost_queries.h"
+#include "modeler/replay/replay_timeline.h"
 #include "modeler/trace/trace_set.h"
 
 namespace lumos::modeler::estimate {

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "modeler/models/hardware_specs.h"
-#include "modeler/models/memory_model.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/models/memory/memory_model.h"
 #include "modeler/structure/job_structure.h"
 #include "modeler/whatif/recost.h"
 #include "modeler/whatif/settings.h"

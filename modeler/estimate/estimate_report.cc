@@ -5,7 +5,7 @@
 #include <numeric>
 #include <set>
 
-#include "modeler/export/json_writer.h"
+#include "modeler/io/json_writer.h"
 
 namespace lumos::modeler::estimate {
 namespace {
@@ -195,7 +195,7 @@ void WriteEstimateText(const ReportHeader& h, const EstimateResult& r, std::FILE
 
 namespace {
 
-void JsonSummary(internal::JsonWriter& w, const Summary& s) {
+void JsonSummary(io::JsonWriter& w, const Summary& s) {
   w.BeginObject();
   w.KeyInt("iteration_ns", s.iteration_ns);
   w.Key("tokens_per_s");
@@ -235,7 +235,7 @@ void JsonSummary(internal::JsonWriter& w, const Summary& s) {
   w.EndObject();
 }
 
-void JsonResult(internal::JsonWriter& w, const EstimateResult& r) {
+void JsonResult(io::JsonWriter& w, const EstimateResult& r) {
   w.BeginObject(true);
   w.KeyString("settings", r.settings_text);
   w.KeyString("gpu", r.plan.gpu->name);
@@ -301,7 +301,7 @@ void JsonResult(internal::JsonWriter& w, const EstimateResult& r) {
   w.EndObject();
 }
 
-void JsonHeader(internal::JsonWriter& w, const ReportHeader& h) {
+void JsonHeader(io::JsonWriter& w, const ReportHeader& h) {
   w.KeyString("job", h.job_id);
   w.KeyUint("ranks", h.ranks);
   w.KeyString("source_gpu", h.source_gpu);
@@ -327,7 +327,7 @@ void JsonHeader(internal::JsonWriter& w, const ReportHeader& h) {
 }
 
 // The report's JSON goes straight to `out`.
-internal::JsonSink FileSink(std::FILE* out) {
+io::JsonSink FileSink(std::FILE* out) {
   return [out](std::string_view chunk) {
     return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size()
                ? Status::Ok()
@@ -335,7 +335,7 @@ internal::JsonSink FileSink(std::FILE* out) {
   };
 }
 
-Status Finish(internal::JsonWriter& w, std::FILE* out) {
+Status Finish(io::JsonWriter& w, std::FILE* out) {
   LUMOS_RETURN_IF_ERROR(w.Finish());
   std::fputc('\n', out);
   return std::ferror(out) ? Status::Error("writing the report failed") : Status::Ok();
@@ -355,7 +355,7 @@ std::vector<const EstimateResult*> Sorted(const std::vector<EstimateResult>& res
 }  // namespace
 
 Status WriteEstimateJson(const ReportHeader& h, const EstimateResult& r, std::FILE* out) {
-  internal::JsonWriter w(FileSink(out));
+  io::JsonWriter w(FileSink(out));
   w.BeginObject(true);
   JsonHeader(w, h);
   w.Key("estimate");
@@ -395,7 +395,7 @@ void WriteSweepText(const ReportHeader& h, const std::vector<EstimateResult>& re
 
 Status WriteSweepJson(const ReportHeader& h, const std::vector<EstimateResult>& results,
                       std::FILE* out) {
-  internal::JsonWriter w(FileSink(out));
+  io::JsonWriter w(FileSink(out));
   w.BeginObject(true);
   JsonHeader(w, h);
   w.Key("configurations");

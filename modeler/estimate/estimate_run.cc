@@ -5,11 +5,11 @@
 #include <unordered_map>
 
 #include "modeler/graph/clock_alignment.h"
-#include "modeler/models/collective_costs.h"
-#include "modeler/models/collective_model.h"
-#include "modeler/models/cost_queries.h"
-#include "modeler/models/kernel_class.h"
-#include "modeler/models/kernel_trace.h"
+#include "modeler/models/collectives/collective_costs.h"
+#include "modeler/models/collectives/collective_model.h"
+#include "modeler/models/costs/cost_queries.h"
+#include "modeler/models/kernels/kernel_class.h"
+#include "modeler/models/kernels/kernel_trace.h"
 
 namespace lumos::modeler::estimate {
 namespace {

@@ -1,7 +1,7 @@
 // Design: one estimated configuration, end to end: the plan (estimate_plan.h), the structural
 // rewrites (layers on the measured graph, then micro-batches on that result, their node maps
 // composed), the costs (whatif/recost.h), the simulation, and the same analysis as replay's
-// (modeler/report: iterations, breakdown, critical path) on the rewritten graph, whose
+// (modeler/replay: iterations, breakdown, critical path) on the rewritten graph, whose
 // iterations are the measured ones with their boundary calls mapped to their copies.
 // The job-level figures (Summary): the iteration time is, per iteration, the slowest rank's,
 // averaged over iterations; the breakdown and critical path are that rank's; kernel-class and
@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/estimate/estimate_plan.h"
-#include "modeler/report/replay_analysis.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/whatif/recost.h"
 

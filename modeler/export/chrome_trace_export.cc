@@ -6,9 +6,9 @@
 #include "modeler/export/event_writer.h"
 #include "modeler/export/export_index.h"
 #include "modeler/export/flow_linker.h"
-#include "modeler/export/json_writer.h"
 #include "modeler/export/names.h"
 #include "modeler/export/track_layout.h"
+#include "modeler/io/json_writer.h"
 #include "modeler/io/output_file.h"
 #include "modeler/trace/trace_reader.h"
 
@@ -18,8 +18,8 @@ namespace {
 using internal::FileIndex;
 using internal::Flow;
 using internal::FlowStats;
-using internal::JsonWriter;
 using internal::ProcessLayout;
+using io::JsonWriter;
 
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 

@@ -88,7 +88,7 @@ void CounterTrack::Point(int64_t t_ns, double value) {
   w_->EndObject();
 }
 
-void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, JsonWriter* w) {
+void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, io::JsonWriter* w) {
   std::vector<std::pair<int64_t, int64_t>> busy;
   std::vector<std::pair<int64_t, int>> queue;
   busy.reserve(counters.ops.size());
@@ -134,7 +134,7 @@ void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, Js
 void WriteExportCounters(const std::vector<FileIndex>& files,
                          const std::vector<std::vector<CollectiveInstance>>& collectives,
                          const std::vector<ProcessLayout>& layouts, int64_t origin_ns,
-                         JsonWriter* w) {
+                         io::JsonWriter* w) {
   std::vector<RankCounters> counters(files.size());
   for (const std::vector<CollectiveInstance>& instances : collectives) {
     if (instances.size() < 2) continue;

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "modeler/export/json_writer.h"
+#include "modeler/io/json_writer.h"
 
 namespace lumos::modeler::internal {
 
@@ -29,12 +29,12 @@ inline constexpr int64_t kCounterBinNs = 100'000;
 // One counter track (name, pid); its points' arg is `arg`. Points must come in time order.
 class CounterTrack {
  public:
-  CounterTrack(JsonWriter* w, const char* name, const char* arg, int64_t pid, int64_t origin_ns)
+  CounterTrack(io::JsonWriter* w, const char* name, const char* arg, int64_t pid, int64_t origin_ns)
       : w_(w), name_(name), arg_(arg), pid_(pid), origin_ns_(origin_ns) {}
   void Point(int64_t t_ns, double value);
 
  private:
-  JsonWriter* w_;
+  io::JsonWriter* w_;
   const char* name_;
   const char* arg_;
   int64_t pid_, origin_ns_;
@@ -57,7 +57,7 @@ struct RankCounters {
 };
 
 // Writes the three tracks of one rank's process `pid`.
-void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, JsonWriter* w);
+void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, io::JsonWriter* w);
 
 // Export: every file's counters from its pass-1 index (ops joined to their launch calls by
 // correlation id; arrivals from the collectives matched across files as the flows match them).
@@ -65,6 +65,6 @@ void WriteRankCounters(RankCounters counters, int64_t pid, int64_t origin_ns, Js
 void WriteExportCounters(const std::vector<FileIndex>& files,
                          const std::vector<std::vector<CollectiveInstance>>& collectives,
                          const std::vector<ProcessLayout>& layouts, int64_t origin_ns,
-                         JsonWriter* w);
+                         io::JsonWriter* w);
 
 }  // namespace lumos::modeler::internal

@@ -10,7 +10,7 @@ namespace lumos::modeler::internal {
 namespace {
 
 template <typename Enum>
-void KeyEnum(JsonWriter* json, std::string_view key, Enum value) {
+void KeyEnum(io::JsonWriter* json, std::string_view key, Enum value) {
   if (static_cast<int>(value) == 0) return;  // *_UNSPECIFIED: nothing known.
   const char* name = NameOf(value);
   json->Key(key);
@@ -21,11 +21,11 @@ void KeyEnum(JsonWriter* json, std::string_view key, Enum value) {
   }
 }
 
-void KeyUintIfSet(JsonWriter* json, std::string_view key, uint64_t value) {
+void KeyUintIfSet(io::JsonWriter* json, std::string_view key, uint64_t value) {
   if (value != 0) json->KeyUint(key, value);
 }
 
-void KeyDim3(JsonWriter* json, std::string_view key, uint32_t x, uint32_t y, uint32_t z) {
+void KeyDim3(io::JsonWriter* json, std::string_view key, uint32_t x, uint32_t y, uint32_t z) {
   json->Key(key);
   json->BeginArray();
   json->Uint(x);
@@ -41,7 +41,7 @@ std::string Hex(uint64_t value) {
 }
 
 // bytes per ns = GB/s.
-void KeyBandwidth(JsonWriter* json, uint64_t bytes, EventSpan span) {
+void KeyBandwidth(io::JsonWriter* json, uint64_t bytes, EventSpan span) {
   if (bytes == 0 || span.end_ns <= span.start_ns) return;
   json->Key("bandwidth_gbps");
   json->Fixed(static_cast<double>(bytes) / static_cast<double>(span.end_ns - span.start_ns), 3);
@@ -58,7 +58,7 @@ uint64_t RelativeNs(int64_t ns, int64_t origin_ns) {
   return ns <= origin_ns ? 0 : static_cast<uint64_t>(ns) - static_cast<uint64_t>(origin_ns);
 }
 
-EventWriter::EventWriter(JsonWriter* json, const ProcessLayout& layout,
+EventWriter::EventWriter(io::JsonWriter* json, const ProcessLayout& layout,
                          const std::vector<uint32_t>& packet_track, int64_t origin_ns)
     : json_(json), layout_(layout), packet_track_(packet_track), origin_ns_(origin_ns) {}
 
@@ -87,7 +87,7 @@ void EventWriter::EndEvent() {
   ++events_;
 }
 
-void WriteFlow(JsonWriter* json, const Flow& flow, const std::vector<ProcessLayout>& layouts,
+void WriteFlow(io::JsonWriter* json, const Flow& flow, const std::vector<ProcessLayout>& layouts,
                const std::vector<FileIndex>& files, int64_t origin_ns) {
   for (const FlowEnd* end : {&flow.from, &flow.to}) {
     const ProcessLayout& layout = layouts[end->file];
@@ -364,7 +364,7 @@ void EventWriter::CommunicatorArgs(const pb::Communicator& c) {
   if (c.parent_comm_id() != 0) json_->KeyString("parent_comm_id", Hex(c.parent_comm_id()));
 }
 
-void WriteProcessMetadata(JsonWriter* json, const ProcessLayout& layout) {
+void WriteProcessMetadata(io::JsonWriter* json, const ProcessLayout& layout) {
   auto meta = [&](std::string_view name, uint32_t tid, bool has_tid, std::string_view key,
                   const std::string* text, uint32_t number) {
     json->BeginObject();

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "modeler/export/flow_linker.h"
-#include "modeler/export/json_writer.h"
 #include "modeler/export/track_layout.h"
+#include "modeler/io/json_writer.h"
 #include "modeler/trace/trace_reader.h"
 
 namespace lumos::modeler::internal {
@@ -25,7 +25,7 @@ class EventWriter {
  public:
   // All references must outlive the writer. `origin_ns` is subtracted from every time and is
   // at most the start of any event written.
-  EventWriter(JsonWriter* json, const ProcessLayout& layout,
+  EventWriter(io::JsonWriter* json, const ProcessLayout& layout,
               const std::vector<uint32_t>& packet_track, int64_t origin_ns);
 
   // Writes the event of packet number `packet_index`, if it is drawn.
@@ -49,7 +49,7 @@ class EventWriter {
   void CollectiveArgs(const pb::NcclCollective& c);
   void CommunicatorArgs(const pb::Communicator& c);
 
-  JsonWriter* json_;
+  io::JsonWriter* json_;
   const ProcessLayout& layout_;
   const std::vector<uint32_t>& packet_track_;
   int64_t origin_ns_;
@@ -57,7 +57,7 @@ class EventWriter {
 };
 
 // The "s" and "f" events of one arrow (after LayoutProcesses: packet_track holds rows).
-void WriteFlow(JsonWriter* json, const Flow& flow, const std::vector<ProcessLayout>& layouts,
+void WriteFlow(io::JsonWriter* json, const Flow& flow, const std::vector<ProcessLayout>& layouts,
                const std::vector<FileIndex>& files, int64_t origin_ns);
 
 // ns since the origin; 0 for earlier times (none: the origin is the earliest event).
@@ -65,6 +65,6 @@ uint64_t RelativeNs(int64_t ns, int64_t origin_ns);
 
 // process_name / process_sort_index / process_labels, and thread_name / thread_sort_index of
 // every row of one process.
-void WriteProcessMetadata(JsonWriter* json, const ProcessLayout& layout);
+void WriteProcessMetadata(io::JsonWriter* json, const ProcessLayout& layout);
 
 }  // namespace lumos::modeler::internal

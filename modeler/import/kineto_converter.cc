@@ -61,7 +61,7 @@ void CompleteHeader(const ConvertOptions& options, KinetoTrace* trace) {
 
 }  // namespace
 
-Status ConvertKinetoText(const PaddedText& text, const std::string& name,
+Status ConvertKinetoText(const io::PaddedText& text, const std::string& name,
                          const std::string& output_path, const ConvertOptions& options,
                          ConvertStats* stats) {
   *stats = ConvertStats();

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "modeler/import/byte_source.h"
+#include "modeler/io/byte_source.h"
 
 namespace lumos::modeler::kineto {
 
@@ -51,7 +51,7 @@ struct ConvertStats {
 };
 
 // `name` identifies the input in messages; `text` is the whole JSON document.
-Status ConvertKinetoText(const PaddedText& text, const std::string& name,
+Status ConvertKinetoText(const io::PaddedText& text, const std::string& name,
                          const std::string& output_path, const ConvertOptions& options,
                          ConvertStats* stats);
 

@@ -337,7 +337,7 @@ void EventMapper::MapHostRange(const EventFields& f, const EventArgs& a, Categor
 
 }  // namespace
 
-Status ParseKinetoTrace(const PaddedText& text, const std::string& name, dom::parser* parser,
+Status ParseKinetoTrace(const io::PaddedText& text, const std::string& name, dom::parser* parser,
                         KinetoTrace* trace) {
   dom::element root;
   auto error = parser->parse(text.data(), text.size(), false).get(root);
@@ -345,7 +345,7 @@ Status ParseKinetoTrace(const PaddedText& text, const std::string& name, dom::pa
     // No location from simdjson, and the whole document refused for one number: find it, and
     // when it is only out of range (valid JSON), parse a copy with it made a string, so only
     // the event holding it is lost (kineto_numbers.h). The DOM keeps no view of the copy.
-    PaddedText copy;
+    io::PaddedText copy;
     copy.Append(text.data(), text.size());
     NumberScan scan = MarkOutOfRangeNumbers(copy.data(), copy.size());
     if (scan.malformed) {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <set>
 
-#include "modeler/import/byte_source.h"
-#include "modeler/import/tar_reader.h"
+#include "modeler/io/byte_source.h"
 #include "modeler/io/output_file.h"
+#include "modeler/io/tar_reader.h"
 
 namespace lumos::modeler::kineto {
 namespace {
@@ -30,18 +30,19 @@ bool IsTraceMember(std::string_view name) {
 }
 
 struct OpenedInput {
-  std::unique_ptr<ByteSource> source;
+  std::unique_ptr<io::ByteSource> source;
   std::string head;  // The first bytes, already read to recognise the format.
   bool tar = false;
 };
 
 StatusOr<OpenedInput> OpenInput(const std::string& path) {
   OpenedInput input;
-  LUMOS_ASSIGN_OR_RETURN(input.source, OpenByteSource(path));
-  input.head.resize(kTarBlock);
-  LUMOS_ASSIGN_OR_RETURN(size_t n, ReadFully(input.source.get(), input.head.data(), kTarBlock));
+  LUMOS_ASSIGN_OR_RETURN(input.source, io::OpenByteSource(path));
+  input.head.resize(io::kTarBlock);
+  LUMOS_ASSIGN_OR_RETURN(size_t n,
+                         io::ReadFully(input.source.get(), input.head.data(), io::kTarBlock));
   input.head.resize(n);
-  input.tar = n == kTarBlock && IsTarHeader(input.head.data());
+  input.tar = n == io::kTarBlock && io::IsTarHeader(input.head.data());
   return input;
 }
 
@@ -62,8 +63,8 @@ StatusOr<std::vector<PlannedTrace>> ListTraces(const std::vector<std::string>& i
       plan.push_back({i, "", inputs[i], ""});
       continue;
     }
-    TarReader reader(input.source.get(), std::move(input.head));
-    TarEntry entry;
+    io::TarReader reader(input.source.get(), std::move(input.head));
+    io::TarEntry entry;
     size_t found = 0;
     while (true) {
       LUMOS_ASSIGN_OR_RETURN(bool more, reader.Next(&entry));
@@ -126,7 +127,7 @@ Status AssignDestinations(const ImportRequest& request, std::vector<PlannedTrace
 }
 
 // Converts one trace into a new output of `outputs` (a temporary file until the set commits).
-Status ConvertOne(const PaddedText& text, const PlannedTrace& trace, ConvertOptions options,
+Status ConvertOne(const io::PaddedText& text, const PlannedTrace& trace, ConvertOptions options,
                   io::OutputSet* outputs, std::vector<ImportedTrace>* done) {
   options.source_path = trace.source;
   LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs->Add(trace.destination));
@@ -165,19 +166,19 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
                    : request.inputs.size() == 1 ? TraceStem(request.inputs[0])
                                                 : TraceStem(request.output);
   std::vector<ImportedTrace> done;
-  PaddedText text, member_bytes;
+  io::PaddedText text, member_bytes;
   size_t next = 0;
   for (size_t i = 0; i < request.inputs.size(); ++i) {
     LUMOS_ASSIGN_OR_RETURN(OpenedInput input, OpenInput(request.inputs[i]));
     if (!input.tar) {
       text.Resize(0);
       text.Append(input.head.data(), input.head.size());
-      LUMOS_RETURN_IF_ERROR(ReadRest(input.source.get(), &text));
+      LUMOS_RETURN_IF_ERROR(io::ReadRest(input.source.get(), &text));
       LUMOS_RETURN_IF_ERROR(ConvertOne(text, plan[next++], options, &outputs, &done));
       continue;
     }
-    TarReader reader(input.source.get(), std::move(input.head));
-    TarEntry entry;
+    io::TarReader reader(input.source.get(), std::move(input.head));
+    io::TarEntry entry;
     while (true) {
       LUMOS_ASSIGN_OR_RETURN(bool more, reader.Next(&entry));
       if (!more) break;
@@ -190,7 +191,7 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
         LUMOS_RETURN_IF_ERROR(reader.ReadBody(&member_bytes));
         text.Resize(0);
         LUMOS_RETURN_IF_ERROR(
-            GunzipBuffer(member_bytes.data(), member_bytes.size(), trace.source, &text));
+            io::GunzipBuffer(member_bytes.data(), member_bytes.size(), trace.source, &text));
       } else {
         LUMOS_RETURN_IF_ERROR(reader.ReadBody(&text));
       }

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "modeler/import/byte_source.h"
+#include "modeler/io/byte_source.h"
 #include "schema/writer/trace_events.h"
 
 namespace simdjson::dom {
@@ -93,7 +93,7 @@ struct KinetoTrace {
 // Parses `text` (a Kineto Chrome-trace JSON document) into `trace`: header facts, events,
 // threads and NCCL kernels. Malformed events are counted in trace->skipped, not errors; a
 // document that is not JSON or not a Kineto trace is an error naming `name`.
-Status ParseKinetoTrace(const PaddedText& text, const std::string& name,
+Status ParseKinetoTrace(const io::PaddedText& text, const std::string& name,
                         simdjson::dom::parser* parser, KinetoTrace* trace);
 
 // Appends one CollectiveEvent per NCCL kernel and one CommunicatorEvent per communicator

@@ -5,10 +5,10 @@
 #include <regex>
 #include <set>
 
-#include "modeler/models/kernel_class.h"
-#include "modeler/models/kernel_op_link.h"
-#include "modeler/report/iteration_ranges.h"
-#include "modeler/report/replay_analysis.h"
+#include "modeler/analysis/iteration_analysis.h"
+#include "modeler/analysis/iteration_ranges.h"
+#include "modeler/models/kernels/kernel_class.h"
+#include "modeler/models/kernels/kernel_op_link.h"
 #include "modeler/structure/structure_internal.h"
 
 namespace lumos::modeler::structure {

@@ -27,7 +27,7 @@
 #include "base/status.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
-#include "modeler/models/kernel_query.h"
+#include "modeler/models/query/kernel_query.h"
 
 namespace lumos::modeler::structure {
 

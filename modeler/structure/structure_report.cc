@@ -2,7 +2,7 @@
 
 #include <cinttypes>
 
-#include "modeler/export/json_writer.h"
+#include "modeler/io/json_writer.h"
 
 namespace lumos::modeler::structure {
 namespace {
@@ -100,7 +100,7 @@ void WriteStructureText(const StructureReport& report, std::FILE* f) {
 
 Status WriteStructureJson(const StructureReport& report, std::FILE* file) {
   const JobStructure& s = *report.structure;
-  internal::JsonWriter w([file](std::string_view chunk) {
+  io::JsonWriter w([file](std::string_view chunk) {
     return std::fwrite(chunk.data(), 1, chunk.size(), file) == chunk.size()
                ? Status::Ok()
                : Status::Error("write failed");

@@ -6,8 +6,8 @@
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "base/cli/progress.h"
-#include "modeler/export/json_writer.h"
-#include "modeler/models/cost_model.h"
+#include "modeler/io/json_writer.h"
+#include "modeler/models/costs/cost_model.h"
 #include "modeler/summarize/summary_output.h"
 #include "modeler/summarize/trace_windows.h"
 #include "modeler/summarize/window_summary.h"
@@ -44,7 +44,7 @@ constexpr const char kExitStatus[] =
 
 void WindowJson(const TraceWindow& w, const WindowRows* rows, const std::string& error,
                 std::string* out) {
-  using internal::AppendJsonString;
+  using io::AppendJsonString;
   *out += "\n{\"job\":";
   AppendJsonString(w.job, out);
   *out += ",\"window_stamp\":";

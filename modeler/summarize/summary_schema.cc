@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "modeler/export/json_writer.h"
+#include "modeler/io/json_writer.h"
 #include "modeler/trace/window_stamp.h"
 
 namespace lumos::modeler::summarize {
@@ -147,7 +147,7 @@ void AppendRow(Format format, Table table, const std::vector<Value>& row, std::s
   for (size_t i = 0; i < columns.size(); ++i) {
     if (i > 0) out->push_back(',');
     if (format == Format::kNdjson) {
-      internal::AppendJsonString(columns[i].name, out);
+      io::AppendJsonString(columns[i].name, out);
       out->push_back(':');
     }
     const Value& v = i < row.size() ? row[i] : Value(Null{});
@@ -160,14 +160,14 @@ void AppendRow(Format format, Table table, const std::vector<Value>& row, std::s
       // An empty text is unknown (a whole run's stamp, an unnamed host): null, which CSV
       // loaders cannot tell from "" anyway.
       if (format == Format::kNdjson) {
-        internal::AppendJsonString(*s, out);
+        io::AppendJsonString(*s, out);
       } else {
         AppendCsvString(*s, out);
       }
     } else if (const auto* t = std::get_if<Timestamp>(&v)) {
       const std::string text = Iso8601Utc(t->realtime_ns);
       if (format == Format::kNdjson) {
-        internal::AppendJsonString(text, out);
+        io::AppendJsonString(text, out);
       } else {
         out->append(text);
       }

@@ -13,8 +13,8 @@
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
-#include "modeler/models/collective_model.h"
-#include "modeler/models/kernel_class.h"
+#include "modeler/models/collectives/collective_model.h"
+#include "modeler/models/kernels/kernel_class.h"
 #include "modeler/trace/packet_util.h"
 #include "schema/lumos/trace.pb.h"
 

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "modeler/models/collective_costs.h"
-#include "modeler/models/hardware_specs.h"
-#include "modeler/report/replay_analysis.h"
+#include "modeler/analysis/iteration_analysis.h"
+#include "modeler/models/collectives/collective_costs.h"
+#include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/summarize/summary_schema.h"
 #include "modeler/summarize/trace_windows.h"
 

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "modeler/models/hardware_specs.h"
+#include "modeler/models/hardware/hardware_specs.h"
 
 namespace lumos::modeler {
 namespace {

@@ -1,8 +1,8 @@
 #include "modeler/synth/gpt_costs.h"
 
-#include "modeler/models/collective_costs.h"
-#include "modeler/models/hardware_specs.h"
-#include "modeler/models/kernel_class.h"
+#include "modeler/models/collectives/collective_costs.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/models/kernels/kernel_class.h"
 
 namespace lumos::modeler {
 

@@ -14,9 +14,9 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "modeler/models/collective_model.h"
-#include "modeler/models/cost_model.h"
-#include "modeler/models/kernel_work.h"
+#include "modeler/models/collectives/collective_model.h"
+#include "modeler/models/costs/cost_model.h"
+#include "modeler/models/kernels/kernel_work.h"
 
 namespace lumos::modeler {
 

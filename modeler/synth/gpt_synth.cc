@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "modeler/io/output_file.h"
-#include "modeler/models/hardware_specs.h"
+#include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/synth/gpt_costs.h"
 #include "modeler/synth/gpt_program.h"
 #include "modeler/synth/gpt_timeline.h"

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "modeler/models/cost_model.h"
+#include "modeler/models/costs/cost_model.h"
 #include "modeler/synth/gpt_config.h"
 #include "modeler/synth/job_synth.h"
 

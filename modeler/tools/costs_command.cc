@@ -1,6 +1,6 @@
 // `lumos-model costs fit IN... -o MODEL.json [--net NAME] [--specs FILE]` and `lumos-model
 // costs predict MODEL.json QUERIES.csv [--gpu NAME] [--net NAME] [-o OUT.csv] [--specs FILE]`:
-// the cost models (modeler/models/cost_queries.h). Argument handling only.
+// the cost models (modeler/models/costs/cost_queries.h). Argument handling only.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -8,11 +8,12 @@
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
+#include "modeler/io/csv_table.h"
 #include "modeler/io/output_file.h"
-#include "modeler/models/collective_costs.h"
-#include "modeler/models/cost_inputs.h"
-#include "modeler/models/cost_queries.h"
-#include "modeler/models/hardware_specs.h"
+#include "modeler/models/collectives/collective_costs.h"
+#include "modeler/models/costs/cost_inputs.h"
+#include "modeler/models/costs/cost_queries.h"
+#include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/tools/commands.h"
 
 namespace lumos::modeler {
@@ -58,7 +59,8 @@ constexpr const char kDescription[] =
     "           optional: 0|1), bytes and flops empty. Sources: class fit on GPU (KEY; N\n"
     "           kernels), roofline only (no calibration of the class).\n"
     "\n"
-    "GPUs and networks come from the built-in specs (modeler/models/specs/hardware.txt) and\n"
+    "GPUs and networks come from the built-in specs (modeler/models/hardware/specs/hardware.txt) "
+    "and\n"
     "--specs FILE (same format: adds entries or replaces them by name); a GPU may be named as\n"
     "in the specs (H100-SXM5-80GB) or as CUDA names it in trace headers (NVIDIA H100 80GB HBM3).\n"
     "Networks: ib100, ib200, ib400, roce400, ib800, roce800, or numbers such as 400Gbps,3us\n"
@@ -136,8 +138,8 @@ int RunFit(const Args& args) {
               "numbers such as 400Gbps,3us; default ib400)",
               &net_name)
       .Given(&net_given)
-      .String("--specs", "FILE", "more GPUs and networks (modeler/models/specs/hardware.txt)",
-              &specs_file)
+      .String("--specs", "FILE",
+              "more GPUs and networks (modeler/models/hardware/specs/hardware.txt)", &specs_file)
       .Given(&specs_given)
       .Positionals("IN...", "input", 1, &inputs)
       .Epilogue(kExitStatus);
@@ -189,8 +191,8 @@ int RunPredict(const Args& args) {
       .Given(&net_given)
       .String("-o, --output", "OUT.csv", "where to write the predictions (default: stdout)",
               &output)
-      .String("--specs", "FILE", "more GPUs and networks (modeler/models/specs/hardware.txt)",
-              &specs_file)
+      .String("--specs", "FILE",
+              "more GPUs and networks (modeler/models/hardware/specs/hardware.txt)", &specs_file)
       .Given(&specs_given)
       .Positionals("MODEL.json QUERIES.csv", "input", 2, &positionals)
       .Epilogue(kExitStatus);
@@ -217,7 +219,7 @@ int RunPredict(const Args& args) {
   if (!network) return cli::kExitUsage;
   auto model = models::ReadCostModel(positionals[0]);
   if (!model.ok()) return outcome.Fail(model.status().message());
-  auto queries = models::ReadCsv(positionals[1]);
+  auto queries = io::ReadCsv(positionals[1]);
   if (!queries.ok()) return outcome.Fail(queries.status().message());
   if (gpu == nullptr && queries->Column("gpu") < 0) {
     return parser.UsageError(stderr, positionals[1] + " has no gpu column: give --gpu NAME");
@@ -247,8 +249,8 @@ int RunCosts(const Args& args) {
               "400Gbps,3us; default ib400): fit: of the traced jobs; predict: of collective "
               "queries across NVLink domains",
               &net_name)
-      .String("--specs", "FILE", "more GPUs and networks (modeler/models/specs/hardware.txt)",
-              &specs_file)
+      .String("--specs", "FILE",
+              "more GPUs and networks (modeler/models/hardware/specs/hardware.txt)", &specs_file)
       .Section("predict only:")
       .String("--gpu", "NAME", "the GPU of rows that name none", &gpu_name)
       .Positionals("fit|predict", "subcommand", 0, &none)

@@ -9,7 +9,7 @@
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
-#include "modeler/export/json_writer.h"
+#include "modeler/io/json_writer.h"
 #include "modeler/tools/commands.h"
 #include "modeler/trace/packet_util.h"
 #include "modeler/trace/trace_set.h"
@@ -36,7 +36,7 @@ constexpr const char kExitStatus[] =
 // Latin-1): invalid UTF-8 becomes U+FFFD, so the document stays valid JSON.
 std::string Quoted(std::string_view s) {
   std::string out;
-  internal::AppendJsonString(s, &out);
+  io::AppendJsonString(s, &out);
   return out;
 }
 

@@ -1,8 +1,8 @@
-// `lumos-model replay`: the command itself lives in modeler/report/replay_cli.cc so that its
+// `lumos-model replay`: the command itself lives in modeler/replay/replay_cli.cc so that its
 // tests can run it in-process.
 #include <cstdio>
 
-#include "modeler/report/replay_cli.h"
+#include "modeler/replay/replay_cli.h"
 #include "modeler/tools/commands.h"
 
 namespace lumos::modeler {

@@ -7,10 +7,10 @@
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
-#include "modeler/report/replay_analysis.h"
 #include "modeler/structure/base_values.h"
 #include "modeler/structure/job_structure.h"
 #include "modeler/structure/structure_report.h"

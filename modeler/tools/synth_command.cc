@@ -16,9 +16,9 @@
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "modeler/graph/job.h"
-#include "modeler/models/cost_model.h"
-#include "modeler/models/hardware_specs.h"
-#include "modeler/sim/whatif.h"
+#include "modeler/models/costs/cost_model.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/sim/replay_scales.h"
 #include "modeler/synth/gpt_synth.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/tools/commands.h"
@@ -130,11 +130,11 @@ int RunSynthGpt(const Args& args) {
                "comm=F (collective transfers)",
                &scales)
       .Check([&config](const std::string& spec) {
-        StatusOr<WhatIf> scale = ParseScale(spec);
+        StatusOr<ReplayScale> scale = ParseScale(spec);
         if (!scale.ok()) return scale.status();
-        if (scale->kind == WhatIf::Kind::kKernel) {
+        if (scale->kind == ReplayScale::Kind::kKernel) {
           config.kernel_scales.push_back({scale->pattern, scale->regex, scale->factor});
-        } else if (scale->kind == WhatIf::Kind::kComm) {
+        } else if (scale->kind == ReplayScale::Kind::kComm) {
           config.comm_factor *= scale->factor;
         } else {
           return ErrorStatus("--scale '%s': synth gpt takes kernel:REGEX=F or comm=F",

@@ -6,11 +6,11 @@
 #include <set>
 #include <string_view>
 
-#include "modeler/models/collective_costs.h"
-#include "modeler/models/cost_inputs.h"
-#include "modeler/models/kernel_class.h"
-#include "modeler/models/kernel_trace.h"
-#include "modeler/models/kernel_work.h"
+#include "modeler/models/collectives/collective_costs.h"
+#include "modeler/models/costs/cost_inputs.h"
+#include "modeler/models/kernels/kernel_class.h"
+#include "modeler/models/kernels/kernel_trace.h"
+#include "modeler/models/kernels/kernel_work.h"
 
 namespace lumos::modeler::whatif {
 namespace {

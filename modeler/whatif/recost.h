@@ -31,9 +31,9 @@
 
 #include "base/status.h"
 #include "modeler/graph/job.h"
-#include "modeler/models/cost_model.h"
-#include "modeler/models/hardware_specs.h"
-#include "modeler/models/kernel_trace.h"
+#include "modeler/models/costs/cost_model.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/models/kernels/kernel_trace.h"
 #include "modeler/structure/job_structure.h"
 #include "modeler/whatif/step_repetition.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <system_error>
 
-#include "modeler/models/hardware_specs.h"
+#include "modeler/models/hardware/hardware_specs.h"
 
 namespace lumos::modeler::whatif {
 namespace {

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "modeler/models/memory_model.h"
+#include "modeler/models/memory/memory_model.h"
 
 namespace lumos::modeler::models {
 class SpecTable;

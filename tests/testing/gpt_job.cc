@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "modeler/models/hardware_specs.h"
+#include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/synth/gpt_synth.h"
 
 namespace lumos::testing {

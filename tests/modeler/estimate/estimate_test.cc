@@ -13,7 +13,7 @@
 
 #include "modeler/estimate/estimate_run.h"
 #include "modeler/import/kineto_import.h"
-#include "modeler/models/collective_costs.h"
+#include "modeler/models/collectives/collective_costs.h"
 #include "modeler/trace/trace_set.h"
 #include "tests/testing/gpt_job.h"
 #include "tests/testing/param_names.h"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "modeler/export/json_writer.h"
+#include "modeler/io/json_writer.h"
 #include "tests/modeler/export/export_test_util.h"
 
 namespace lumos::modeler {
@@ -20,7 +20,7 @@ using Points = std::vector<std::pair<int64_t, double>>;
 Points CounterPoints(internal::RankCounters counters, const std::string& name) {
   std::string json;
   {
-    internal::JsonWriter w([&json](std::string_view chunk) {
+    io::JsonWriter w([&json](std::string_view chunk) {
       json.append(chunk);
       return Status::Ok();
     });

@@ -1,7 +1,8 @@
-// Design: test support for modeler/import. Builds inputs (gzip streams, tar archives) and reads
-// outputs back through the real TraceReader. The JSON and archive readers here are written
-// independently of the library's (zlib's gzread, a ten-line tar walk, a plain simdjson
-// count), so the tests compare the importer against a second implementation, not itself.
+// Design: test support for modeler/import. Builds inputs (gzip streams, tar archives:
+// tests/testing/archives.h) and reads outputs back through the real TraceReader. The JSON and
+// archive readers here are written independently of the library's (zlib's gzread, a ten-line
+// tar walk, a plain simdjson count), so the tests compare the importer against a second
+// implementation, not itself.
 #pragma once
 
 #include <cstdint>
@@ -11,21 +12,18 @@
 #include <vector>
 
 #include "modeler/trace/trace_reader.h"
+#include "tests/testing/archives.h"
 
 namespace lumos::modeler::kineto::testing {
 
 namespace pb = ::lumos::trace;
 
-std::string Gzip(const std::string& data);
-// A ustar header block for `name` of `size` bytes; type '0' file, '5' directory, 'x' pax, 'L'.
-std::string TarHeader(const std::string& name, uint64_t size, char type = '0');
-// A whole archive: each (name, content) as a regular file, then the end-of-archive blocks.
-std::string TarArchive(const std::vector<std::pair<std::string, std::string>>& files);
-
-// zlib's own gzip reader, for whole files.
-std::string GunzipFile(const std::string& path);
-// Regular files of an uncompressed tar stream, in archive order.
-std::vector<std::pair<std::string, std::string>> Untar(const std::string& tar);
+// The archive builders and readers (tests/testing/archives.h), under their old names here.
+using ::lumos::testing::GunzipFile;
+using ::lumos::testing::Gzip;
+using ::lumos::testing::TarArchive;
+using ::lumos::testing::TarHeader;
+using ::lumos::testing::Untar;
 
 // Counts straight from Kineto JSON, by the categories the importer maps.
 struct JsonCounts {

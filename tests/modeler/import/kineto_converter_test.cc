@@ -101,7 +101,7 @@ constexpr const char kTinyTrace[] = R"JSON({
 class KinetoConverterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    PaddedText text;
+    io::PaddedText text;
     text.Append(kTinyTrace, sizeof(kTinyTrace) - 1);
     ConvertOptions options;
     options.job_id = "tiny-job";
@@ -339,7 +339,7 @@ TEST(KinetoConverterTimeTest, IntegerMicrosecondsConvertExactly) {
      "dur": 52},
     {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 4458676522709.059,
      "dur": 2636.669}]})";
-  PaddedText text;
+  io::PaddedText text;
   text.Append(json.data(), json.size());
   ConvertStats stats;
   ASSERT_TRUE(ConvertKinetoText(text, "t.json", dir.File("t.pb.zst"), {}, &stats).ok());

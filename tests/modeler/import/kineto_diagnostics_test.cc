@@ -47,7 +47,7 @@ struct Converted {
 };
 
 Converted Convert(const TempDir& dir, const std::string& json) {
-  PaddedText text;
+  io::PaddedText text;
   text.Append(json.data(), json.size());
   Converted c;
   c.path = dir.File("t.pb.zst");

@@ -303,7 +303,7 @@ constexpr const char kStepTrace[] = R"JSON({"traceEvents": [
 class KinetoGemmLinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    PaddedText text;
+    io::PaddedText text;
     text.Append(kStepTrace, sizeof(kStepTrace) - 1);
     path_ = dir_.File("step.pb.zst");
     ASSERT_TRUE(ConvertKinetoText(text, "step.json", path_, {}, &stats_).ok());

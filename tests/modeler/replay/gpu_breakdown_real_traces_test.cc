@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "modeler/models/kernel_class.h"
-#include "modeler/report/gpu_breakdown.h"
-#include "modeler/report/replay_analysis.h"
+#include "modeler/analysis/iteration_analysis.h"
+#include "modeler/models/kernels/kernel_class.h"
+#include "modeler/replay/gpu_breakdown.h"
 #include "modeler/sim/simulator.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 #include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 

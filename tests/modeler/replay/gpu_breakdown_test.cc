@@ -2,17 +2,17 @@
 // hand: an op counts whole in the iteration it starts in (not in one it only ends in), kernels
 // by class, collectives by op, copies by direction with their bytes, memsets apart; per rank and
 // for the job; the bandwidth against the link peak of the rank's GPU; text and JSON.
-#include "modeler/report/gpu_breakdown.h"
+#include "modeler/replay/gpu_breakdown.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <string>
 
-#include "modeler/models/hardware_specs.h"
-#include "modeler/report/replay_analysis.h"
-#include "modeler/report/replay_report.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "modeler/analysis/iteration_analysis.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/replay/replay_report.h"
+#include "tests/testing/job_builder.h"
 
 namespace lumos::modeler::testing {
 namespace {

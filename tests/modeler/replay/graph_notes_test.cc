@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "modeler/graph/duration_text.h"
-#include "modeler/report/replay_cli.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "modeler/replay/replay_cli.h"
+#include "tests/testing/job_builder.h"
 
 namespace lumos::modeler::testing {
 namespace {

@@ -20,15 +20,15 @@
 #include <string>
 #include <vector>
 
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/import/kineto_import.h"
-#include "modeler/report/idle_breakdown.h"
-#include "modeler/report/launch_stats.h"
-#include "modeler/report/replay_analysis.h"
-#include "modeler/report/replay_cli.h"
+#include "modeler/replay/idle_breakdown.h"
+#include "modeler/replay/launch_stats.h"
+#include "modeler/replay/replay_cli.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/trace/trace_set.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 #include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 

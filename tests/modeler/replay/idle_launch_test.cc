@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "modeler/report/idle_breakdown.h"
-#include "modeler/report/launch_stats.h"
-#include "modeler/report/replay_analysis.h"
-#include "modeler/report/replay_report.h"
-#include "modeler/report/sorted_runs.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "modeler/analysis/iteration_analysis.h"
+#include "modeler/replay/idle_breakdown.h"
+#include "modeler/replay/launch_stats.h"
+#include "modeler/replay/replay_report.h"
+#include "modeler/replay/sorted_runs.h"
+#include "tests/testing/job_builder.h"
 
 namespace lumos::modeler::testing {
 namespace {

@@ -2,14 +2,15 @@
 // out by hand: the kinds tile the replayed iteration, a rank that waits at a collective for a
 // late peer is "straggler rank R" for exactly the time it waited, the late rank itself is
 // bound by its own compute, and the critical path segments tile the iteration too.
-#include "modeler/report/iteration_bound.h"
+#include "modeler/replay/iteration_bound.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "modeler/report/replay_analysis.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "modeler/analysis/critical_path.h"
+#include "modeler/analysis/iteration_analysis.h"
+#include "tests/testing/job_builder.h"
 
 namespace lumos::modeler::testing {
 namespace {

@@ -8,11 +8,11 @@
 #include <filesystem>
 
 #include "modeler/graph/job.h"
-#include "modeler/report/replay_cli.h"
+#include "modeler/replay/replay_cli.h"
 #include "modeler/synth/job_synth.h"
 #include "modeler/trace/trace_set.h"
 #include "schema/writer/trace_file_writer.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 #include "tests/testing/sample_trace.h"
 #include "tests/testing/trace_frames.h"
 

@@ -1,6 +1,6 @@
 // `lumos-model replay` as a user runs it (in-process): help, argument errors, bad input, the
 // bundled example, JSON and timeline outputs, byte-identical output on a second run.
-#include "modeler/report/replay_cli.h"
+#include "modeler/replay/replay_cli.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 
 #include "modeler/graph/job.h"
 #include "modeler/trace/trace_set.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/import/kineto_import.h"
-#include "modeler/report/replay_analysis.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/trace/trace_set.h"
 #include "tests/testing/param_names.h"

@@ -3,7 +3,7 @@
 // header counts exactly the issues listed under it (or says how many are not listed), and the
 // critical path's total says what it is (the mean per iteration, which is the mean replayed
 // iteration), on the bundled example, a shared HTA trace and a hand-built report.
-#include "modeler/report/replay_report.h"
+#include "modeler/replay/replay_report.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/import/kineto_import.h"
-#include "modeler/report/replay_cli.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "modeler/replay/replay_cli.h"
+#include "tests/testing/job_builder.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {

@@ -4,7 +4,7 @@
 // shares in [0, 1], a launch queue that never goes below 0 and ends empty, and on the measured
 // side each rank's largest "arrival late by" equals the largest lateness recomputed here from
 // the graph's collective groups (their members' measured starts).
-#include "modeler/report/replay_timeline.h"
+#include "modeler/replay/replay_timeline.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/clock_alignment.h"
-#include "modeler/report/replay_analysis.h"
-#include "modeler/report/replay_cli.h"
+#include "modeler/replay/replay_cli.h"
 #include "modeler/trace/trace_set.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {

@@ -16,11 +16,11 @@
 #include <tuple>
 #include <vector>
 
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/collective_key.h"
-#include "modeler/report/replay_analysis.h"
-#include "modeler/report/stragglers.h"
+#include "modeler/replay/stragglers.h"
 #include "modeler/sim/simulator.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 #include "tests/testing/param_names.h"
 #include "tests/testing/sample_trace.h"
 

@@ -1,8 +1,8 @@
-// Stragglers (modeler/report/stragglers.h) on hand-built jobs whose answers are worked out by
+// Stragglers (modeler/replay/stragglers.h) on hand-built jobs whose answers are worked out by
 // hand below (a rank always last by a little, one outlier collective, a send/recv pair, ties),
 // on `synth gpt` jobs with and without a slow rank, the binomial tail and Wilson bound against
 // closed forms, and `lumos-model replay --json` on the bundled 8-rank trace.
-#include "modeler/report/stragglers.h"
+#include "modeler/replay/stragglers.h"
 
 #include <gtest/gtest.h>
 
@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/clock_alignment.h"
-#include "modeler/models/hardware_specs.h"
-#include "modeler/report/replay_analysis.h"
-#include "modeler/report/replay_cli.h"
-#include "modeler/report/replay_report.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/replay/replay_cli.h"
+#include "modeler/replay/replay_report.h"
 #include "modeler/synth/gpt_synth.h"
 #include "modeler/trace/trace_set.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler::testing {

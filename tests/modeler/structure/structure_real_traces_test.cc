@@ -3,9 +3,9 @@
 // where the trace has autograd ranges, and DLRM's groups and (absent) layers are as the job is.
 #include <gtest/gtest.h>
 
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/import/kineto_import.h"
-#include "modeler/report/replay_analysis.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/structure/job_structure.h"
 #include "modeler/trace/trace_set.h"

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 
 namespace lumos::modeler::testing {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "modeler/graph/job.h"
-#include "modeler/models/kernel_class.h"
+#include "modeler/models/kernels/kernel_class.h"
 #include "modeler/trace/trace_set.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/sample_trace.h"

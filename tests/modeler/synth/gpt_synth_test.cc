@@ -9,11 +9,11 @@
 #include <map>
 #include <tuple>
 
+#include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
-#include "modeler/models/hardware_specs.h"
-#include "modeler/models/kernel_class.h"
-#include "modeler/report/replay_analysis.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/models/kernels/kernel_class.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/synth/gpt_program.h"
 #include "modeler/trace/trace_set.h"

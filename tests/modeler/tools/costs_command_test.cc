@@ -14,11 +14,11 @@
 #include <memory>
 #include <string>
 
-#include "modeler/models/collective_costs.h"
-#include "modeler/models/collective_validation.h"
-#include "modeler/models/cost_model.h"
-#include "modeler/models/cost_table.h"
-#include "modeler/models/hardware_specs.h"
+#include "modeler/models/collectives/collective_costs.h"
+#include "modeler/models/collectives/collective_validation.h"
+#include "modeler/models/costs/cost_model.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/models/query/cost_table.h"
 #include "tests/testing/collective_job.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/sample_trace.h"

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "modeler/graph/clock_alignment.h"
-#include "modeler/models/kernel_trace.h"
+#include "modeler/models/kernels/kernel_trace.h"
 #include "modeler/sim/simulator.h"
 #include "modeler/trace/trace_set.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "modeler/models/hardware_specs.h"
+#include "modeler/models/hardware/hardware_specs.h"
 
 namespace lumos::modeler::whatif {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "modeler/graph/execution_graph.h"
 #include "modeler/trace/trace_set.h"
-#include "tests/modeler/replay/replay_test_util.h"
+#include "tests/testing/job_builder.h"
 
 namespace lumos::modeler::testing {
 namespace {
