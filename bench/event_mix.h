@@ -8,7 +8,8 @@
 // Events are emitted in the order the agent's writer thread would see them (kDrainBatches:
 // per drain interval, each source's ring/buffer in turn), or sorted by start time.
 // Single-threaded; the result is immutable. Kernel names live in a static table, so the
-// string_views in the events stay valid for the whole process.
+// string_views in the events stay valid for the whole process. How a step is made:
+// mix_builder.h.
 #pragma once
 
 #include <array>

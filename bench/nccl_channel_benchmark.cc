@@ -23,9 +23,9 @@
 
 #include "agent/nccl/comm_table.h"
 #include "agent/nccl/nccl_channel.h"
-#include "agent/nccl/nccl_names.h"
 #include "agent/nccl/nccl_profiler.h"
 #include "bench/channel_bench_agent.h"
+#include "schema/nccl_names.h"
 
 namespace lumos::agent {
 namespace {
@@ -139,17 +139,18 @@ uint64_t RealtimeNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// The part of a Coll start that maps NCCL's strings to schema enums (nccl_names.cc: a
-// case-insensitive scan of a small table each): op, datatype, algorithm and protocol of the
-// all-reduce above. "ncclBfloat16", the usual training datatype, is the 15th of 17 entries.
+// The part of a Coll start that maps NCCL's strings to schema enums (schema/nccl_names.cc: each
+// table remembers a name by its address, else a case-insensitive scan of its API names): op,
+// datatype, algorithm and protocol of the all-reduce above. "ncclBfloat16", the usual training
+// datatype, is the 15th of 17 API names.
 void BM_NcclCollNameLookups(benchmark::State& state) {
   const char* names[] = {"AllReduce", "ncclBfloat16", "Ring", "LL"};
   for (auto _ : state) {
     benchmark::DoNotOptimize(names);
-    benchmark::DoNotOptimize(CollectiveOpFromNcclName(names[0]));
-    benchmark::DoNotOptimize(DataTypeFromNcclName(names[1]));
-    benchmark::DoNotOptimize(AlgorithmFromNcclName(names[2]));
-    benchmark::DoNotOptimize(ProtocolFromNcclName(names[3]));
+    benchmark::DoNotOptimize(schema::CollectiveOpFromNcclName(names[0]));
+    benchmark::DoNotOptimize(schema::DataTypeFromNcclName(names[1]));
+    benchmark::DoNotOptimize(schema::AlgorithmFromNcclName(names[2]));
+    benchmark::DoNotOptimize(schema::ProtocolFromNcclName(names[3]));
   }
 }
 BENCHMARK(BM_NcclCollNameLookups);

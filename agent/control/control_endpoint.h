@@ -1,5 +1,5 @@
 // Design: the agent's per-process control endpoint, which lumos-ctl talks to
-// (control_protocol.h is the wire format, control_client.h the other side).
+// (control_wire.h and control_protocol.h are the wire format, control_client.h the other side).
 //   Socket: a Linux abstract unix stream socket "@lumos-agent.<pid>" (SOCK_CLOEXEC,
 //     non-blocking). Abstract names have no file permissions, so the owner-only rule is the
 //     peer's credentials: every connection's SO_PEERCRED uid must equal this process's

@@ -1,26 +1,14 @@
-// Design: the wire format between lumos-ctl and an agent's control endpoint (control_endpoint.h).
-// Pure functions, no I/O: every byte a peer sends is checked here before anything uses it
-// (STYLE.md 3.4).
+// Design: the messages between lumos-ctl and an agent's control endpoint (control_endpoint.h),
+// their fields and their checks. Pure functions, no I/O: every byte a peer sends is checked
+// before anything uses it (STYLE.md 3.4). The framing every message shares (the 12-byte header,
+// the `key=value` body, value escaping, framing errors) is control_wire.h's.
 //
-// A message is a fixed 12-byte header and a body, kMaxMessageBytes (4 KiB) at most in all:
-//   bytes 0..3   magic "LMCT"
-//   bytes 4..5   u16 little-endian protocol version (kProtocolVersion = 1)
-//   bytes 6..7   u16 little-endian MessageType
-//   bytes 8..11  u32 little-endian body length, at most kMaxBodyBytes
-// Magic and version keep their place in every later version, so a reader always knows what it
-// got. The body is lines `key=value\n`: keys [a-z0-9_]+, each known for the message type and
-// given at most once (a missing key keeps its default); values printable ASCII (0x20..0x7e)
-// with '%' escaping ('%' and every byte outside 0x20..0x7e are written "%XX", upper-case hex),
-// so a path can hold any byte and the body never holds a control character. Decoded strings are
-// then checked: no control characters (paths may hold UTF-8), each within its length limit.
-// Numbers are decimal, without sign (but '-' where negative values exist), leading zeros or
-// spaces, and in their field's range; booleans are 0 or 1; words are one of their set.
+// Each message type has its keys (control_protocol.cc), each value its range: numbers within
+// their field's range, booleans 0 or 1, words one of their set, texts within their length limit
+// (paths absolute).
 // Types added later keep version 1 (an older agent answers an Error "unknown message type N",
 // which tells lumos-ctl what it runs); keys added later to a reply are sent only when they say
 // something (an older lumos-ctl reads the reply until then).
-// Decode errors are one line naming what is wrong: "bad magic", "wrong version 2 (this side
-// speaks 1)", "oversized: body of 70000 bytes > max 4084", "unknown message type 9",
-// "malformed line 2: no '='", "unknown key 'foo'", "bad value for key 'iterations': ...".
 // Threading: none; all functions are reentrant.
 #pragma once
 
@@ -29,32 +17,16 @@
 #include <string>
 #include <string_view>
 
+#include "agent/control/control_wire.h"
 #include "base/status.h"
 
 namespace lumos::agent::control {
 
-inline constexpr char kMagic[4] = {'L', 'M', 'C', 'T'};
-inline constexpr uint16_t kProtocolVersion = 1;
-inline constexpr size_t kHeaderBytes = 12;
-inline constexpr size_t kMaxMessageBytes = 4096;
-inline constexpr size_t kMaxBodyBytes = kMaxMessageBytes - kHeaderBytes;
 // Longest output_dir / last_window path (PATH_MAX - 1), job id (as LUMOS_JOB_ID) and host name.
 inline constexpr size_t kMaxPathBytes = 4095;
 inline constexpr size_t kMaxJobBytes = 128;
 inline constexpr size_t kMaxHostBytes = 255;
 inline constexpr size_t kMaxReasonBytes = 512;
-
-enum class MessageType : uint16_t {
-  kStatusRequest = 1,  // Empty body.
-  kStatusReply = 2,    // AgentStatus.
-  kCaptureRequest = 3,
-  kCaptureReply = 4,
-  kError = 5,  // The peer's message was refused: `reason`.
-  // Added in version 1 after the first five (an older agent: "unknown message type 6").
-  kCancelRequest = 6,
-  kCancelReply = 7,
-};
-const char* MessageTypeName(MessageType type);
 
 // A capture window asked for by lumos-ctl (see the README's `lumos-ctl capture`).
 struct CaptureRequest {
@@ -131,28 +103,6 @@ struct CaptureReply {
   bool operator==(const CaptureReply& other) const = default;
 };
 
-// Which endpoint counter a rejected message goes to.
-enum class Rejection : uint8_t { kMalformed, kOversized, kWrongVersion };
-
-struct Header {
-  uint16_t version = kProtocolVersion;
-  MessageType type = MessageType::kError;
-  uint32_t body_bytes = 0;
-};
-
-// The first kHeaderBytes of a message (`bytes` holds exactly those). Checks, in this order:
-// magic, version, type, body length <= kMaxBodyBytes. On an error, *rejection (when given)
-// says which counter it belongs to.
-StatusOr<Header> DecodeHeader(std::string_view bytes, Rejection* rejection = nullptr);
-
-// A whole message: header plus exactly body_bytes more. The body's lines are checked against
-// the type's keys by the typed decoders below; here only the framing.
-struct Message {
-  MessageType type = MessageType::kError;
-  std::string_view body;  // Points into the decoded bytes.
-};
-StatusOr<Message> DecodeMessage(std::string_view bytes, Rejection* rejection = nullptr);
-
 // Encoders: a whole message, or an error when it would exceed kMaxMessageBytes (a very long
 // path) or a field is out of its range (the decoder's checks, applied before sending).
 // with_last_cancel: asks for the status key last_cancel, which came after the first lumos-ctl
@@ -177,9 +127,5 @@ StatusOr<CaptureReply> DecodeCaptureReply(const Message& message);
 StatusOr<CancelRequest> DecodeCancelRequest(const Message& message);
 StatusOr<CancelReply> DecodeCancelReply(const Message& message);
 StatusOr<std::string> DecodeError(const Message& message);
-
-// The value escaping of bodies (exposed for tests and for lumos-ctl's messages).
-std::string EscapeValue(std::string_view raw);
-StatusOr<std::string> UnescapeValue(std::string_view escaped);
 
 }  // namespace lumos::agent::control

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "agent/core/thread_rings.h"
@@ -25,7 +26,8 @@ constexpr schema::Channel kAllChannels[] = {
 };
 
 // Every variable the agent reads, and the names Lumos's own tools read (scripts/), so a name
-// outside both is a typo to warn about.
+// outside both is a typo to warn about. tests/agent/core/agent_config_test.cc checks the table
+// against what ParseAgentConfig reads, README.md's table and scripts/.
 constexpr const char* kKnownVariables[] = {
     "LUMOS_ENABLE",
     "LUMOS_OUTPUT_DIR",
@@ -478,6 +480,8 @@ ParsedAgentConfig ParseAgentConfig(const EnvLookup& env, const std::vector<std::
   }
   return parsed;
 }
+
+std::span<const char* const> KnownVariableNames() { return kKnownVariables; }
 
 schema::CaptureConfigInfo ToCaptureConfigInfo(const AgentConfig& config) {
   schema::CaptureConfigInfo info;

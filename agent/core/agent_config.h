@@ -57,6 +57,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -186,6 +187,10 @@ struct ParsedAgentConfig {
 // to each.
 ParsedAgentConfig ParseAgentConfig(const EnvLookup& env,
                                    const std::vector<std::string>& names = {});
+
+// Every LUMOS_* name that draws no unknown-variable warning: those ParseAgentConfig reads (the
+// list above; README.md's table), then those Lumos's own tools read (scripts/).
+std::span<const char* const> KnownVariableNames();
 
 // An output directory made absolute from the current directory ("" and "." are the current
 // directory itself); as given when that cannot be read. The agent and lumos-run resolve it

@@ -4,6 +4,7 @@
 
 #include "agent/nccl/nccl_channel.h"
 #include "agent/nccl/nccl_plugin_events.h"
+#include "schema/nccl_names.h"
 
 namespace lumos::agent::nccl_plugin {
 namespace {
@@ -48,7 +49,7 @@ uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fi
   // when it is empty (dropped). The first becomes a record of its own, from this event.
   const bool one_rank = fields.collective && context->comm_size == 1;
   const bool childless = one_rank || (fields.collective && fields.count == 0);
-  const auto op_index = static_cast<uint32_t>(CollectiveOpFromNcclName(fields.func));
+  const auto op_index = static_cast<uint32_t>(schema::CollectiveOpFromNcclName(fields.func));
   // Relaxed: a counter; only its values matter. Taken also when the record is lost, so the
   // numbers stay one per call.
   const uint64_t api_only_seq =
@@ -68,8 +69,8 @@ uint64_t StartApi(ProfilerContext* context, uint64_t parent, const ApiFields& fi
   std::memset(static_cast<void*>(&api->head), 0, sizeof(api->head));
   std::memset(static_cast<void*>(&api->extension), 0, sizeof(api->extension));
   if (one_rank) {
-    const schema::CollectiveOp op = CollectiveOpFromNcclName(fields.func);
-    const schema::DataType data_type = DataTypeFromNcclName(fields.datatype);
+    const schema::CollectiveOp op = schema::CollectiveOpFromNcclName(fields.func);
+    const schema::DataType data_type = schema::DataTypeFromNcclName(fields.datatype);
     api->head.kind = RecordKind::kCollective;
     api->head.payload.collective = {
         .comm_id = context->comm_id,

@@ -12,9 +12,9 @@
 #include <cstdint>
 
 #include "agent/core/record.h"
-#include "agent/nccl/nccl_names.h"
 #include "agent/nccl/nccl_plugin_pool.h"
 #include "agent/runtime/record_source.h"
+#include "schema/nccl_names.h"
 
 namespace lumos::agent::nccl_plugin {
 

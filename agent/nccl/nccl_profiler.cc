@@ -5,10 +5,10 @@
 
 #include "agent/core/counted_loss.h"
 #include "agent/nccl/nccl_channel.h"
-#include "agent/nccl/nccl_names.h"
 #include "agent/nccl/nccl_plugin_events.h"
 #include "agent/runtime/agent_runtime.h"
 #include "base/logging.h"
+#include "schema/nccl_names.h"
 
 // NCCL's v5 and v4 profiler ABI (nccl_profiler_abi.h) over the plugin's events
 // (nccl_plugin_events.h): communicator contexts (init, finalize) and the event calls.
@@ -113,26 +113,26 @@ ncclResult_t InitV4(void** context, int* activation_mask, const char* comm_name,
 OpFields CollFields(uint64_t seq_number, const char* func, size_t count, int root,
                     const char* datatype, uint8_t channels, const char* algorithm,
                     const char* protocol) {
-  return OpFields{.op = CollectiveOpFromNcclName(func),
+  return OpFields{.op = schema::CollectiveOpFromNcclName(func),
                   .seq_number = seq_number,
                   .count = count,
-                  .data_type = DataTypeFromNcclName(datatype),
+                  .data_type = schema::DataTypeFromNcclName(datatype),
                   .root_rank = root,
                   .peer_rank = -1,
                   .channels = channels,
-                  .algorithm = AlgorithmFromNcclName(algorithm),
-                  .protocol = ProtocolFromNcclName(protocol)};
+                  .algorithm = schema::AlgorithmFromNcclName(algorithm),
+                  .protocol = schema::ProtocolFromNcclName(protocol)};
 }
 
 OpFields P2pFields(ProfilerContext* context, const char* func, size_t count, int peer,
                    const char* datatype, uint8_t channels) {
-  const schema::CollectiveOp op = CollectiveOpFromNcclName(func);
+  const schema::CollectiveOp op = schema::CollectiveOpFromNcclName(func);
   std::atomic<uint64_t>& seq =
       op == schema::CollectiveOp::kRecv ? context->recv_seq : context->send_seq;
   return OpFields{.op = op,
                   .seq_number = seq.fetch_add(1, std::memory_order_relaxed),
                   .count = count,
-                  .data_type = DataTypeFromNcclName(datatype),
+                  .data_type = schema::DataTypeFromNcclName(datatype),
                   .root_rank = -1,
                   .peer_rank = peer,
                   .channels = channels};

@@ -51,10 +51,10 @@
 #include "agent/core/record.h"
 #include "agent/nccl/comm_table.h"
 #include "agent/nccl/nccl_channel.h"
-#include "agent/nccl/nccl_names.h"
 #include "agent/runtime/agent_runtime.h"
 #include "agent/runtime/record_source.h"
 #include "base/logging.h"
+#include "schema/nccl_names.h"
 
 namespace lumos::agent {
 namespace {
@@ -316,7 +316,7 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
     CountLoss(CountedLoss::kNcclFailedCalls);
     return;
   }
-  const schema::DataType data_type = DataTypeFromNccl(call.data_type);
+  const schema::DataType data_type = schema::DataTypeFromNccl(call.data_type);
   Record head{};
   head.kind = RecordKind::kCollective;
   head.flags = kRecordFlagHasHostTime;
@@ -330,7 +330,7 @@ void RecordOp(const OpCall& call, int64_t start_ns, int64_t end_ns, ncclResult_t
       .stream_id = reinterpret_cast<uint64_t>(call.stream),
       .op = static_cast<uint8_t>(call.op),
       .data_type = static_cast<uint8_t>(data_type),
-      .reduce_op = static_cast<uint8_t>(ReduceOpFromNccl(call.red_op)),
+      .reduce_op = static_cast<uint8_t>(schema::ReduceOpFromNccl(call.red_op)),
   };
   Record extension{};
   extension.kind = RecordKind::kExtension;
@@ -349,7 +349,7 @@ class NcclCallScope {
   NcclCallScope(const OpCall& call, int64_t start_ns, bool record_pending) : saved_(t_nccl_call) {
     t_nccl_call = {.active = true,
                    .plugin_saw = false,
-                   .reduce_op = static_cast<uint8_t>(ReduceOpFromNccl(call.red_op)),
+                   .reduce_op = static_cast<uint8_t>(schema::ReduceOpFromNccl(call.red_op)),
                    .stream = reinterpret_cast<uint64_t>(call.stream),
                    .start_ns = start_ns,
                    .wrapper_record_pending = record_pending};

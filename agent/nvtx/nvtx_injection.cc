@@ -3,8 +3,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
-#include <mutex>
-#include <optional>
 #include <string_view>
 
 #include "agent/control/iteration_marker.h"
@@ -14,9 +12,9 @@
 #include "agent/core/thread_rings.h"
 #include "agent/nvtx/nvtx_chain.h"
 #include "agent/nvtx/nvtx_handle_map.h"
+#include "agent/nvtx/nvtx_markers.h"
 #include "agent/nvtx/wide_text.h"
 #include "agent/runtime/agent_runtime.h"
-#include "base/logging.h"
 
 namespace lumos::agent {
 namespace {
@@ -116,86 +114,7 @@ inline const nvtxEventAttributes_t* ChainedAttributes(const nvtxEventAttributes_
 // is safe. g_agent is written before the tables are patched, so handlers always see it.
 inline bool Enabled() { return g_agent != nullptr && g_agent->enabled().enabled(); }
 
-// ---- iteration markers (windowed modes: LUMOS_MODE=periodic|on-demand) ----
-// A range whose name matches LUMOS_ITERATION_MARKER begins an iteration: the window controller
-// hears of it before the range is recorded, so a window that starts there holds its marker and
-// one that ends there does not. Between windows a push is not tracked (its pop finds nothing and
-// is ignored): a dormant push costs the controller load, one compare of the name's first
-// character (byte or wchar_t) and the flag. Every way of naming a range counts: A and W calls,
-// ASCII and UNICODE attributes, and registered strings (A or W) whose text is a marker.
-
-// The longest name matched (as NoteMarker's strnlen: longer names are cut there).
-constexpr size_t kMaxMarkerBytes = 256;
-
-void NoteMarkerName(control::WindowController* windows, std::string_view name) {
-  if (!g_agent->iteration_marker().Matches(name)) return;
-  windows->OnIterationBoundary(control::TrailingNumber(name), MonotonicNowNs());
-}
-__attribute__((noinline)) void NoteMarker(control::WindowController* windows, const char* text) {
-  NoteMarkerName(windows, std::string_view(text, strnlen(text, kMaxMarkerBytes)));
-}
-// A wide candidate, matched as UTF-8 (a stack buffer: no allocation on the job's thread).
-__attribute__((noinline)) void NoteMarkerWide(control::WindowController* windows,
-                                              const wchar_t* text) {
-  char utf8[kMaxMarkerBytes + 1];
-  const size_t length = WideToUtf8(text, utf8, sizeof(utf8));
-  NoteMarkerName(windows, std::string_view(utf8, length));
-}
-
-// Registered strings that are iteration markers, found when they are registered (off the hot
-// path): a range named by one is a boundary. A fixed lock-free table (a loop registers its
-// marker once, or a few); a full table: one warning, the later ones are not markers.
-struct RegisteredMarker {
-  std::atomic<uintptr_t> handle{0};  // What the application holds; published last (release).
-  bool numbered = false;
-  uint64_t index = 0;  // The number its text ends with, when numbered.
-};
-constexpr size_t kMaxRegisteredMarkers = 64;
-// Never destroyed (trivially destructible members only), reachable from any thread.
-RegisteredMarker g_registered_markers[kMaxRegisteredMarkers];
-std::atomic<size_t> g_registered_marker_count{0};  // Entries whose handle may be set.
-std::mutex g_registered_markers_mutex;             // Registration only.
-
-void NoteRegisteredString(const void* handle, std::string_view text) {
-  const control::IterationMarker& marker = g_agent->iteration_marker();
-  if (handle == nullptr || g_agent->windows() == nullptr || !marker.Matches(text)) return;
-  const auto value = reinterpret_cast<uintptr_t>(handle);
-  std::lock_guard<std::mutex> lock(g_registered_markers_mutex);
-  const size_t count = g_registered_marker_count.load(std::memory_order_relaxed);
-  for (size_t i = 0; i < count; ++i) {
-    if (g_registered_markers[i].handle.load(std::memory_order_relaxed) == value) return;
-  }
-  if (count == kMaxRegisteredMarkers) {
-    static bool warned = false;
-    if (!warned) {
-      warned = true;
-      LUMOS_LOG(Warn,
-                "more than %zu registered NVTX strings match LUMOS_ITERATION_MARKER; ranges named "
-                "by the later ones do not mark iterations",
-                kMaxRegisteredMarkers);
-    }
-    return;
-  }
-  RegisteredMarker& entry = g_registered_markers[count];
-  const std::optional<uint64_t> index = control::TrailingNumber(text);
-  entry.numbered = index.has_value();
-  entry.index = index.value_or(0);
-  entry.handle.store(value, std::memory_order_release);
-  g_registered_marker_count.store(count + 1, std::memory_order_release);
-}
-
-__attribute__((noinline)) void NoteRegisteredMarker(control::WindowController* windows,
-                                                    nvtxStringHandle_t handle, size_t count) {
-  const auto value = reinterpret_cast<uintptr_t>(handle);
-  for (size_t i = 0; i < count; ++i) {
-    const RegisteredMarker& entry = g_registered_markers[i];
-    // Acquire: pairs with the registration's release store, which published index and numbered.
-    if (entry.handle.load(std::memory_order_acquire) != value) continue;
-    windows->OnIterationBoundary(
-        entry.numbered ? std::optional<uint64_t>(entry.index) : std::nullopt, MonotonicNowNs());
-    return;
-  }
-}
+// ---- iteration markers (windowed modes: LUMOS_MODE=periodic|on-demand; nvtx_markers.h) ----
 
 // Before a push or start: the controller when windowed (nullptr in continuous mode, where
 // pushes are tracked even while off, see HandleRangePushA).
@@ -212,13 +131,17 @@ inline control::WindowController* WindowsForRange() {
 inline bool TrackRange(const char* text) {
   control::WindowController* windows = WindowsForRange();
   if (windows == nullptr) return true;
-  if (g_agent->iteration_marker().MayMatch(text)) NoteMarker(windows, text);
+  if (g_agent->iteration_marker().MayMatch(text)) {
+    NoteMarker(g_agent->iteration_marker(), windows, text);
+  }
   return Enabled();
 }
 inline bool TrackRangeWide(const wchar_t* text) {
   control::WindowController* windows = WindowsForRange();
   if (windows == nullptr) return true;
-  if (g_agent->iteration_marker().MayMatchWide(text)) NoteMarkerWide(windows, text);
+  if (g_agent->iteration_marker().MayMatchWide(text)) {
+    NoteMarkerWide(g_agent->iteration_marker(), windows, text);
+  }
   return Enabled();
 }
 // The same for event attributes, whatever names the range: ASCII, UNICODE or a registered
@@ -231,17 +154,16 @@ inline bool TrackRange(const nvtxEventAttributes_t* attributes) {
     switch (attributes->messageType) {
       case NVTX_MESSAGE_TYPE_ASCII:
         if (g_agent->iteration_marker().MayMatch(attributes->message.ascii)) {
-          NoteMarker(windows, attributes->message.ascii);
+          NoteMarker(g_agent->iteration_marker(), windows, attributes->message.ascii);
         }
         break;
       case NVTX_MESSAGE_TYPE_UNICODE:
         if (g_agent->iteration_marker().MayMatchWide(attributes->message.unicode)) {
-          NoteMarkerWide(windows, attributes->message.unicode);
+          NoteMarkerWide(g_agent->iteration_marker(), windows, attributes->message.unicode);
         }
         break;
       case NVTX_MESSAGE_TYPE_REGISTERED:
-        if (const size_t count = g_registered_marker_count.load(std::memory_order_acquire);
-            count != 0) {
+        if (const size_t count = RegisteredMarkerCount(); count != 0) {
           NoteRegisteredMarker(windows, attributes->message.registered, count);
         }
         break;
@@ -619,7 +541,7 @@ nvtxStringHandle_t NVTX_API HandleDomainRegisterStringA(nvtxDomainHandle_t domai
   nvtxStringHandle_t theirs = chained != nullptr ? chained(ChainedDomain(domain), text) : nullptr;
   if (g_agent == nullptr || text == nullptr) return theirs;
   nvtxStringHandle_t handle = MapHandle(&g_strings, theirs, g_agent->strings().Intern(text));
-  NoteRegisteredString(handle, std::string_view(text, strnlen(text, kMaxMarkerBytes)));
+  NoteRegisteredString(*g_agent, handle, std::string_view(text, strnlen(text, kMaxMarkerBytes)));
   return handle;
 }
 
@@ -630,7 +552,7 @@ nvtxStringHandle_t NVTX_API HandleDomainRegisterStringW(nvtxDomainHandle_t domai
   if (g_agent == nullptr || text == nullptr) return theirs;
   const std::string utf8 = WideToUtf8(text);
   nvtxStringHandle_t handle = MapHandle(&g_strings, theirs, g_agent->strings().Intern(utf8));
-  NoteRegisteredString(handle, std::string_view(utf8).substr(0, kMaxMarkerBytes));
+  NoteRegisteredString(*g_agent, handle, std::string_view(utf8).substr(0, kMaxMarkerBytes));
   return handle;
 }
 

@@ -29,6 +29,8 @@
 // chained library's range id as theirs; domains and registered strings take its handles,
 // mapped to our string ids through nvtx_handle_map.h. Without a chain the handlers only pay one
 // load of a null slot.
+// Iteration markers (windowed modes): each push or start first reports a name that may mark an
+// iteration (nvtx_markers.h).
 #pragma once
 
 // We are the tool, not a user: only the types, not NVTX's own implementation.

@@ -15,8 +15,8 @@
 //     directory, arena mmap, no thread to be had: RLIMIT_NPROC, a pids cgroup; even an
 //     exception) logs one warning line, removes a file it created and leaves the agent off: the
 //     traced job is never affected (fail open, STYLE.md 3.2).
-//   Writer thread: every flush interval (or when woken through an eventfd, which a signal
-//     handler may write) drains all rings through RecordEncoder,
+//   Writer thread (agent_writer.cc): every flush interval (or when woken through an eventfd,
+//     which a signal handler may write) drains all rings through RecordEncoder,
 //     turns ring drops into LossRecords, writes a clock snapshot (CLOCK_MONOTONIC, the records'
 //     clock, with CLOCK_REALTIME) at start, every kClockSnapshotIntervalNs and at the end, and
 //     lets the writer flush frames by age. It also refines the fast clock (agent/core/
@@ -202,15 +202,17 @@ class Agent {
   Agent() = default;
 
   bool StartOnce();
+  // Final drain, clock snapshot, trailer, close: once, by Stop() or the writer on a signal.
+  void FinishTrace();
+  // After the close: the trailer's rank vs the file name's, rename and warnings (see above).
+  void AdoptCommunicatorRank(int32_t rank, int32_t size);
+
+  // Writer thread (agent_writer.cc).
   static void* WriterThreadMain(void* agent);
   void WriterLoop();
   void Wake();
-  // Final drain, clock snapshot, trailer, close: once, by Stop() or the writer on a signal.
-  void FinishTrace();
   // One pass over the rings (up to max_per_ring events each), then the record sources.
   void DrainOnce(size_t max_per_ring);
-  // After the close: the trailer's rank vs the file name's, rename and warnings (see above).
-  void AdoptCommunicatorRank(int32_t rank, int32_t size);
   // A ThreadInfo packet (thread id, name from /proc, pid) for each thread seen the first time.
   void DescribeNewThreads();
   void WriteClockSnapshot();

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "modeler/import/nccl_names.h"
+#include "schema/nccl_names.h"
 
 namespace lumos::modeler::internal {
 
@@ -51,11 +51,11 @@ uint32_t RankBuilder::ProcessorFor(bool gpu, uint64_t id) {
   return index;
 }
 
-// kineto::IsNcclKernelName, once per distinct name of this rank (ViewCache): matching the
+// schema::IsNcclKernelName, once per distinct name of this rank (ViewCache): matching the
 // name's prefixes for every kernel was ~4% of a 512-rank replay (perf).
 bool RankBuilder::IsNcclKernel(std::string_view name) {
   return nccl_names_.Get(name,
-                         [](std::string_view text) { return kineto::IsNcclKernelName(text); });
+                         [](std::string_view text) { return schema::IsNcclKernelName(text); });
 }
 
 uint32_t RankBuilder::AddNode(Node node, uint32_t source) {

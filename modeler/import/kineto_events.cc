@@ -10,7 +10,7 @@
 #include "modeler/import/kineto_gemm.h"
 #include "modeler/import/kineto_header.h"
 #include "modeler/import/kineto_numbers.h"
-#include "modeler/import/nccl_names.h"
+#include "schema/nccl_names.h"
 
 namespace lumos::modeler::kineto {
 namespace {
@@ -261,7 +261,7 @@ void EventMapper::MapKernel(const EventFields& f, const EventArgs& a, int64_t st
   k.context_id = Id32OrZero(a.context);
   k.external_id = IdOrZero(a.external_id);
   trace_->events.emplace_back(k);
-  if (!IsNcclKernelName(f.name)) return;
+  if (!schema::IsNcclKernelName(f.name)) return;
   NcclKernel n;
   n.start_ns = start;
   n.duration_ns = duration;

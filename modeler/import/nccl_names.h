@@ -2,15 +2,13 @@
 // the device kernel's name and the collective arguments PyTorch attaches to it. Pure
 // functions, no state.
 //
-// Kernel names come in three generations:
-//   ncclKernel_AllReduce_RING_LL_Sum_float(...)       NCCL <= 2.18: op, algo, proto, redop, type
-//   ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)      NCCL >= 2.19: op, redop, type, algo, proto
-//   ncclSymkDevKernel_...                             NCCL >= 2.27 symmetric kernels
-// Fields are matched as tokens in any order, so all three parse with one table. Caveat: since
-// NCCL 2.19 a kernel is only the *specialisation* that ran; it can execute other algorithms
-// and protocols through its generic path, and signed-integer reductions run in the unsigned
-// kernel. Non-reducing ops (Broadcast, AllGather, SendRecv) always name int8_t and Sum, which
-// say nothing about the user's data, so those two fields are only taken for reductions.
+// A kernel name's fields (schema/nccl_names.h: its three generations, the spellings of each
+// field) are matched as tokens in any order, so all three parse with the shared tables. Caveat:
+// since NCCL 2.19 a kernel is only the *specialisation* that ran; it can execute other
+// algorithms and protocols through its generic path, and signed-integer reductions run in the
+// unsigned kernel. Non-reducing ops (Broadcast, AllGather, SendRecv) always name int8_t and Sum,
+// which say nothing about the user's data, so those two fields are only taken for reductions.
+// Which kernels are NCCL's at all: schema::IsNcclKernelName.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +26,7 @@ struct NcclKernelInfo {
   schema::DataType data_type = schema::DataType::kUnspecified;  // Reductions only.
 };
 
-// True for NCCL device kernels (the prefixes above, optionally after "void ").
-bool IsNcclKernelName(std::string_view name);
+// All unspecified for a name that is no NCCL kernel's (schema::IsNcclKernelName).
 NcclKernelInfo ParseNcclKernelName(std::string_view name);
 
 bool IsReduction(schema::CollectiveOp op);

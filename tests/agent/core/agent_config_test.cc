@@ -1,12 +1,21 @@
 // ParseAgentConfig: every variable with good and bad values, suffixes and bounds, exactly one
-// warning per bad variable, unknown LUMOS_* names, and the disabled agent.
+// warning per bad variable, unknown LUMOS_* names, and the disabled agent. The variables are the
+// config's own table (KnownVariableNames): each one it reads is documented in README.md and has
+// a bad value here, and each one it does not read is a tool's (scripts/).
 #include "agent/core/agent_config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "agent/core/thread_rings.h"
 #include "tests/testing/param_names.h"
@@ -16,6 +25,61 @@ namespace {
 
 ParsedAgentConfig Parse(std::map<std::string, std::string> env) {
   return ParseAgentConfig(MapEnvLookup(std::move(env)));
+}
+
+// The names a parse asks the environment for (nothing set: every variable is read).
+std::set<std::string> VariablesRead() {
+  std::set<std::string> read;
+  ParseAgentConfig([&read](const char* name) -> std::optional<std::string> {
+    if (std::string_view(name).rfind("LUMOS_", 0) == 0) read.insert(name);
+    return std::nullopt;
+  });
+  return read;
+}
+
+// The variables of README.md's `lumos-run` option table (its second column).
+std::set<std::string> VariablesInTheReadme() {
+  std::ifstream in(std::string(LUMOS_SOURCE_DIR) + "/README.md");
+  std::set<std::string> variables;
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| `lumos-run` option | variable |", 0) == 0) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table) continue;
+    if (line.empty() || line[0] != '|') break;
+    // Cells split at '|' but not at an escaped "\|" (`off\|cupti\|PATH`).
+    std::vector<std::string> cells(1);
+    for (size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '|' && line[i - 1] != '\\') {
+        cells.emplace_back();
+      } else {
+        cells.back() += line[i];
+      }
+    }
+    if (cells.size() < 2) continue;
+    std::string cell = cells[1];
+    cell.erase(0, cell.find_first_not_of(' '));
+    cell.erase(cell.find_last_not_of(' ') + 1);
+    if (cell.size() > 2 && cell.front() == '`' && cell.back() == '`') {
+      variables.insert(cell.substr(1, cell.size() - 2));
+    }
+  }
+  return variables;
+}
+
+// Whether any file under scripts/ names `variable`.
+bool AScriptReads(const std::string& variable) {
+  namespace fs = std::filesystem;
+  for (const fs::directory_entry& entry :
+       fs::recursive_directory_iterator(fs::path(LUMOS_SOURCE_DIR) / "scripts")) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find(variable) != std::string::npos) return true;
+  }
+  return false;
 }
 
 TEST(AgentConfigTest, AbsoluteDirectoryStartsFromTheCurrentOne) {
@@ -282,67 +346,69 @@ TEST_P(AgentConfigBadValueTest, WarnsOnceAndUsesTheDefault) {
   EXPECT_EQ(parsed.config, AgentConfig()) << line;
 }
 
+// At least one case per variable the agent reads (EveryVariableIsReadKnownDocumentedAndTested).
+const BadValue kBadValues[] = {
+    BadValue{"LUMOS_ENABLE", "maybe", "the default 1"},
+    BadValue{"LUMOS_LOG_LEVEL", "loud", "the default info"},
+    BadValue{"LUMOS_OUTPUT_DIR", "a\nb", "the default '.'"},
+    BadValue{"LUMOS_CUPTI_LIBRARY", "lib\ncupti", "the toolkit's paths"},
+    BadValue{"LUMOS_OUTPUT_DIR", std::string(5000, 'd'), "the default '.'"},
+    BadValue{"LUMOS_CHANNELS", "nvtx,bogus", "the default all"},
+    BadValue{"LUMOS_CHANNELS", "nvtx,,cupti_activity", "the default all"},
+    BadValue{"LUMOS_CHANNELS", ",", "the default all"},
+    BadValue{"LUMOS_RING_BYTES", "12X", "the default 1048576"},
+    BadValue{"LUMOS_RING_BYTES", "32K", "the default 1048576"},
+    BadValue{"LUMOS_RING_BYTES", "2G", "the default 1048576"},
+    BadValue{"LUMOS_ARENA_BYTES", "lots", "the default 67108864"},
+    BadValue{"LUMOS_ARENA_BYTES", "512K", "the default 67108864"},
+    BadValue{"LUMOS_ARENA_BYTES", "65G", "the default 67108864"},
+    BadValue{"LUMOS_ARENA_BYTES", "2M", "the default 67108864"},  // < 2 default rings.
+    BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "8Q", "the default 8388608"},
+    BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "1K", "the default 8388608"},
+    BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "2G", "the default 8388608"},
+    BadValue{"LUMOS_CUPTI_BUFFERS", "many", "the default 16"},
+    BadValue{"LUMOS_CUPTI_BUFFERS", "1", "the default 16"},
+    BadValue{"LUMOS_CUPTI_BUFFERS", "1025", "the default 16"},
+    BadValue{"LUMOS_FLUSH_INTERVAL_MS", "1s", "the default 1000"},
+    BadValue{"LUMOS_FLUSH_INTERVAL_MS", "9", "the default 1000"},
+    BadValue{"LUMOS_FLUSH_INTERVAL_MS", "60001", "the default 1000"},
+    BadValue{"LUMOS_MAX_FILE_BYTES", "big", "the default 0"},
+    BadValue{"LUMOS_MAX_FILE_BYTES", "1K", "the default 0"},
+    BadValue{"LUMOS_MAX_FILE_BYTES", "2048T", "the default 0"},
+    BadValue{"LUMOS_ZSTD_LEVEL", "fast", "the default 3"},
+    BadValue{"LUMOS_FLUSH_ON_SIGNALS", "maybe", "the default 1"},
+    BadValue{"LUMOS_CLOCK", "rdtsc", "the default tsc"},
+    BadValue{"LUMOS_ZSTD_LEVEL", "0", "the default 3"},
+    BadValue{"LUMOS_NVTX_CHAIN", "cupit", "the default off"},  // No '/': not a path.
+    BadValue{"LUMOS_NVTX_CHAIN", "/lib\ntool.so", "the default off"},
+    BadValue{"LUMOS_NVTX_CHAIN", "/" + std::string(4095, 'l'), "the default off"},
+    BadValue{"LUMOS_ZSTD_LEVEL", "20", "the default 3"},
+    BadValue{"LUMOS_JOB_ID", "has space", "the next source (SLURM_JOB_ID"},
+    BadValue{"LUMOS_JOB_ID", std::string(129, 'j'), "the next source (SLURM_JOB_ID"},
+    BadValue{"LUMOS_MODE", "sometimes", "the default continuous"},
+    BadValue{"LUMOS_MODE", "on_demand", "the default continuous"},
+    BadValue{"LUMOS_PERIOD_S", "0.999", "the default 600"},
+    BadValue{"LUMOS_PERIOD_S", "604800.001", "the default 600"},
+    BadValue{"LUMOS_PERIOD_S", "1.0001", "the default 600"},
+    BadValue{"LUMOS_PERIOD_S", "-5", "the default 600"},
+    BadValue{"LUMOS_PERIOD_S", "1e3", "the default 600"},
+    BadValue{"LUMOS_JITTER", "0.500001", "the default 0.1"},
+    BadValue{"LUMOS_JITTER", "-0.1", "the default 0.1"},
+    BadValue{"LUMOS_JITTER", "0.1234567", "the default 0.1"},
+    BadValue{"LUMOS_WINDOW_ITERATIONS", "0", "the default 3"},
+    BadValue{"LUMOS_WINDOW_ITERATIONS", "10001", "the default 3"},
+    BadValue{"LUMOS_WINDOW_ITERATIONS", "three", "the default 3"},
+    BadValue{"LUMOS_WINDOW_S", "3600.001", "the default 0 (by iterations)"},
+    BadValue{"LUMOS_WINDOW_S", "-1", "the default 0 (by iterations)"},
+    BadValue{"LUMOS_WINDOW_S", "2s", "the default 0 (by iterations)"},
+    BadValue{"LUMOS_ITERATION_MARKER", std::string(257, 'm'), "the default 'ProfilerStep*'"},
+    BadValue{"LUMOS_ITERATION_MARKER", "step\t1", "the default 'ProfilerStep*'"},
+    BadValue{"LUMOS_MAX_DISK", "lots", "the default 0"},
+    BadValue{"LUMOS_MAX_DISK", "1023K", "the default 0"},
+    BadValue{"LUMOS_MAX_DISK", "2048T", "the default 0"}};
+
 INSTANTIATE_TEST_SUITE_P(
-    EveryVariable, AgentConfigBadValueTest,
-    ::testing::Values(
-        BadValue{"LUMOS_ENABLE", "maybe", "the default 1"},
-        BadValue{"LUMOS_LOG_LEVEL", "loud", "the default info"},
-        BadValue{"LUMOS_OUTPUT_DIR", "a\nb", "the default '.'"},
-        BadValue{"LUMOS_CUPTI_LIBRARY", "lib\ncupti", "the toolkit's paths"},
-        BadValue{"LUMOS_OUTPUT_DIR", std::string(5000, 'd'), "the default '.'"},
-        BadValue{"LUMOS_CHANNELS", "nvtx,bogus", "the default all"},
-        BadValue{"LUMOS_CHANNELS", "nvtx,,cupti_activity", "the default all"},
-        BadValue{"LUMOS_CHANNELS", ",", "the default all"},
-        BadValue{"LUMOS_RING_BYTES", "12X", "the default 1048576"},
-        BadValue{"LUMOS_RING_BYTES", "32K", "the default 1048576"},
-        BadValue{"LUMOS_RING_BYTES", "2G", "the default 1048576"},
-        BadValue{"LUMOS_ARENA_BYTES", "lots", "the default 67108864"},
-        BadValue{"LUMOS_ARENA_BYTES", "512K", "the default 67108864"},
-        BadValue{"LUMOS_ARENA_BYTES", "65G", "the default 67108864"},
-        BadValue{"LUMOS_ARENA_BYTES", "2M", "the default 67108864"},  // < 2 default rings.
-        BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "8Q", "the default 8388608"},
-        BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "1K", "the default 8388608"},
-        BadValue{"LUMOS_CUPTI_BUFFER_BYTES", "2G", "the default 8388608"},
-        BadValue{"LUMOS_CUPTI_BUFFERS", "many", "the default 16"},
-        BadValue{"LUMOS_CUPTI_BUFFERS", "1", "the default 16"},
-        BadValue{"LUMOS_CUPTI_BUFFERS", "1025", "the default 16"},
-        BadValue{"LUMOS_FLUSH_INTERVAL_MS", "1s", "the default 1000"},
-        BadValue{"LUMOS_FLUSH_INTERVAL_MS", "9", "the default 1000"},
-        BadValue{"LUMOS_FLUSH_INTERVAL_MS", "60001", "the default 1000"},
-        BadValue{"LUMOS_MAX_FILE_BYTES", "big", "the default 0"},
-        BadValue{"LUMOS_MAX_FILE_BYTES", "1K", "the default 0"},
-        BadValue{"LUMOS_MAX_FILE_BYTES", "2048T", "the default 0"},
-        BadValue{"LUMOS_ZSTD_LEVEL", "fast", "the default 3"},
-        BadValue{"LUMOS_FLUSH_ON_SIGNALS", "maybe", "the default 1"},
-        BadValue{"LUMOS_CLOCK", "rdtsc", "the default tsc"},
-        BadValue{"LUMOS_ZSTD_LEVEL", "0", "the default 3"},
-        BadValue{"LUMOS_NVTX_CHAIN", "cupit", "the default off"},  // No '/': not a path.
-        BadValue{"LUMOS_NVTX_CHAIN", "/lib\ntool.so", "the default off"},
-        BadValue{"LUMOS_NVTX_CHAIN", "/" + std::string(4095, 'l'), "the default off"},
-        BadValue{"LUMOS_ZSTD_LEVEL", "20", "the default 3"},
-        BadValue{"LUMOS_JOB_ID", "has space", "the next source (SLURM_JOB_ID"},
-        BadValue{"LUMOS_JOB_ID", std::string(129, 'j'), "the next source (SLURM_JOB_ID"},
-        BadValue{"LUMOS_MODE", "sometimes", "the default continuous"},
-        BadValue{"LUMOS_MODE", "on_demand", "the default continuous"},
-        BadValue{"LUMOS_PERIOD_S", "0.999", "the default 600"},
-        BadValue{"LUMOS_PERIOD_S", "604800.001", "the default 600"},
-        BadValue{"LUMOS_PERIOD_S", "1.0001", "the default 600"},
-        BadValue{"LUMOS_PERIOD_S", "-5", "the default 600"},
-        BadValue{"LUMOS_PERIOD_S", "1e3", "the default 600"},
-        BadValue{"LUMOS_JITTER", "0.500001", "the default 0.1"},
-        BadValue{"LUMOS_JITTER", "-0.1", "the default 0.1"},
-        BadValue{"LUMOS_JITTER", "0.1234567", "the default 0.1"},
-        BadValue{"LUMOS_WINDOW_ITERATIONS", "0", "the default 3"},
-        BadValue{"LUMOS_WINDOW_ITERATIONS", "10001", "the default 3"},
-        BadValue{"LUMOS_WINDOW_ITERATIONS", "three", "the default 3"},
-        BadValue{"LUMOS_WINDOW_S", "3600.001", "the default 0 (by iterations)"},
-        BadValue{"LUMOS_WINDOW_S", "-1", "the default 0 (by iterations)"},
-        BadValue{"LUMOS_WINDOW_S", "2s", "the default 0 (by iterations)"},
-        BadValue{"LUMOS_ITERATION_MARKER", std::string(257, 'm'), "the default 'ProfilerStep*'"},
-        BadValue{"LUMOS_ITERATION_MARKER", "step\t1", "the default 'ProfilerStep*'"},
-        BadValue{"LUMOS_MAX_DISK", "lots", "the default 0"},
-        BadValue{"LUMOS_MAX_DISK", "1023K", "the default 0"},
-        BadValue{"LUMOS_MAX_DISK", "2048T", "the default 0"}),
+    EveryVariable, AgentConfigBadValueTest, ::testing::ValuesIn(kBadValues),
     // The variable without LUMOS_, then the value (or its length): RING_BYTES_12X.
     [](const ::testing::TestParamInfo<BadValue>& info) {
       const std::string& value = info.param.value;
@@ -351,31 +417,13 @@ INSTANTIATE_TEST_SUITE_P(
           (value.size() > 24 ? std::to_string(value.size()) + "_bytes" : value));
     });
 
+// Every variable bad at once (each with its first bad value above): one warning each.
 TEST(AgentConfigTest, EachBadVariableWarnsExactlyOnce) {
-  ParsedAgentConfig parsed = Parse({
-      {"LUMOS_ENABLE", "2"},
-      {"LUMOS_LOG_LEVEL", "x"},
-      {"LUMOS_OUTPUT_DIR", "\x01"},
-      {"LUMOS_CHANNELS", "x"},
-      {"LUMOS_RING_BYTES", "x"},
-      {"LUMOS_ARENA_BYTES", "x"},
-      {"LUMOS_CUPTI_BUFFER_BYTES", "x"},
-      {"LUMOS_CUPTI_BUFFERS", "x"},
-      {"LUMOS_FLUSH_INTERVAL_MS", "x"},
-      {"LUMOS_MAX_FILE_BYTES", "x"},
-      {"LUMOS_ZSTD_LEVEL", "x"},
-      {"LUMOS_JOB_ID", "x y"},
-      {"LUMOS_NVTX_CHAIN", "x"},
-      {"LUMOS_CLOCK", "x"},
-      {"LUMOS_MODE", "x"},
-      {"LUMOS_PERIOD_S", "x"},
-      {"LUMOS_JITTER", "x"},
-      {"LUMOS_WINDOW_ITERATIONS", "x"},
-      {"LUMOS_WINDOW_S", "x"},
-      {"LUMOS_ITERATION_MARKER", "\x02"},
-      {"LUMOS_MAX_DISK", "x"},
-  });
-  EXPECT_EQ(parsed.warnings.size(), 21u);
+  std::map<std::string, std::string> env;
+  for (const BadValue& bad : kBadValues) env.emplace(bad.name, bad.value);
+  ASSERT_EQ(env.size(), VariablesRead().size());
+  ParsedAgentConfig parsed = Parse(env);
+  EXPECT_EQ(parsed.warnings.size(), env.size());
   EXPECT_EQ(parsed.config, AgentConfig());
 }
 
@@ -389,34 +437,31 @@ TEST(AgentConfigTest, UnknownVariablesGiveOneLine) {
   EXPECT_EQ(parsed.warnings[0],
             "unknown variables ignored: 'LUMOS_OUTPT_DIR' (LUMOS_OUTPUT_DIR?), "
             "'LUMOS_SOMETHING_ELSE' (the LUMOS_* list: README.md)");
-  // Every variable the agent reads is known.
-  ParsedAgentConfig known = ParseAgentConfig(MapEnvLookup({}), {"LUMOS_ENABLE",
-                                                                "LUMOS_OUTPUT_DIR",
-                                                                "LUMOS_CHANNELS",
-                                                                "LUMOS_RING_BYTES",
-                                                                "LUMOS_ARENA_BYTES",
-                                                                "LUMOS_CUPTI_BUFFER_BYTES",
-                                                                "LUMOS_CUPTI_BUFFERS",
-                                                                "LUMOS_CUPTI_LIBRARY",
-                                                                "LUMOS_NVTX_CHAIN",
-                                                                "LUMOS_FLUSH_INTERVAL_MS",
-                                                                "LUMOS_MAX_FILE_BYTES",
-                                                                "LUMOS_ZSTD_LEVEL",
-                                                                "LUMOS_JOB_ID",
-                                                                "LUMOS_LOG_LEVEL",
-                                                                "LUMOS_FLUSH_ON_SIGNALS",
-                                                                "LUMOS_CLOCK",
-                                                                "LUMOS_MODE",
-                                                                "LUMOS_PERIOD_S",
-                                                                "LUMOS_JITTER",
-                                                                "LUMOS_WINDOW_ITERATIONS",
-                                                                "LUMOS_WINDOW_S",
-                                                                "LUMOS_ITERATION_MARKER",
-                                                                "LUMOS_MAX_DISK"});
+  // Every name in the table is known (what the agent reads: EveryVariableIsReadKnown...).
+  const std::vector<std::string> names(KnownVariableNames().begin(), KnownVariableNames().end());
+  ParsedAgentConfig known = ParseAgentConfig(MapEnvLookup({}), names);
   EXPECT_TRUE(known.warnings.empty());
   // Disabled: nothing is read, nothing is warned about.
   EXPECT_TRUE(ParseAgentConfig(MapEnvLookup({{"LUMOS_ENABLE", "0"}}), {"LUMOS_OUTPT_DIR"})
                   .warnings.empty());
+}
+
+// The config's table (KnownVariableNames) is the list: a variable the agent reads but the table
+// lacks would draw the unknown-variable warning; one it reads must be in README.md's table and
+// have a bad-value case above; a name in the table that the agent does not read is a tool's.
+TEST(AgentConfigTest, EveryVariableIsReadKnownDocumentedAndTested) {
+  const std::set<std::string> known(KnownVariableNames().begin(), KnownVariableNames().end());
+  const std::set<std::string> read = VariablesRead();
+  ASSERT_FALSE(read.empty());
+  for (const std::string& name : read) EXPECT_TRUE(known.count(name) != 0) << name;
+  EXPECT_EQ(VariablesInTheReadme(), read);
+  std::set<std::string> with_bad_value;
+  for (const BadValue& bad : kBadValues) with_bad_value.insert(bad.name);
+  for (const std::string& name : read) EXPECT_TRUE(with_bad_value.count(name) != 0) << name;
+  for (const std::string& name : known) {
+    if (read.count(name) != 0) continue;
+    EXPECT_TRUE(AScriptReads(name)) << name << ": in the table, not read by the agent or a script";
+  }
 }
 
 TEST(AgentConfigTest, ClockNamesAreCaseInsensitive) {
