@@ -22,8 +22,8 @@
 //     (locks; off the hot path); the handle is the string id.
 // Push/pop handlers keep their thread's stack balanced whenever the agent has started (also
 // after Stop() or in a fork child); they only stop emitting records.
-// Wide-character (W) entry points are not hooked: NVTX then treats them as no-ops (or sends
-// them straight to a chained library).
+// Wide-character (W) entry points record the same as the A ones, their text as UTF-8 (a W push
+// the agent did not see would leave its pop to close the wrong range).
 // Chaining (LUMOS_NVTX_CHAIN, nvtx_chain.h): the chained library initializes first; each
 // handler records, then calls the chained handler and returns its result. Starts take the
 // chained library's range id as theirs; domains and registered strings take its handles,
