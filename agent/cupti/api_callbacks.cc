@@ -369,6 +369,11 @@ void CallbackTable::Build(StringTable& strings) {
 namespace {
 
 // A kernel launch's ENTER, for KernelBoundaries (out of line: only while it wants launches).
+// The correlation id of the traced runtime call this thread is inside (0: none). Set at the
+// call's ENTER, cleared at its EXIT; an EXIT missed while collection was turned off leaves a stale
+// id that the thread's next traced runtime call replaces. initial-exec: no __tls_get_addr.
+thread_local uint64_t t_open_runtime_call __attribute__((tls_model("initial-exec"))) = 0;
+
 __attribute__((noinline)) void NoteKernelLaunch(const CallbackContext& context,
                                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                                 const void* callback_data) {
@@ -391,6 +396,21 @@ void CUPTIAPI HandleApiCallback(void* user_data, CUpti_CallbackDomain domain, CU
                                 const void* callback_data) noexcept {
   const auto* context = static_cast<const CallbackContext*>(user_data);
   if (context == nullptr) return;
+  // One record per call: a driver call the runtime makes inside a traced runtime call on this
+  // thread (cudaLaunchKernel's cuLaunchKernel, same correlation id) is not recorded, nor fed to
+  // the launch period below; the runtime call's record stands for both. Driver calls the program
+  // makes itself are. Before the gate, so the open call is tracked while recording is paused.
+  if (const auto* call = static_cast<const CUpti_CallbackData*>(callback_data); call != nullptr) {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      if (call->callbackSite == CUPTI_API_ENTER) {
+        t_open_runtime_call = call->correlationId;
+      } else if (t_open_runtime_call == call->correlationId) {
+        t_open_runtime_call = 0;
+      }
+    } else if (t_open_runtime_call != 0) {
+      return;
+    }
+  }
   // Windowed modes, armed without an iteration marker: launches feed the kernel stream's
   // period (before the gate: the window has not started yet). One relaxed load otherwise.
   if (context->kernel_boundaries != nullptr && context->kernel_boundaries->wanted()) {

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "modeler/graph/view_cache.h"
+#include "modeler/trace/nested_calls.h"
 #include "modeler/trace/trace_reader.h"
 
 namespace lumos::modeler {
@@ -102,6 +103,7 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
       &result);
   LUMOS_RETURN_IF_ERROR(status);
   *events_read += result.events;
+  rank->nested_driver_calls = RemoveNestedDriverCalls(&rank->api_calls);
   rank->kernel_gemm = LinkKernelsToGemmCalls(rank->kernels, rank->api_calls, rank->gemm_calls);
   if (result.has_trailer && result.trailer.has_rank()) {
     rank->trailer_rank = result.trailer.rank();

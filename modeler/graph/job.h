@@ -67,7 +67,10 @@ struct RankTrace {
   int32_t trailer_rank = -1;
   int32_t trailer_world_size = 0;
   std::vector<schema::KernelEvent> kernels;
+  // One per call: the driver calls older agents recorded inside runtime calls are left out
+  // (modeler/trace/nested_calls.h), and counted in nested_driver_calls.
   std::vector<schema::ApiCallEvent> api_calls;
+  uint64_t nested_driver_calls = 0;
   std::vector<schema::MemcpyEvent> memcpys;
   std::vector<schema::MemsetEvent> memsets;
   std::vector<schema::SyncEvent> syncs;

@@ -123,6 +123,12 @@ void PrintText(const TraceSummary& s) {
   for (const auto& [kind, count] : s.packet_counts) {
     std::printf(" %s %" PRIu64, kind.c_str(), count);
   }
+  if (s.nested_driver_calls != 0) {
+    std::printf("\n  calls      %" PRIu64
+                " driver calls made inside runtime calls counted once, as their runtime call "
+                "(an older agent recorded both)",
+                s.nested_driver_calls);
+  }
   std::printf("\n  streams    %zu   threads %zu   communicators %zu   nccl kernels %" PRIu64 "\n",
               s.streams.size(), s.threads.size(), s.communicators.size(), s.nccl_kernels);
   std::printf("  gemm       kernels with a GEMM shape: %" PRIu64 " of %" PRIu64 " (%" PRIu64
@@ -196,15 +202,15 @@ void PrintJson(const TraceSummary& s, bool last) {
     std::printf("%s\"%s\": %" PRIu64, first ? "" : ", ", kind.c_str(), count);
     first = false;
   }
-  std::printf("},\n     \"nccl_kernels\": %" PRIu64
+  std::printf("}, \"nested_driver_calls\": %" PRIu64 ",\n     \"nccl_kernels\": %" PRIu64
               ", \"streams\": %zu, \"threads\": %zu, "
               "\"communicators\": %zu,\n     \"kernels\": %" PRIu64
               ", \"kernels_with_gemm_shape\": %" PRIu64 ", \"gemm_calls\": %" PRIu64
               ",\n     \"kernels_with_attention_shape\": %" PRIu64 ", \"attention_calls\": %" PRIu64
               ", \"events_lost\": %" PRIu64 ", \"loss\": {",
-              s.nccl_kernels, s.streams.size(), s.threads.size(), s.communicators.size(), s.kernels,
-              s.kernels_with_gemm_shape, s.gemm_calls, s.kernels_with_attention_shape,
-              s.attention_calls, s.events_lost);
+              s.nested_driver_calls, s.nccl_kernels, s.streams.size(), s.threads.size(),
+              s.communicators.size(), s.kernels, s.kernels_with_gemm_shape, s.gemm_calls,
+              s.kernels_with_attention_shape, s.attention_calls, s.events_lost);
   first = true;
   for (const auto& [source, count] : s.loss_by_source) {
     std::printf("%s\"%s\": %" PRIu64, first ? "" : ", ", source.c_str(), count);

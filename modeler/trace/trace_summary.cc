@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "modeler/trace/gemm_link.h"
+#include "modeler/trace/nested_calls.h"
 #include "modeler/trace/packet_util.h"
 
 namespace lumos::modeler {
@@ -15,6 +16,7 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
   GemmLinker gemms;
   std::vector<bool> attention;                // Per GEMM call, in the order added.
   std::vector<uint64_t> kernel_correlations;  // Matched against the GEMM calls at the end.
+  std::vector<CallSpan> calls;                // Driver calls inside runtime calls: once.
   LUMOS_RETURN_IF_ERROR(reader->ReadPackets(
       [&](const pb::TracePacket& packet, const PacketContext& context) {
         ++summary.packet_counts[std::string(PacketKindName(packet))];
@@ -57,6 +59,9 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
           case pb::TracePacket::kApiCall: {
             const pb::ApiCall& a = packet.api_call();
             summary.threads.insert(a.thread_id());
+            calls.push_back({a.thread_id(), a.correlation_id(),
+                             static_cast<schema::ApiDomain>(a.domain()), context.start_ns,
+                             context.start_ns + static_cast<int64_t>(a.duration_ns())});
             gemms.AddApiCall({.start_ns = context.start_ns,
                               .thread_id = a.thread_id(),
                               .correlation_id = a.correlation_id(),
@@ -109,6 +114,10 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
       },
       &summary.read));
   summary.kernels = kernel_correlations.size();
+  for (bool nested : NestedDriverCalls(calls)) summary.nested_driver_calls += nested ? 1 : 0;
+  if (summary.nested_driver_calls > 0) {
+    summary.packet_counts["api_call"] -= summary.nested_driver_calls;
+  }
   for (bool a : attention) ++(a ? summary.attention_calls : summary.gemm_calls);
   if (!attention.empty()) {
     gemms.Finish();

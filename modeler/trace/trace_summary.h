@@ -17,8 +17,11 @@ namespace lumos::modeler {
 struct TraceSummary {
   std::string path;
   pb::TraceHeader header;
-  ReadResult read;                                // Frames, bytes, trailer, damage.
-  std::map<std::string, uint64_t> packet_counts;  // By packet kind ("kernel", ...).
+  ReadResult read;  // Frames, bytes, trailer, damage.
+  // By packet kind ("kernel", ...); "api_call" counts calls, not the driver calls an older
+  // agent also recorded inside runtime calls (nested_driver_calls; nested_calls.h).
+  std::map<std::string, uint64_t> packet_counts;
+  uint64_t nested_driver_calls = 0;
   bool has_time = false;
   int64_t first_ns = 0;  // Earliest start of any timed packet.
   int64_t last_ns = 0;   // Latest end.

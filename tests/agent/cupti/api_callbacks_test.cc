@@ -295,6 +295,61 @@ TEST_F(ApiCallbacksTest, StartAndEndComeFromEnterAndExit) {
   EXPECT_LE(records[0].end_ns, after);
 }
 
+// One record per call: the driver call a runtime call makes inside it on the same thread (as
+// CUDA 13 does: cudaLaunchKernel's cuLaunchKernel, cudaMemcpy's cuMemcpyHtoD_v2, with the same
+// correlation id; the shared h200-pytorch traces hold both) is not recorded; a driver call the
+// program makes itself is, and so is one after a runtime call whose EXIT came while collection
+// was off (the stale open call is replaced by the next runtime call).
+TEST_F(ApiCallbacksTest, ADriverCallInsideARuntimeCallIsNotRecordedAgain) {
+  cudaLaunchKernel_v7000_params runtime_launch{};
+  runtime_launch.stream = H<cudaStream_t>(0x51);
+  cuLaunchKernel_params driver_launch{};
+  driver_launch.hStream = H<CUstream>(0x51);
+  CUpti_CallbackData outer{}, inner{};
+  outer.functionParams = &runtime_launch;
+  outer.correlationData = &slot_;
+  outer.correlationId = 7;
+  uint64_t inner_slot = 0;
+  inner.functionParams = &driver_launch;
+  inner.correlationData = &inner_slot;
+  inner.correlationId = 7;
+  auto site = [&](CUpti_CallbackData* data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                  CUpti_ApiCallbackSite at) {
+    data->callbackSite = at;
+    HandleApiCallback(&context_, domain, cbid, data);
+  };
+  const auto rt = CUPTI_CB_DOMAIN_RUNTIME_API;
+  const auto drv = CUPTI_CB_DOMAIN_DRIVER_API;
+  const auto rt_launch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  const auto drv_launch = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  site(&outer, rt, rt_launch, CUPTI_API_ENTER);
+  site(&inner, drv, drv_launch, CUPTI_API_ENTER);
+  site(&inner, drv, drv_launch, CUPTI_API_EXIT);
+  site(&outer, rt, rt_launch, CUPTI_API_EXIT);
+  std::vector<Record> records = Drain();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(Name(records[0]), "cudaLaunchKernel");
+
+  // The program's own driver call, after the runtime call returned.
+  Call(drv, drv_launch, &driver_launch, 0, 8);
+  records = Drain();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(Name(records[0]), "cuLaunchKernel");
+
+  // A runtime call whose EXIT never reached the agent leaves the thread "inside" it: the next
+  // driver call is taken for its; the next runtime call heals it.
+  site(&outer, rt, rt_launch, CUPTI_API_ENTER);
+  Call(drv, drv_launch, &driver_launch, 0, 9);
+  Call(rt, rt_launch, &runtime_launch, 0, 10);
+  Call(drv, drv_launch, &driver_launch, 0, 11);
+  records = Drain();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(Name(records[0]), "cudaLaunchKernel");
+  EXPECT_EQ(records[0].payload.api_call.correlation_id, 10u);
+  EXPECT_EQ(Name(records[1]), "cuLaunchKernel");
+  EXPECT_EQ(records[1].payload.api_call.correlation_id, 11u);
+}
+
 TEST_F(ApiCallbacksTest, RecordsNothingWhenOffOrUntraced) {
   cudaStreamSynchronize_v3020_params sync{};
   enabled_.Set(false);
