@@ -4,6 +4,7 @@
 // the driver. Exits 77 (ctest: skipped) when there is no usable GPU. Never links libcuda (a
 // CPU-only machine could not even start it): the driver functions come from the runtime.
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -19,12 +20,17 @@ __global__ void AddOne(float* data, int n) {
   if (i < n) data[i] += 1.0f;
 }
 
+// The entry point of `name` as of CUDA `version`, whose prototype F must be that version's
+// (cudaTypedefs.h's PFN_<name>_v<version>): asked for 13000, "cuCtxSynchronize" is
+// cuCtxSynchronize_v2(CUcontext), and calling it as the old cuCtxSynchronize(void) passed it
+// whatever the register held as a context (its own error without a profiler; inside CUPTI's
+// instrumentation of the call, a SIGSEGV on the H200 of 2026-12-04).
 template <typename F>
-bool DriverFunction(const char* name, F* out) {
+bool DriverFunction(const char* name, int version, F* out) {
   cudaDriverEntryPointQueryResult found{};
   void* pointer = nullptr;
   if (!lumos::cuda_tests::Ok(
-          cudaGetDriverEntryPointByVersion(name, &pointer, 13000, cudaEnableDefault, &found),
+          cudaGetDriverEntryPointByVersion(name, &pointer, version, cudaEnableDefault, &found),
           name) ||
       found != cudaDriverEntryPointSuccess || pointer == nullptr) {
     std::fprintf(stderr, "launch_paths_workload: no driver entry point %s\n", name);
@@ -41,12 +47,12 @@ void CUDART_CB SetFlag(void* flag) { *static_cast<volatile int*>(flag) = 1; }
 int main() {
   using namespace lumos::cuda_tests;
   if (NoCudaDevice()) return kSkipExitCode;
-  decltype(&cuLaunchKernel) launch_kernel = nullptr;
-  decltype(&cuLaunchKernelEx) launch_kernel_ex = nullptr;
-  decltype(&cuCtxSynchronize) context_synchronize = nullptr;
-  if (!DriverFunction("cuLaunchKernel", &launch_kernel) ||
-      !DriverFunction("cuLaunchKernelEx", &launch_kernel_ex) ||
-      !DriverFunction("cuCtxSynchronize", &context_synchronize)) {
+  PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+  PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
+  PFN_cuCtxSynchronize_v13000 context_synchronize = nullptr;
+  if (!DriverFunction("cuLaunchKernel", 4000, &launch_kernel) ||
+      !DriverFunction("cuLaunchKernelEx", 11060, &launch_kernel_ex) ||
+      !DriverFunction("cuCtxSynchronize", 13000, &context_synchronize)) {
     return 1;
   }
   int n = 1 << 16;
@@ -105,7 +111,7 @@ int main() {
   other.join();
   volatile int flag = 0;
   Ok(cudaLaunchHostFunc(main_stream, SetFlag, const_cast<int*>(&flag)), "host function");
-  if (context_synchronize() != CUDA_SUCCESS) {
+  if (context_synchronize(nullptr) != CUDA_SUCCESS) {  // nullptr: the current context.
     std::fprintf(stderr, "launch_paths_workload: cuCtxSynchronize failed\n");
     return 1;
   }

@@ -350,6 +350,22 @@ TEST_F(ApiCallbacksTest, ADriverCallInsideARuntimeCallIsNotRecordedAgain) {
   EXPECT_EQ(records[1].payload.api_call.correlation_id, 11u);
 }
 
+// A job's own bad argument never becomes our crash: launch_paths_workload called
+// cuCtxSynchronize_v2 (CUDA 13's "cuCtxSynchronize" entry point) as the old void function, so
+// its context argument was garbage; the handler records the call and reads no handle it does
+// not need (a context is none of them), whatever the pointer.
+TEST_F(ApiCallbacksTest, AGarbageContextIsNeverDereferenced) {
+  cuCtxSynchronize_v2_params sync{};
+  sync.ctx = H<CUcontext>(0x1);  // Not a pointer anything may read.
+  Call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2, &sync,
+       /*CUDA_ERROR_INVALID_CONTEXT*/ 201, 12);
+  std::vector<Record> records = Drain();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(Name(records[0]), "cuCtxSynchronize_v2");
+  EXPECT_EQ(records[0].payload.api_call.return_code, 201);
+  EXPECT_EQ(records[0].payload.api_call.stream_id, 0u);
+}
+
 TEST_F(ApiCallbacksTest, RecordsNothingWhenOffOrUntraced) {
   cudaStreamSynchronize_v3020_params sync{};
   enabled_.Set(false);
