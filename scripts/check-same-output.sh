@@ -110,8 +110,8 @@ for name in $(printf '%s\n' "${!traces[@]}" | sort); do
   run "replay-$name" replay "$t"
   run "replay-json-$name" replay "$t" --json
   run "structure-$name" structure "$t" --json
-  # Known hang, left to its issue: the periodic windows' second window maps its clock to 1970,
-  # and export's GPU-busy counter track walks ~56 years of 1 ms bins.
+  # Revisions before 2026-12-04 hang here: a copy in the periodic windows' second file has a
+  # broken start (56 years early), and export's GPU-busy track walked its 100 µs bins one by one.
   [ "$name" != windows-periodic ] && run "export-$name" export "$t" -o trace.json
   run "summarize-$name" summarize "$t" -o summary
 done

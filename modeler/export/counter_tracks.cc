@@ -36,6 +36,16 @@ void WriteBusy(std::vector<std::pair<int64_t, int64_t>> intervals, int64_t origi
       const int64_t stop = std::min(b, BinStart(bin + 1, origin));
       busy += stop - a;
       a = stop;
+      // The whole bins inside the interval are all busy: one point at the first of them, then on
+      // from the last, instead of a step per bin (a record with a broken timestamp can span
+      // decades of bins; the points are the same, equal values are written once).
+      if (const int64_t last_whole = BinOf(b, origin) - 1; a < b && last_whole > bin) {
+        track->Point(BinStart(bin, origin), static_cast<double>(busy) / kCounterBinNs);
+        track->Point(BinStart(bin + 1, origin), 1.0);
+        bin = last_whole;
+        busy = kCounterBinNs;
+        a = BinStart(last_whole + 1, origin);
+      }
     }
   }
   if (bin >= 0) {

@@ -75,5 +75,27 @@ TEST(CounterTracksTest, OverlappingArrivalsReadTheOneStillRunning) {
   EXPECT_EQ(points, (Points{{0, 5.0}, {50'000, 7.0}, {150'000, 0.0}}));
 }
 
+// "GPU busy" walks the bins an op covers in one step: an op of 2.5 bins from 50 µs gives the
+// points worked out by hand, and an op whose start is a broken timestamp (a copy of the H200
+// periodic window, 56 years before the rest) is written at once, not bin by bin (the export of
+// that directory never ended).
+TEST(CounterTracksTest, BusyJumpsOverTheWholeBinsOfAnOp) {
+  internal::RankCounters c;
+  c.ops.push_back({50'000, 50'000, 300'000});  // Bins 0 (half), 1, 2 (whole), 3 (none).
+  EXPECT_EQ(CounterPoints(std::move(c), "GPU busy"),
+            (Points{{0, 0.5}, {100'000, 1.0}, {300'000, 0.0}}));
+  internal::RankCounters broken;
+  const int64_t decades = int64_t{1'796'395'224} * 1'000'000'000;
+  broken.ops.push_back({0, 0, decades + 150'000});
+  const Points points = CounterPoints(std::move(broken), "GPU busy");
+  const Points want = {{0, 1.0}, {decades + 100'000, 0.5}, {decades + 200'000, 0.0}};
+  ASSERT_EQ(points.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    // The parsed µs are doubles: 1.8e18 ns keeps about 0.2 µs.
+    EXPECT_NEAR(static_cast<double>(points[i].first), static_cast<double>(want[i].first), 1000.0);
+    EXPECT_EQ(points[i].second, want[i].second);
+  }
+}
+
 }  // namespace
 }  // namespace lumos::modeler
