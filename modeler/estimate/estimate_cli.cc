@@ -49,8 +49,9 @@ constexpr const char kExitStatus[] =
 int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::vector<std::string> inputs;
   std::string set_text, base_text, sweep_text, costs_file, net_name = models::kDefaultNetwork;
-  std::string timeline, job_name, iteration;
-  bool json = false, job_given = false, set_given = false, sweep_given = false;
+  std::string timeline, job_name, iteration, window_name;
+  bool json = false, job_given = false, window_given = false, set_given = false,
+       sweep_given = false;
   bool base_given = false, costs_given = false, gpu_given = false;
   std::string gpu_name;
   const models::SpecTable& specs = models::SpecTable::Builtin();
@@ -91,6 +92,11 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
       .String("--job", "ID", "the job to read when the files hold several (header job id)",
               &job_name)
       .Given(&job_given)
+      .String("--window", "STAMP",
+              "the capture window to read when the files hold several (its directory's stamp, "
+              "e.g. 20261204T144812Z; default: the first, said in a warning)",
+              &window_name)
+      .Given(&window_given)
       .Flag("--json", "print the estimate as JSON instead of text", &json)
       .String("--timeline", "OUT.json",
               "write the replayed and the estimated timelines side by side (Perfetto)", &timeline)
@@ -158,6 +164,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   progress.Update(-1);
   PrepareOptions prepare;
   if (job_given) prepare.job_id = job_name;
+  if (window_given) prepare.window = window_name;
   prepare.structure = structure_options;
   prepare.analysis = analysis;
   prepare.net = *source_net;

@@ -222,6 +222,7 @@ StatusOr<std::unique_ptr<PreparedJob>> PrepareJob(const std::vector<std::string>
   auto p = std::make_unique<PreparedJob>();
   LoadOptions load;
   load.job_id = options.job_id;
+  load.window = options.window;
   LUMOS_ASSIGN_OR_RETURN(p->job, LoadJob(paths, load));
   problems->insert(problems->end(), p->job.input_problems.begin(), p->job.input_problems.end());
   GraphOptions graph_options;

@@ -94,6 +94,7 @@ struct PreparedJob {
 
 struct PrepareOptions {
   std::optional<std::string> job_id;
+  std::optional<std::string> window;      // LoadOptions::window.
   structure::StructureOptions structure;  // --base, --iteration.
   AnalysisOptions analysis;
   models::NetworkSpec net;  // The measured job's (default ib400).

@@ -7,8 +7,10 @@
 #include <type_traits>
 
 #include "modeler/graph/view_cache.h"
+#include "modeler/graph/window_clip.h"
 #include "modeler/trace/nested_calls.h"
 #include "modeler/trace/trace_reader.h"
+#include "modeler/trace/window_stamp.h"
 
 namespace lumos::modeler {
 namespace {
@@ -58,6 +60,7 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
                 uint64_t* events_read) {
   ReadResult result;
   FrameNames names(pool);
+  std::optional<std::pair<int64_t, int64_t>> window_span;  // The closing CaptureWindow's.
   auto all = [](const auto&) { return true; };
   // keep_range's answer per name of the frame (its views share a pointer per interned string):
   // most ranges are framework ops that repeat (aten::add, ...), and a --iteration regex run on
@@ -93,6 +96,12 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
                                     l.thread_id(), pool->Intern(l.detail())});
             continue;
           }
+          if (row.packet->has_capture_window() && row.packet->has_start_delta_ns()) {
+            window_span = {
+                row.start_ns,
+                row.start_ns + static_cast<int64_t>(row.packet->capture_window().duration_ns())};
+            continue;
+          }
           if (!row.packet->has_communicator()) continue;
           const pb::Communicator& c = row.packet->communicator();
           rank->communicators.push_back(
@@ -104,6 +113,14 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   LUMOS_RETURN_IF_ERROR(status);
   *events_read += result.events;
   rank->nested_driver_calls = RemoveNestedDriverCalls(&rank->api_calls);
+  if (window_span && window_span->second > window_span->first) {
+    rank->outside_window = ClipToWindow(window_span->first, window_span->second, rank);
+    if (rank->outside_window != 0) {
+      warnings->push_back(rank->path + ": " + std::to_string(rank->outside_window) +
+                          " events outside its capture window dropped (an agent before 2026-12-05 "
+                          "wrote every GPU op since its last flush into a window's file)");
+    }
+  }
   rank->kernel_gemm = LinkKernelsToGemmCalls(rank->kernels, rank->api_calls, rank->gemm_calls);
   if (result.has_trailer && result.trailer.has_rank()) {
     rank->trailer_rank = result.trailer.rank();
@@ -186,6 +203,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
   struct FileInfo {
     std::string path;
     std::string job_id, host, device;
+    std::string window;  // Capture windows: "STAMP" or "STAMP (request N)"; "": a whole run.
     bool has_rank = false;
     int32_t rank = 0, world_size = 0;
     std::unique_ptr<TraceReader> reader;  // Kept from the first pass, or null.
@@ -202,9 +220,16 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     }
     std::unique_ptr<TraceReader> reader = std::move(opened).value();
     const pb::TraceHeader& h = reader->header();
+    std::string window;
+    if (h.has_capture_window()) {
+      window = WindowStamp(h.capture_window().start_realtime_ns());
+      if (h.capture_window().request_id() != 0) {
+        window += " (request " + std::to_string(h.capture_window().request_id()) + ")";
+      }
+    }
     files.push_back({path, h.job_id(), h.host_name(),
-                     h.devices().empty() ? std::string() : h.devices(0).name(), h.has_rank(),
-                     h.rank(), h.has_world_size() ? h.world_size() : 0, nullptr});
+                     h.devices().empty() ? std::string() : h.devices(0).name(), std::move(window),
+                     h.has_rank(), h.rank(), h.has_world_size() ? h.world_size() : 0, nullptr});
     jobs[h.job_id()].push_back(path);
     if (files.size() <= kMaxHeldOpen) files.back().reader = std::move(reader);
   }
@@ -232,8 +257,36 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     return Status::Error("the input holds " + std::to_string(jobs.size()) + " jobs: " + list +
                          "; choose one with --job ID");
   }
+  // One process's capture windows are windows, not ranks: one window is loaded.
+  std::map<std::string, size_t> windows;  // Window -> files; sorted: stamps sort as times.
+  for (const FileInfo& f : files) ++windows[f.window];
+  std::string window_note;
+  if (options.window || windows.size() > 1) {
+    std::string list;
+    for (const auto& [name, count] : windows) {
+      list += (list.empty() ? "" : ", ") + (name.empty() ? std::string("a whole run") : name);
+    }
+    std::string chosen = windows.begin()->first;
+    if (options.window) {
+      auto it = std::find_if(windows.begin(), windows.end(), [&](const auto& w) {
+        return w.first == *options.window || w.first.rfind(*options.window + " (", 0) == 0;
+      });
+      if (it == windows.end()) {
+        return Status::Error("no capture window '" + *options.window + "' of job '" +
+                             jobs.begin()->first + "' in the input (windows: " + list + ")");
+      }
+      chosen = it->first;
+    } else {
+      window_note = "the input holds " + std::to_string(windows.size()) +
+                    " capture windows of job '" + jobs.begin()->first + "' (" + list +
+                    "): this is the first, " + (chosen.empty() ? "the whole run" : chosen) +
+                    "; choose another with --window STAMP";
+    }
+    std::erase_if(files, [&](const FileInfo& f) { return f.window != chosen; });
+  }
   Job job;
   job.job_id = jobs.begin()->first;
+  if (!window_note.empty()) job.warnings.push_back(window_note);
   for (const std::string& why : unreadable) {
     job.warnings.push_back("skipped: " + why);
     job.input_problems.push_back(why + " (skipped)");

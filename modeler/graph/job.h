@@ -71,6 +71,8 @@ struct RankTrace {
   // (modeler/trace/nested_calls.h), and counted in nested_driver_calls.
   std::vector<schema::ApiCallEvent> api_calls;
   uint64_t nested_driver_calls = 0;
+  // A capture window's file: the events outside its window, dropped (window_clip.h).
+  uint64_t outside_window = 0;
   std::vector<schema::MemcpyEvent> memcpys;
   std::vector<schema::MemsetEvent> memsets;
   std::vector<schema::SyncEvent> syncs;
@@ -118,6 +120,10 @@ struct Job {
 struct LoadOptions {
   // The job to load when the files hold several (by header job id); empty: there must be one.
   std::optional<std::string> job_id;
+  // The capture window to load when the job's files hold several (a window directory's stamp,
+  // "20261204T144812Z"); empty: the first, and a warning names the others. One process's
+  // windows are never taken for ranks.
+  std::optional<std::string> window;
   // Called once per rank, in rank order, with all of its events (names already in the Job's
   // pool); rank_index is its index in Job::ranks.
   std::function<void(const RankTrace& rank, uint32_t rank_index)> on_rank;

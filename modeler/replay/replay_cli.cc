@@ -81,13 +81,18 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::vector<ReplayScale> scales;
   AnalysisOptions analysis;
   bool json = false, drop_gaps = false, dependencies_only = false, stats = false;
-  std::string timeline, job_name, iteration;
-  bool job_given = false;
+  std::string timeline, job_name, iteration, window_name;
+  bool job_given = false, window_given = false;
   cli::ArgParser parser("lumos-model replay", "FILE|DIR|GLOB... [options]");
   parser.Description(kDescription)
       .String("--job", "ID", "the job to replay when the files hold several (header job id)",
               &job_name)
       .Given(&job_given)
+      .String("--window", "STAMP",
+              "the capture window to replay when the files hold several (its directory's stamp, "
+              "e.g. 20261204T144812Z; default: the first, said in a warning)",
+              &window_name)
+      .Given(&window_given)
       .String("--iteration", "REGEX",
               "iterations are the host/NVTX ranges whose name matches REGEX (default: "
               "ProfilerStep#N ranges; none: detected from the repeating kernel stream, else the "
@@ -144,6 +149,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   LoadOptions load;
   load.keep_events = false;
   load.job_id = job_id;
+  if (window_given) load.window = window_name;
   size_t ranks_to_load = paths->size();
   // The chosen job's rank count, not the input's file count: a directory may hold other jobs.
   load.on_rank_count = [&builder, &ranks_to_load](size_t ranks) {

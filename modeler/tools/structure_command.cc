@@ -41,8 +41,8 @@ constexpr const char kExitStatus[] =
 
 int RunStructure(const Args& args) {
   std::vector<std::string> inputs;
-  std::string base_text, iteration, job_name;
-  bool json = false, job_given = false;
+  std::string base_text, iteration, job_name, window_name;
+  bool json = false, job_given = false, window_given = false;
   structure::StructureOptions options;
   cli::ArgParser parser("lumos-model structure",
                         "FILE|DIR|GLOB... [--base K=V,...] [--iteration REGEX] [--json]");
@@ -72,6 +72,11 @@ int RunStructure(const Args& args) {
       .String("--job", "ID", "the job to read when the files hold several (header job id)",
               &job_name)
       .Given(&job_given)
+      .String("--window", "STAMP",
+              "the capture window to read when the files hold several (its directory's stamp, "
+              "e.g. 20261204T144812Z; default: the first, said in a warning)",
+              &window_name)
+      .Given(&window_given)
       .Flag("--json", "print the structure as JSON instead of text", &json)
       .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
       .Epilogue(kExitStatus);
@@ -84,6 +89,7 @@ int RunStructure(const Args& args) {
   if (!paths.ok()) return outcome.Fail(paths.status().message());
   LoadOptions load;
   if (job_given) load.job_id = job_name;
+  if (window_given) load.window = window_name;
   StatusOr<Job> job = LoadJob(*paths, load);
   if (!job.ok()) return outcome.Fail(job.status().message());
   for (const std::string& problem : job->input_problems) outcome.InputProblem(problem);
