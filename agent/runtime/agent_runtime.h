@@ -326,6 +326,9 @@ class Agent {
   };
   std::vector<HeldRecord> held_;
   uint64_t held_dropped_ = 0;
+  // This window's source records from before it started, dropped (agent_writer.cc DrainOnce);
+  // said when the window closes.
+  uint64_t outside_window_records_ = 0;
   static constexpr size_t kMaxHeldRecords = 1 << 18;
   std::string window_partial_path_, window_final_path_, window_directory_;
   bool window_open_failed_ = false;  // This window's file could not be created: it is skipped.

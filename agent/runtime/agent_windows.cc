@@ -460,6 +460,14 @@ void Agent::CloseWindow() {
     LUMOS_LOG(Warn, "closing capture window %llu failed: %s",
               static_cast<unsigned long long>(window_index_), closed.message().c_str());
   }
+  if (outside_window_records_ > 0) {
+    LUMOS_LOG(Info,
+              "capture window %llu: %llu GPU records from before the window were not written "
+              "(CUPTI buffers of the dormant time)",
+              static_cast<unsigned long long>(window_index_),
+              static_cast<unsigned long long>(outside_window_records_));
+    outside_window_records_ = 0;
+  }
   bytes_written_.fetch_add(writer_->stats().bytes_written, std::memory_order_relaxed);
   events_dropped_.fetch_add(writer_->stats().events_lost + held_dropped_,
                             std::memory_order_relaxed);

@@ -173,9 +173,14 @@ void Agent::DrainOnce(size_t max_per_ring) {
       max_per_ring);
   encoder.AddDrops(rings->CollectDrops());
   WriterRecordSink sink(&encoder, writer_.get(), &strings_);
+  // A window's file holds its window: a source's records from before it started go.
+  if (const control::WindowController* windows = windows_.load(std::memory_order_acquire)) {
+    sink.SetNotBefore(windows->capture_start_ns());
+  }
   for (std::atomic<RecordSource*>& slot : sources_) {
     if (RecordSource* source = slot.load(std::memory_order_acquire)) source->Drain(sink);
   }
+  outside_window_records_ += sink.dropped_before();
   for (int i = 0; i < static_cast<int>(CountedLoss::kCount); ++i) {
     const uint64_t lost = TakeLoss(static_cast<CountedLoss>(i));
     if (lost == 0) continue;

@@ -1,6 +1,9 @@
 // Design: the RecordSink the writer thread hands a RecordSource (record_source.h) when it
 // drains: records go into the same RecordEncoder as the rings' records, losses straight into
-// the file as LossRecords. Header-only so benchmarks drive sources exactly as the runtime does.
+// the file as LossRecords. In a capture window's file, records a source made before the window
+// started (CUPTI activity buffers that filled while the agent was dormant, or whose records carry
+// no time) are dropped and counted (SetNotBefore), so a window's file holds its window.
+// Header-only so benchmarks drive sources exactly as the runtime does.
 // Threading: the writer thread only.
 #pragma once
 
@@ -19,7 +22,16 @@ class WriterRecordSink : public RecordSink {
   // All three must outlive the sink.
   WriterRecordSink(RecordEncoder* encoder, schema::TraceFileWriter* writer, StringTable* strings)
       : encoder_(encoder), writer_(writer), strings_(strings) {}
-  void Add(const Record& head, const Record* extension) override { encoder_->Add(head, extension); }
+  void Add(const Record& head, const Record* extension) override {
+    if (head.start_ns < not_before_ns_) {
+      ++dropped_before_;
+      return;
+    }
+    encoder_->Add(head, extension);
+  }
+  // Records starting before `ns` are dropped from now on (INT64_MIN: none).
+  void SetNotBefore(int64_t ns) { not_before_ns_ = ns; }
+  uint64_t dropped_before() const { return dropped_before_; }
   void AddLoss(schema::LossSource source, uint64_t count, int64_t time_ns,
                std::string_view detail) override {
     writer_->Add(schema::LossEvent{time_ns, 0, source, count, 0, detail});
@@ -30,6 +42,8 @@ class WriterRecordSink : public RecordSink {
   RecordEncoder* encoder_;
   schema::TraceFileWriter* writer_;
   StringTable* strings_;
+  int64_t not_before_ns_ = INT64_MIN;
+  uint64_t dropped_before_ = 0;
 };
 
 }  // namespace lumos::agent

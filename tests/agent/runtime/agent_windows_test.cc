@@ -16,6 +16,7 @@
 #include "agent/control/window_controller.h"
 #include "agent/runtime/agent_runtime.h"
 #include "agent/runtime/capture_switch.h"
+#include "agent/runtime/record_source.h"
 #include "modeler/trace/trace_reader.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/sample_trace.h"
@@ -38,6 +39,29 @@ class RecordingSwitch : public CaptureSwitch {
 
   std::atomic<int> state_when_on{-1};
   std::atomic<int> turned_on{0};
+};
+
+// Stands in for the CUPTI activity channel of the agent before issue 23: once a window is
+// capturing, it hands over a buffer that filled while the agent was dormant (a record from
+// before the window, one with no time) and one record of the window. Only the last may reach
+// the window's file.
+class StaleBufferSource : public RecordSource {
+ public:
+  void Drain(RecordSink& sink) override {
+    const control::WindowController* windows = Agent::Get().windows();
+    if (handed_over || windows == nullptr || windows->state() != WindowState::kCapturing) return;
+    const int64_t start = windows->capture_start_ns();
+    for (int64_t at : {int64_t{0}, start - 1'000'000, start + 1}) {
+      Record record{};
+      record.kind = RecordKind::kApiCall;
+      record.start_ns = at;
+      record.end_ns = at + 1;
+      record.payload.api_call.correlation_id = 900;
+      sink.Add(record, nullptr);
+    }
+    handed_over = true;
+  }
+  std::atomic<bool> handed_over{false};
 };
 
 std::vector<std::string> FilesUnder(const std::string& dir, const std::string& suffix) {
@@ -69,6 +93,8 @@ TEST(AgentWindowsTest, ArmWindowForkAndExitMidWindow) {
   ASSERT_NE(windows, nullptr);
   static RecordingSwitch capture_switch;  // Lives as long as the agent.
   agent.SetCaptureSwitch(&capture_switch);
+  static StaleBufferSource stale_source;
+  ASSERT_TRUE(agent.AddRecordSource(&stale_source));
 
   // A marker seen (so the window waits for its boundary), then a request for iteration 1000.
   windows->OnIterationBoundary(1, MonotonicNowNs());
@@ -109,6 +135,7 @@ TEST(AgentWindowsTest, ArmWindowForkAndExitMidWindow) {
   const std::string job_dir = dir.path() + "/windows-test";
   ASSERT_TRUE(
       ::lumos::testing::PollUntil([&] { return FilesUnder(job_dir, ".partial").size() == 1; }, 30));
+  ASSERT_TRUE(::lumos::testing::PollUntil([&] { return stale_source.handed_over.load(); }, 30));
   agent.Stop();
   EXPECT_FALSE(agent.enabled().enabled());
 
@@ -116,13 +143,15 @@ TEST(AgentWindowsTest, ArmWindowForkAndExitMidWindow) {
   ASSERT_EQ(files.size(), 1u);
   auto reader = modeler::TraceReader::Open(files[0]);
   ASSERT_TRUE(reader.ok()) << reader.status().message();
-  int api_calls = 0;
+  int api_calls = 0, stale_calls = 0;
   std::vector<std::string> failures;
   std::string missed;
   modeler::ReadResult result;
   Status status = (*reader)->ReadPackets(
       [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext&) {
-        if (packet.has_api_call()) ++api_calls;
+        if (packet.has_api_call()) {
+          ++(packet.api_call().correlation_id() == 900 ? stale_calls : api_calls);
+        }
         if (packet.has_loss() &&
             packet.loss().source() == modeler::pb::LOSS_SOURCE_CHANNEL_FAILED) {
           failures.push_back(packet.loss().detail());
@@ -134,6 +163,9 @@ TEST(AgentWindowsTest, ArmWindowForkAndExitMidWindow) {
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_TRUE(result.has_trailer);
   EXPECT_EQ(api_calls, 1);
+  // Of the source's three records, only the one of the window (dropped: before its start, and
+  // with no time).
+  EXPECT_EQ(stale_calls, 1);
   EXPECT_NE(missed.find("the process ended during the window"), std::string::npos) << missed;
   // No cuInit in this process: each CUPTI channel's CHANNEL_FAILED, reported at the close, is
   // in the window that was open then, once (it used to be in none).
