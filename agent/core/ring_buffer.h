@@ -99,6 +99,14 @@ class RecordRing {
   }
 
   uint64_t capacity() const { return capacity_; }
+  // Producer: holds the ring at least `level` records? Re-reads tail_ only when the cached copy
+  // says so (a stale copy overstates the fill), so below the level it costs one compare.
+  bool FilledTo(uint64_t level) {
+    const uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head - cached_tail_ < level) return false;
+    cached_tail_ = tail_.load(std::memory_order_acquire);
+    return head - cached_tail_ >= level;
+  }
   // Records waiting to be drained; exact only when neither side is running.
   uint64_t SizeApprox() const {
     // Acquire on both: a statistic, but never a negative difference from a torn view.

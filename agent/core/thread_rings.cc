@@ -120,7 +120,7 @@ ThreadRing* ThreadRings::RegisterCurrentThread() {
     } else {
       without_ring_.fetch_add(1, std::memory_order_relaxed);
     }
-    ring = new (base) ThreadRing(CurrentThreadId(), slots, capacity);
+    ring = new (base) ThreadRing(CurrentThreadId(), slots, capacity, &drain_wake_);
     ThreadRing* head = rings_.load(std::memory_order_relaxed);
     do {
       ring->next_ = head;

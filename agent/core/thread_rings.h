@@ -53,23 +53,43 @@ struct RingDropReport {
   int64_t last_drop_ns = 0;
 };
 
+// How a ring asks the consumer to drain it: `wake(context)` from the producing thread (the
+// agent's eventfd write: one syscall per half ring, never per record). Set before any ring
+// exists; null: rings are drained by the consumer's timer only.
+struct DrainWake {
+  void (*wake)(void* context) = nullptr;
+  void* context = nullptr;
+};
+
 class ThreadRing {
  public:
-  ThreadRing(uint32_t thread_id, Record* slots, uint64_t capacity)
-      : ring_(slots, capacity), thread_id_(thread_id) {}
+  ThreadRing(uint32_t thread_id, Record* slots, uint64_t capacity, const DrainWake* wake = nullptr)
+      : ring_(slots, capacity),
+        thread_id_(thread_id),
+        wake_(wake),
+        wake_level_(ring_.capacity() == 0 ? UINT64_MAX : ring_.capacity() / 2) {}
   ThreadRing(const ThreadRing&) = delete;
   ThreadRing& operator=(const ThreadRing&) = delete;
 
   // Producer (the owning thread): pushes the event or counts it as dropped. Never blocks.
   // The capacity check keeps the shared ring-less entry from touching its ring's producer
   // state, which would be a race between the threads sharing it.
+  // A ring filled to half asks its consumer to drain it (DrainWake): once, until the consumer
+  // has drained it, so a fast producer costs the job one wake-up per half ring, not a timer's
+  // worth of drops.
   bool Push(const Record& record) {
-    if (ring_.capacity() != 0 && ring_.TryPush(record)) return true;
+    if (ring_.capacity() != 0 && ring_.TryPush(record)) {
+      if (ring_.FilledTo(wake_level_)) RequestDrain();
+      return true;
+    }
     CountDrop(record.start_ns);
     return false;
   }
   bool Push(const Record& head, const Record& extension) {
-    if (ring_.capacity() != 0 && ring_.TryPush(head, extension)) return true;
+    if (ring_.capacity() != 0 && ring_.TryPush(head, extension)) {
+      if (ring_.FilledTo(wake_level_)) RequestDrain();
+      return true;
+    }
     CountDrop(head.start_ns);
     return false;
   }
@@ -85,9 +105,22 @@ class ThreadRing {
   friend class ThreadRings;
   void CountDrop(int64_t record_ns);
   bool TakeDropReport(RingDropReport* report);
+  // The first push past the wake level since the last drain wakes the consumer.
+  void RequestDrain() {
+    if (wake_ == nullptr || wake_->wake == nullptr ||
+        drain_requested_.load(std::memory_order_relaxed) ||
+        drain_requested_.exchange(true, std::memory_order_relaxed)) {
+      return;
+    }
+    wake_->wake(wake_->context);
+  }
 
   RecordRing ring_;
   const uint32_t thread_id_;
+  const DrainWake* const wake_;
+  const uint64_t wake_level_;
+  // Set by the producer when it asked for a drain, cleared by the consumer after draining.
+  std::atomic<bool> drain_requested_{false};
   ThreadRing* next_ = nullptr;  // Registry link; set before publication, immutable after.
   // Drop accounting, on its own line so drops never slow down the ring's producer line.
   alignas(64) std::atomic<uint64_t> drops_{0};
@@ -148,9 +181,13 @@ class ThreadRings {
       events += ring.ring().Drain(
           [&](const Record& head, const Record* extension) { consume(ring, head, extension); },
           max_events_per_ring);
+      // After the drain: a push past the wake level from now on asks again.
+      ring.drain_requested_.store(false, std::memory_order_relaxed);
     });
     return events;
   }
+  // Before any thread pushes: how a ring filled to half wakes the consumer.
+  void SetDrainWake(DrainWake wake) { drain_wake_ = wake; }
   // Consumer: the rings with new drops since the previous call.
   std::vector<RingDropReport> CollectDrops();
 
@@ -181,6 +218,7 @@ class ThreadRings {
   std::atomic<uint64_t> with_ring_{0};       // Statistics only (relaxed).
   std::atomic<uint64_t> without_ring_{0};
   std::atomic<uint64_t> shared_threads_{0};
+  DrainWake drain_wake_;              // Read by every ring's producer; set before any.
   ThreadRing shared_{0, nullptr, 0};  // Threads beyond the arena; drops via atomic RMW only.
 };
 

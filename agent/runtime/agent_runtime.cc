@@ -182,6 +182,9 @@ bool Agent::StartOnce() {
   }
   // The writer drains owned_rings_; published to the callbacks (rings_) only once it runs.
   owned_rings_ = std::move(rings).value();
+  // A ring filled to half wakes the writer, so a fast thread is drained before the flush timer
+  // (the H200's 8-layer loop: 2,000 records per 27-ms step filled a 1 MiB ring in 0.2 s).
+  owned_rings_->SetDrainWake({[](void* agent) { static_cast<Agent*>(agent)->Wake(); }, this});
   // Before the writer thread: its first pass already needs the window controller.
   StartWindows();
   const int thread_error = pthread_create(&writer_thread_, nullptr, &Agent::WriterThreadMain, this);

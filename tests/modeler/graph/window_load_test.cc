@@ -46,9 +46,10 @@ TEST(WindowLoadTest, OneProcessesTwoWindowsAreOneRankInTheFirstWindowSaidSo) {
   EXPECT_EQ(job->ranks[0].path, files[0]);
   bool said = false;
   for (const std::string& w : job->warnings) {
-    said = said || w.find("2 capture windows of job 'gpt-periodic' (20261204T144812Z, "
-                          "20261204T144815Z): this is the first, 20261204T144812Z; choose "
-                          "another with --window STAMP") != std::string::npos;
+    said = said || w.find(
+                       "2 capture windows of job 'gpt-periodic' (20261204T144812Z, "
+                       "20261204T144815Z): this is the first, 20261204T144812Z; choose "
+                       "another with --window STAMP") != std::string::npos;
   }
   EXPECT_TRUE(said);
   const RankTrace& rank = job->ranks[0];
