@@ -64,10 +64,10 @@ struct DrainWake {
 class ThreadRing {
  public:
   ThreadRing(uint32_t thread_id, Record* slots, uint64_t capacity, const DrainWake* wake = nullptr)
-      : ring_(slots, capacity),
-        thread_id_(thread_id),
-        wake_(wake),
-        wake_level_(ring_.capacity() == 0 ? UINT64_MAX : ring_.capacity() / 2) {}
+      : wake_(wake),
+        wake_level_(RecordRing::IsValidCapacity(capacity) ? capacity / 2 : UINT64_MAX),
+        ring_(slots, capacity),
+        thread_id_(thread_id) {}
   ThreadRing(const ThreadRing&) = delete;
   ThreadRing& operator=(const ThreadRing&) = delete;
 
@@ -115,18 +115,21 @@ class ThreadRing {
     wake_->wake(wake_->context);
   }
 
-  RecordRing ring_;
-  const uint32_t thread_id_;
+  // Read by the producer on every push: before the ring, on the line of its constants, never on
+  // one the consumer writes.
   const DrainWake* const wake_;
   const uint64_t wake_level_;
-  // Set by the producer when it asked for a drain, cleared by the consumer after draining.
-  std::atomic<bool> drain_requested_{false};
+  RecordRing ring_;
+  const uint32_t thread_id_;
   ThreadRing* next_ = nullptr;  // Registry link; set before publication, immutable after.
   // Drop accounting, on its own line so drops never slow down the ring's producer line.
   alignas(64) std::atomic<uint64_t> drops_{0};
   std::atomic<int64_t> first_drop_ns_{0};
   std::atomic<int64_t> last_drop_ns_{0};
   std::atomic<uint64_t> acked_drops_{0};  // Stored only by the consumer (TakeDropReport).
+  // Set by the producer when it asked for a drain, cleared by the consumer after draining it
+  // (only then written: the line stays shared while nobody asks).
+  std::atomic<bool> drain_requested_{false};
 };
 
 namespace internal {
@@ -182,7 +185,9 @@ class ThreadRings {
           [&](const Record& head, const Record* extension) { consume(ring, head, extension); },
           max_events_per_ring);
       // After the drain: a push past the wake level from now on asks again.
-      ring.drain_requested_.store(false, std::memory_order_relaxed);
+      if (ring.drain_requested_.load(std::memory_order_relaxed)) {
+        ring.drain_requested_.store(false, std::memory_order_relaxed);
+      }
     });
     return events;
   }
