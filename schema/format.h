@@ -10,7 +10,7 @@ namespace lumos::schema {
 
 // Bump kSchemaMajor only for changes old readers cannot read; bump kSchemaMinor for additions.
 inline constexpr uint32_t kSchemaMajor = 2;
-inline constexpr uint32_t kSchemaMinor = 3;
+inline constexpr uint32_t kSchemaMinor = 4;
 // Readers read every major from this one to kSchemaMajor (1.x: one row packet per event).
 inline constexpr uint32_t kOldestReadableMajor = 1;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "agent/core/no_destructor.h"
+#include "agent/cupti/cuda_devices.h"
 #include "agent/runtime/agent_runtime.h"
 #include "base/logging.h"
 
@@ -289,6 +290,9 @@ int InitializeCuptiInjection() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
     Agent& agent = Agent::Get();
+    // cuInit is running: from now on the writer may ask the driver for the devices (it does so
+    // on its own thread, after this returns; never here, inside the driver's initialisation).
+    agent.SetDeviceProbe(&ProbeProcessDevices);
     agent.LoadConfig();
     const AgentConfig& config = agent.config();
     if (!config.channels.Has(schema::Channel::kCuptiActivity) &&

@@ -90,6 +90,7 @@
 #include "agent/core/string_table.h"
 #include "agent/core/thread_rings.h"
 #include "agent/runtime/capture_switch.h"
+#include "agent/runtime/process_devices.h"
 #include "agent/runtime/record_source.h"
 #include "schema/writer/trace_file_writer.h"
 
@@ -138,6 +139,11 @@ class Agent {
   // injection already loaded; else 0), so the runtime needs no CUPTI. Set by the .so's load
   // constructor before anything can start the agent; Start() calls it once, and only with a
   // CUPTI channel enabled. It must not load libraries (it runs under Start()'s once-lock).
+  // How the writer asks the process's CUDA driver, runtime and NCCL for its devices and their
+  // versions (agent/cupti/cuda_devices.h); set by the CUDA injection when cuInit runs, so the
+  // writer asks only once the job has a driver. True once the devices are known.
+  using DeviceProbe = bool (*)(ProcessDevices* out);
+  void SetDeviceProbe(DeviceProbe probe) { device_probe_.store(probe, std::memory_order_release); }
   using CuptiVersionProbe = uint32_t (*)(const AgentConfig& config);
   void SetCuptiVersionProbe(CuptiVersionProbe probe) {
     cupti_version_probe_.store(probe, std::memory_order_release);
@@ -272,6 +278,11 @@ class Agent {
   std::string host_name_;
   std::string trace_dir_;  // LUMOS_OUTPUT_DIR made absolute at Start().
   std::atomic<CuptiVersionProbe> cupti_version_probe_{nullptr};
+  std::atomic<DeviceProbe> device_probe_{nullptr};
+  // Writer thread: what the probe said (into the trailer and every later window's header).
+  ProcessDevices process_devices_;
+  bool devices_known_ = false;
+  void MaybeProbeDevices();
   // The largest communicator noted: size in the high 32 bits, rank in the low 32; 0 = none. One
   // word, so the pair is always consistent; relaxed is enough, the word is the whole message
   // (the close reads whatever was noted before it, nothing else depends on it).

@@ -161,6 +161,12 @@ RankInfo Agent::CurrentRank() const {
 }
 
 schema::TrailerInfo Agent::CurrentTrailer() const {
+  schema::TrailerInfo trailer;
+  // What the header could not name at start-up (schema 2.4), once the writer learned it.
+  trailer.devices = process_devices_.devices;
+  trailer.cuda_runtime_version = process_devices_.cuda_runtime_version;
+  trailer.cuda_driver_version = process_devices_.cuda_driver_version;
+  trailer.nccl_version = process_devices_.nccl_version;
   uint64_t world = world_comm_.load(std::memory_order_relaxed);
   if (world != 0 && env_rank_.world_size.has_value() &&
       static_cast<int64_t>(world >> 32) < *env_rank_.world_size) {
@@ -168,11 +174,12 @@ schema::TrailerInfo Agent::CurrentTrailer() const {
     // job whose world communicator never ran here. Its rank is not the process's global rank.
     world = 0;
   }
-  if (world == 0) return {};
-  return {.has_rank = true,
-          .has_world_size = true,
-          .rank = static_cast<int32_t>(world & 0xffffffffu),
-          .world_size = static_cast<int32_t>(world >> 32)};
+  if (world == 0) return trailer;
+  trailer.has_rank = true;
+  trailer.has_world_size = true;
+  trailer.rank = static_cast<int32_t>(world & 0xffffffffu);
+  trailer.world_size = static_cast<int32_t>(world >> 32);
+  return trailer;
 }
 
 void Agent::CacheCommunicator(const Record& head) {

@@ -80,6 +80,7 @@ void Agent::WriterLoop() {
       return;
     }
     fast_clock.RefineIfDue();
+    MaybeProbeDevices();
     if (windowed()) {
       WindowPass(ReadMonotonicNs(), request == kSignalFlush);
       if (request == kSignalFlush) signal_served_.fetch_add(1, std::memory_order_release);
@@ -187,6 +188,20 @@ void Agent::DrainOnce(size_t max_per_ring) {
     const CountedLossInfo& info = kCountedLossInfo[i];
     writer_->Add(schema::LossEvent{MonotonicNowNs(), 0, info.source, lost, 0, info.detail});
   }
+}
+
+void Agent::MaybeProbeDevices() {
+  if (devices_known_) return;
+  const DeviceProbe probe = device_probe_.load(std::memory_order_acquire);
+  if (probe == nullptr) return;  // No cuInit yet: no driver to ask.
+  ProcessDevices found;
+  devices_known_ = probe(&found);
+  process_devices_ = std::move(found);
+  // Every window opened from now on names them in its header.
+  base_header_.devices = process_devices_.devices;
+  base_header_.cuda_runtime_version = process_devices_.cuda_runtime_version;
+  base_header_.cuda_driver_version = process_devices_.cuda_driver_version;
+  base_header_.nccl_version = process_devices_.nccl_version;
 }
 
 void Agent::WriteClockSnapshot() {

@@ -122,6 +122,10 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
     }
   }
   rank->kernel_gemm = LinkKernelsToGemmCalls(rank->kernels, rank->api_calls, rank->gemm_calls);
+  // A header written before the job's first context names no device: the trailer (2.4) may.
+  if (rank->device.empty() && result.has_trailer && result.trailer.devices_size() > 0) {
+    rank->device = result.trailer.devices(0).name();
+  }
   if (result.has_trailer && result.trailer.has_rank()) {
     rank->trailer_rank = result.trailer.rank();
     rank->trailer_world_size = result.trailer.world_size();

@@ -91,10 +91,10 @@ void PrintText(const TraceSummary& s) {
               h.schema_major(), h.schema_minor());
   if (!h.source_path().empty()) std::printf("  source     %s\n", h.source_path().c_str());
   for (const pb::Device& d : h.devices()) {
-    std::printf("  device %-3u %s, %u SMs, %.1f GiB, sm_%u%u%s%s\n", d.device_id(),
+    std::printf("  device %-3u %s, %u SMs, %.1f GiB, sm_%u%u%s%s%s\n", d.device_id(),
                 d.name().c_str(), d.sm_count(), d.memory_bytes() / double(1ull << 30),
                 d.compute_major(), d.compute_minor(), d.pci_bus_id().empty() ? "" : ", pci ",
-                d.pci_bus_id().c_str());
+                d.pci_bus_id().c_str(), s.devices_from_trailer ? " (from the trailer)" : "");
   }
   std::printf("  versions   CUDA runtime %s, driver %s, CUPTI %s, NCCL %s\n",
               Version(h.cuda_runtime_version()).c_str(), Version(h.cuda_driver_version()).c_str(),

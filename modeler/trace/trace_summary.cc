@@ -113,6 +113,21 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
         return Status::Ok();
       },
       &summary.read));
+  // What the header could not name at start-up, as the trailer (schema 2.4) names it.
+  if (summary.read.has_trailer) {
+    const pb::Trailer& t = summary.read.trailer;
+    if (summary.header.devices_size() == 0 && t.devices_size() > 0) {
+      *summary.header.mutable_devices() = t.devices();
+      summary.devices_from_trailer = true;
+    }
+    if (summary.header.cuda_runtime_version() == 0) {
+      summary.header.set_cuda_runtime_version(t.cuda_runtime_version());
+    }
+    if (summary.header.cuda_driver_version() == 0) {
+      summary.header.set_cuda_driver_version(t.cuda_driver_version());
+    }
+    if (summary.header.nccl_version().empty()) summary.header.set_nccl_version(t.nccl_version());
+  }
   summary.kernels = kernel_correlations.size();
   for (bool nested : NestedDriverCalls(calls)) summary.nested_driver_calls += nested ? 1 : 0;
   if (summary.nested_driver_calls > 0) {

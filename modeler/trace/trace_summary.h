@@ -16,7 +16,9 @@ namespace lumos::modeler {
 
 struct TraceSummary {
   std::string path;
+  // The header, with the devices and versions it lacks taken from the trailer (schema 2.4).
   pb::TraceHeader header;
+  bool devices_from_trailer = false;
   ReadResult read;  // Frames, bytes, trailer, damage.
   // By packet kind ("kernel", ...); "api_call" counts calls, not the driver calls an older
   // agent also recorded inside runtime calls (nested_driver_calls; nested_calls.h).

@@ -168,6 +168,23 @@ size_t CaptureWindowBound(const CaptureWindowEvent& e) {
 }
 
 // The fields of CaptureWindow, into `b` (a packet or a nested header field).
+// A Device message as field `field` of the message being written (TraceHeader 11, Trailer 8).
+void PutDevice(WireBuffer& b, uint32_t field, const DeviceInfo& d) {
+  size_t slot = b.BeginNested(field);
+  b.PutUint(1, d.device_id);
+  b.PutString(2, d.name);
+  b.PutUint(3, d.sm_count);
+  b.PutUint(4, d.sm_clock_khz);
+  b.PutUint(5, d.memory_clock_khz);
+  b.PutUint(6, d.memory_bytes);
+  b.PutString(7, d.pci_bus_id);
+  b.PutUint(8, d.compute_major);
+  b.PutUint(9, d.compute_minor);
+  b.PutString(10, d.uuid);
+  b.PutUint(11, d.memory_bus_width_bits);
+  b.EndNested(slot);
+}
+
 void PutCaptureWindowFields(WireBuffer& b, const CaptureWindowEvent& e) {
   b.PutUint(1, e.duration_ns);
   b.PutUint(2, e.window_index);
@@ -243,21 +260,7 @@ void PacketEncoder::AddHeader(const HeaderInfo& h) {
   if (h.has_rank) b.PutIntAlways(8, h.rank);
   if (h.has_local_rank) b.PutIntAlways(9, h.local_rank);
   if (h.has_world_size) b.PutIntAlways(10, h.world_size);
-  for (const DeviceInfo& d : h.devices) {
-    size_t slot = b.BeginNested(11);
-    b.PutUint(1, d.device_id);
-    b.PutString(2, d.name);
-    b.PutUint(3, d.sm_count);
-    b.PutUint(4, d.sm_clock_khz);
-    b.PutUint(5, d.memory_clock_khz);
-    b.PutUint(6, d.memory_bytes);
-    b.PutString(7, d.pci_bus_id);
-    b.PutUint(8, d.compute_major);
-    b.PutUint(9, d.compute_minor);
-    b.PutString(10, d.uuid);
-    b.PutUint(11, d.memory_bus_width_bits);
-    b.EndNested(slot);
-  }
+  for (const DeviceInfo& d : h.devices) PutDevice(b, 11, d);
   b.PutUint(12, h.cuda_runtime_version);
   b.PutUint(13, h.cuda_driver_version);
   b.PutUint(14, h.cupti_version);
@@ -308,7 +311,11 @@ void PacketEncoder::AddHeader(const HeaderInfo& h) {
 void PacketEncoder::AddTrailer(uint64_t packets_written, uint64_t frames_written,
                                uint64_t events_dropped, uint64_t end_time_ns,
                                uint64_t events_written, const TrailerInfo& extra) {
-  Slots s = BeginUntimedPacket(pf::kTrailer, kEventBound);
+  size_t bound = kEventBound + extra.nccl_version.size();
+  for (const DeviceInfo& d : extra.devices) {
+    bound += kEventBound + d.name.size() + d.pci_bus_id.size() + d.uuid.size();
+  }
+  Slots s = BeginUntimedPacket(pf::kTrailer, bound);
   events_.PutUint(1, packets_written);
   events_.PutUint(2, frames_written);
   events_.PutUint(3, events_dropped);
@@ -316,6 +323,10 @@ void PacketEncoder::AddTrailer(uint64_t packets_written, uint64_t frames_written
   events_.PutUint(5, events_written);
   if (extra.has_rank) events_.PutIntAlways(6, extra.rank);
   if (extra.has_world_size) events_.PutIntAlways(7, extra.world_size);
+  for (const DeviceInfo& d : extra.devices) PutDevice(events_, 8, d);
+  events_.PutUint(9, extra.cuda_runtime_version);
+  events_.PutUint(10, extra.cuda_driver_version);
+  events_.PutString(11, extra.nccl_version);
   EndPacket(s);
 }
 

@@ -326,6 +326,11 @@ struct TrailerInfo {
   // Trailer.rank / world_size: the job's rank and size from the NCCL world communicator.
   bool has_rank = false, has_world_size = false;
   int32_t rank = 0, world_size = 0;
+  // Trailer.devices and versions (2.4): what the header could not name at start-up.
+  std::vector<DeviceInfo> devices;
+  uint32_t cuda_runtime_version = 0;
+  uint32_t cuda_driver_version = 0;
+  std::string nccl_version;
 };
 
 }  // namespace lumos::schema

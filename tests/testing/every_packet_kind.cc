@@ -121,9 +121,23 @@ void WriteEveryPacketKind(const std::string& path) {
                       .mask = AttentionMask::kCausal});
   w.Add(LossEvent{t + 90'000, 1'000, LossSource::kRingFull, 3, 11, "ring of thread 11 full"});
   // Schema 2.1: the rank the agent learned from the NCCL world communicator (the header's).
-  LUMOS_CHECK(w.Close(static_cast<uint64_t>(t + 100'000),
-                      {.has_rank = true, .has_world_size = true, .rank = 1, .world_size = 2})
-                  .ok());
+  // Schema 2.4: the device and versions the header could not name at start-up.
+  TrailerInfo trailer{.has_rank = true, .has_world_size = true, .rank = 1, .world_size = 2};
+  trailer.devices.push_back({.device_id = 0,
+                             .name = "NVIDIA H200",
+                             .sm_count = 132,
+                             .sm_clock_khz = 1'980'000,
+                             .memory_clock_khz = 3'201'000,
+                             .memory_bytes = 150'754'820'096,
+                             .pci_bus_id = "0000:18:00.0",
+                             .compute_major = 9,
+                             .compute_minor = 0,
+                             .uuid = "GPU-5ad0f0c1-0000-0000-0000-000000000000",
+                             .memory_bus_width_bits = 6144});
+  trailer.cuda_runtime_version = 13000;
+  trailer.cuda_driver_version = 13000;
+  trailer.nccl_version = "2.28.9";
+  LUMOS_CHECK(w.Close(static_cast<uint64_t>(t + 100'000), trailer).ok());
 }
 
 }  // namespace lumos::testing

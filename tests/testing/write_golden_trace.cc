@@ -1,5 +1,5 @@
-// Writes the golden trace of the current schema version (2.3 now):
-//   build/tests/testing/lumos_write_golden_trace tests/data/schema_v2.3/every_packet_kind.pb.zst
+// Writes the golden trace of the current schema version (2.4 now):
+//   build/tests/testing/lumos_write_golden_trace tests/data/schema_v2.4/every_packet_kind.pb.zst
 // Run once per released schema version; old golden files are never regenerated.
 #include <cstdio>
 

@@ -423,7 +423,16 @@ StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
       continue;
     }
     problems->insert(problems->end(), job->input_problems.begin(), job->input_problems.end());
-    LUMOS_ASSIGN_OR_RETURN(TraceCalibration c, CalibrateLoaded(*job, headers, specs));
+    // A header written before the job's first context names no device; its trailer may (schema
+    // 2.4), and the loaded rank has it from there.
+    std::vector<TraceHeader> named = headers;
+    for (TraceHeader& h : named) {
+      if (!h.devices.empty()) continue;
+      for (const RankTrace& rank : job->ranks) {
+        if (rank.path == h.path && !rank.device.empty()) h.devices.push_back(rank.device);
+      }
+    }
+    LUMOS_ASSIGN_OR_RETURN(TraceCalibration c, CalibrateLoaded(*job, named, specs));
     out.push_back(std::move(c));
   }
   return out;

@@ -140,5 +140,41 @@ TEST(CuptiInjectionTest, ChannelsOffMeansNoCuptiAtAll) {
   EXPECT_TRUE(TraceFiles(dir.path()).empty());  // Nothing started the agent.
 }
 
+// The device and versions, as the process's driver, runtime and NCCL name them (a stand-in
+// preloaded: tests/agent/cupti/fake_cuda_driver.c), reach the trailer (schema 2.4): the writer
+// asks once cuInit has run, on its own thread; the header, written before, names none.
+TEST(CuptiInjectionTest, TheTrailerNamesTheProcessesDeviceAndVersions) {
+  TempDir dir;
+  auto r = RunCommand("env LD_PRELOAD=" FAKE_CUDA_DRIVER_PATH
+                      " LUMOS_FLUSH_INTERVAL_MS=20 "
+                      "LUMOS_OUTPUT_DIR=" +
+                      dir.path() +
+                      " CUDA_INJECTION64_PATH=" LUMOS_AGENT_SO_PATH " " INJECTION_HOST_PATH " 300");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> files = TraceFiles(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  auto reader = modeler::TraceReader::Open(files[0]);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  EXPECT_EQ((*reader)->header().devices_size(), 0);
+  modeler::ReadResult result;
+  ASSERT_TRUE((*reader)
+                  ->ReadPackets([](const modeler::pb::TracePacket&,
+                                   const modeler::PacketContext&) { return Status::Ok(); },
+                                &result)
+                  .ok());
+  ASSERT_TRUE(result.has_trailer);
+  const modeler::pb::Trailer& t = result.trailer;
+  ASSERT_EQ(t.devices_size(), 1);
+  EXPECT_EQ(t.devices(0).name(), "NVIDIA H200");
+  EXPECT_EQ(t.devices(0).sm_count(), 132u);
+  EXPECT_EQ(t.devices(0).compute_major(), 9u);
+  EXPECT_EQ(t.devices(0).memory_bytes(), 150'754'820'096u);
+  EXPECT_EQ(t.devices(0).pci_bus_id(), "00000000:18:00.0");
+  EXPECT_EQ(t.devices(0).uuid(), "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f");
+  EXPECT_EQ(t.cuda_driver_version(), 13000u);
+  EXPECT_EQ(t.cuda_runtime_version(), 13000u);
+  EXPECT_EQ(t.nccl_version(), "2.28.9");
+}
+
 }  // namespace
 }  // namespace lumos::agent

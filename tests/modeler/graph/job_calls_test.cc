@@ -8,6 +8,9 @@
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
+#include "modeler/trace/trace_summary.h"
+#include "schema/writer/trace_file_writer.h"
+#include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
 namespace {
@@ -32,6 +35,35 @@ TEST(JobCallsTest, EveryKernelOfTheSharedTwoStreamsTraceHasOneLaunchingCall) {
   size_t launch_edges = 0;
   for (const Edge& e : graph.edges) launch_edges += e.kind == EdgeKind::kLaunch ? 1 : 0;
   EXPECT_EQ(launch_edges, 16u + 2u + 1u);  // Kernels, copies, the memset.
+}
+
+// An agent trace's header is written before the job's first CUDA context and names no device;
+// the trailer does (schema 2.4). The loaded rank (estimate, costs, replay) and inspect take it
+// from there.
+TEST(JobCallsTest, TheDeviceComesFromTheTrailerWhenTheHeaderHasNone) {
+  ::lumos::testing::TempDir dir;
+  const std::string path = dir.File("rank0.pb.zst");
+  schema::HeaderInfo header = ::lumos::testing::SampleHeader(0, 1);
+  header.devices.clear();
+  header.cuda_driver_version = 0;
+  {
+    auto writer = schema::TraceFileWriter::Create(path, header, schema::WriterOptions());
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    schema::TrailerInfo trailer;
+    trailer.devices.push_back({.device_id = 0, .name = "NVIDIA H200", .sm_count = 132});
+    trailer.cuda_driver_version = 13000;
+    ASSERT_TRUE((*writer)->Close(1000, trailer).ok());
+  }
+  StatusOr<Job> job = LoadJob({path});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  ASSERT_EQ(job->ranks.size(), 1u);
+  EXPECT_EQ(job->ranks[0].device, "NVIDIA H200");
+  StatusOr<TraceSummary> summary = SummarizeTrace(path);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  ASSERT_EQ(summary->header.devices_size(), 1);
+  EXPECT_EQ(summary->header.devices(0).name(), "NVIDIA H200");
+  EXPECT_TRUE(summary->devices_from_trailer);
+  EXPECT_EQ(summary->header.cuda_driver_version(), 13000u);
 }
 
 }  // namespace

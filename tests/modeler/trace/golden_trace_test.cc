@@ -23,7 +23,7 @@ class GoldenTraceTest : public ::testing::TestWithParam<const char*> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Versions, GoldenTraceTest,
-                         ::testing::Values("1.0", "2.0", "2.1", "2.2", "2.3"),
+                         ::testing::Values("1.0", "2.0", "2.1", "2.2", "2.3", "2.4"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name[1] = '_';
@@ -263,6 +263,30 @@ TEST_P(GoldenTraceTest, GemmCallFromSchema22) {
     EXPECT_EQ(names[1], "aten::_flash_attention_forward");
     EXPECT_EQ(starts[1], ::lumos::testing::kEveryKindBaseNs + 60'000);
   }
+}
+
+// 2.4: the trailer names the device and versions the header could not; older files have none.
+TEST_P(GoldenTraceTest, TrailerNamesTheDeviceFromSchema24) {
+  auto reader = TraceReader::Open(Path());
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  ReadResult result;
+  ASSERT_TRUE(
+      (*reader)
+          ->ReadPackets([](const pb::TracePacket&, const PacketContext&) { return Status::Ok(); },
+                        &result)
+          .ok());
+  ASSERT_TRUE(result.has_trailer);
+  if (std::string(GetParam()) < "2.4") {
+    EXPECT_EQ(result.trailer.devices_size(), 0);
+    return;
+  }
+  ASSERT_EQ(result.trailer.devices_size(), 1);
+  EXPECT_EQ(result.trailer.devices(0).name(), "NVIDIA H200");
+  EXPECT_EQ(result.trailer.devices(0).sm_count(), 132u);
+  EXPECT_EQ(result.trailer.devices(0).compute_major(), 9u);
+  EXPECT_EQ(result.trailer.devices(0).pci_bus_id(), "0000:18:00.0");
+  EXPECT_EQ(result.trailer.cuda_driver_version(), 13000u);
+  EXPECT_EQ(result.trailer.nccl_version(), "2.28.9");
 }
 
 }  // namespace

@@ -217,8 +217,13 @@ TEST(PacketEncoderTest, CaptureAndLossRoundTrip) {
   encoder.Add(LossEvent{600, 1, LossSource::kRingFull, 3, 4, "thread ring full"});
   ClockReading readings[] = {{ClockId::kCupti, 1}, {ClockId::kMonotonic, 2}};
   encoder.AddClockSnapshot(readings, 2);
-  encoder.AddTrailer(1, 2, 3, 4, 5,
-                     {.has_rank = true, .has_world_size = true, .rank = 6, .world_size = 7});
+  TrailerInfo trailer{.has_rank = true, .has_world_size = true, .rank = 6, .world_size = 7};
+  trailer.devices.push_back(
+      {.device_id = 1, .name = "NVIDIA H200", .sm_count = 132, .compute_major = 9});
+  trailer.cuda_runtime_version = 13000;
+  trailer.cuda_driver_version = 13010;
+  trailer.nccl_version = "2.28.9";
+  encoder.AddTrailer(1, 2, 3, 4, 5, trailer);
   pb::Trace trace = Decode(encoder);
   ASSERT_EQ(trace.packet_size(), 5);
   ExpectPacket(trace.packet(1),
@@ -235,7 +240,10 @@ TEST(PacketEncoderTest, CaptureAndLossRoundTrip) {
                "reading { clock_id: CLOCK_ID_MONOTONIC value_ns: 2 } }");
   ExpectPacket(trace.packet(4),
                "trailer { packets_written: 1 frames_written: 2 events_dropped: 3 "
-               "end_time_ns: 4 events_written: 5 rank: 6 world_size: 7 }");
+               "end_time_ns: 4 events_written: 5 rank: 6 world_size: 7 "
+               "devices { device_id: 1 name: 'NVIDIA H200' sm_count: 132 compute_major: 9 } "
+               "cuda_runtime_version: 13000 cuda_driver_version: 13010 "
+               "nccl_version: '2.28.9' }");
 }
 
 // Rank 0 is written (presence: the communicator said 0); no rank leaves both fields absent.
@@ -302,7 +310,7 @@ TEST(PacketEncoderTest, HeaderRoundTrips) {
   ASSERT_EQ(trace.packet_size(), 2);
   ExpectPacket(
       trace.packet(1),
-      "header { schema_major: 2 schema_minor: 3 agent_version: '0.1.0' producer: PRODUCER_AGENT "
+      "header { schema_major: 2 schema_minor: 4 agent_version: '0.1.0' producer: PRODUCER_AGENT "
       "host_name: 'node-7' pid: 4242 job_id: 'job-1' rank: 3 local_rank: 1 world_size: 16 "
       "devices { device_id: 0 name: 'NVIDIA H200' sm_count: 132 sm_clock_khz: 1980000 "
       "memory_clock_khz: 3201000 memory_bytes: 161061273600 pci_bus_id: '0000:18:00.0' "
