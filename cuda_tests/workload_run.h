@@ -27,14 +27,15 @@ struct WorkloadRun {
 };
 
 // The build tree's paths are compiled in. Where the binaries were copied instead (a GPU machine
-// without our build dependencies: scripts/gpu-bundle.sh), LUMOS_RUN names lumos-run and
-// LUMOS_CUDA_WORKLOADS the folder that holds the workloads.
+// without our build dependencies: scripts/gpu-bundle.sh), CUDA_TESTS_LUMOS_RUN names lumos-run
+// and CUDA_TESTS_WORKLOADS the folder that holds the workloads (not LUMOS_*: the agent in the
+// workload warns about every LUMOS_* name it does not know).
 inline std::string LumosRunPath() {
-  const char* copied = std::getenv("LUMOS_RUN");
+  const char* copied = std::getenv("CUDA_TESTS_LUMOS_RUN");
   return copied != nullptr && *copied != '\0' ? copied : LUMOS_RUN_PATH;
 }
 inline std::string WorkloadPath(const std::string& built) {
-  const char* folder = std::getenv("LUMOS_CUDA_WORKLOADS");
+  const char* folder = std::getenv("CUDA_TESTS_WORKLOADS");
   if (folder == nullptr || *folder == '\0') return built;
   return std::string(folder) + "/" + built.substr(built.rfind('/') + 1);
 }

@@ -98,7 +98,7 @@ for checker in "$bin"/lumos_cuda_*_test; do
   [ -x "$checker" ] || continue
   name=$(basename "$checker")
   echo "== $name" >>"$log"
-  "${tools_env[@]}" LUMOS_RUN="$lumos_run" LUMOS_CUDA_WORKLOADS="$(realpath "$bin")" \
+  "${tools_env[@]}" CUDA_TESTS_LUMOS_RUN="$lumos_run" CUDA_TESTS_WORKLOADS="$(realpath "$bin")" \
     timeout "$test_timeout" "$checker" >"$work/$name.log" 2>&1
   status=$?
   cat "$work/$name.log" >>"$log"
