@@ -58,7 +58,7 @@ run() {
   else
     differ=$((differ + 1))
     printf '%-44s DIFFERENT\n' "$name"
-    diff -r "$out/base/$name" "$out/new/$name" | head -8 | sed 's/^/    /'
+    { diff -r "$out/base/$name" "$out/new/$name" || true; } | head -8 | sed 's/^/    /' || true
   fi
 }
 
