@@ -38,8 +38,10 @@ uint64_t ClipToWindow(int64_t begin_ns, int64_t end_ns, RankTrace* rank) {
   dropped += KeepOnly(&rank->kernels, gpu);
   dropped += KeepOnly(&rank->memcpys, gpu);
   dropped += KeepOnly(&rank->memsets, gpu);
+  // An event record is a GPU op too: its device time may fall after the window's end, or it
+  // has none (a CUPTI without device timestamps); the waits on it need it.
+  dropped += KeepOnly(&rank->cuda_events, gpu);
   dropped += KeepOnly(&rank->syncs, inside);
-  dropped += KeepOnly(&rank->cuda_events, inside);
   dropped += KeepOnly(&rank->host_ranges, inside);
   dropped += KeepOnly(&rank->nvtx, inside);
   dropped += KeepOnly(&rank->collectives, inside);

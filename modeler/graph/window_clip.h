@@ -2,8 +2,9 @@
 // activity buffers filling while dormant, so a window's file also got every GPU op since the last
 // flush, some with broken timestamps (the H200 periodic window's copies 56 years early); files
 // it writes now hold only their window. A loaded window file (its closing CaptureWindow packet
-// gives the span) keeps the events that overlap the span, and the GPU ops an API call it keeps
-// launched (a kernel launched in the window's last iteration may run past its end); the rest is
+// gives the span) keeps the events that overlap the span, and the GPU ops (kernels, copies,
+// memsets, CUDA event records) an API call it keeps launched (a kernel launched in the window's
+// last iteration may run past its end; an event record may have no time); the rest is
 // dropped and counted (RankTrace::outside_window), and the loader says so in one line.
 // Threading: pure functions.
 #pragma once
