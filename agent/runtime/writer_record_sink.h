@@ -2,7 +2,9 @@
 // drains: records go into the same RecordEncoder as the rings' records, losses straight into
 // the file as LossRecords. In a capture window's file, records a source made before the window
 // started (CUPTI activity buffers that filled while the agent was dormant, or whose records carry
-// no time) are dropped and counted (SetNotBefore), so a window's file holds its window.
+// no time) are dropped and counted (SetNotBefore), so a window's file holds its window. A CUDA
+// event record without a device timestamp has no time by design (activity_decoder.cc: its
+// cudaEventRecord call has it) and is kept; the modeler keeps it only with its call.
 // Header-only so benchmarks drive sources exactly as the runtime does.
 // Threading: the writer thread only.
 #pragma once
@@ -23,7 +25,8 @@ class WriterRecordSink : public RecordSink {
   WriterRecordSink(RecordEncoder* encoder, schema::TraceFileWriter* writer, StringTable* strings)
       : encoder_(encoder), writer_(writer), strings_(strings) {}
   void Add(const Record& head, const Record* extension) override {
-    if (head.start_ns < not_before_ns_) {
+    if (head.start_ns < not_before_ns_ &&
+        !(head.kind == RecordKind::kCudaEventRecord && head.start_ns == 0)) {
       ++dropped_before_;
       return;
     }

@@ -44,7 +44,9 @@ class RecordingSwitch : public CaptureSwitch {
 // Stands in for the CUPTI activity channel of the agent before issue 23: once a window is
 // capturing, it hands over a buffer that filled while the agent was dormant (a record from
 // before the window, one with no time) and one record of the window. Only the last may reach
-// the window's file.
+// the window's file. And a CUDA event record of the window without a device timestamp (a CUPTI
+// without cuptiActivityEnableCudaEventDeviceTimestamps): it has no time by design (its call
+// has), and stays.
 class StaleBufferSource : public RecordSource {
  public:
   void Drain(RecordSink& sink) override {
@@ -59,6 +61,10 @@ class StaleBufferSource : public RecordSource {
       record.payload.api_call.correlation_id = 900;
       sink.Add(record, nullptr);
     }
+    Record event{};
+    event.kind = RecordKind::kCudaEventRecord;
+    event.payload.cuda_event.correlation_id = 901;
+    sink.Add(event, nullptr);
     handed_over = true;
   }
   std::atomic<bool> handed_over{false};
@@ -143,7 +149,7 @@ TEST(AgentWindowsTest, ArmWindowForkAndExitMidWindow) {
   ASSERT_EQ(files.size(), 1u);
   auto reader = modeler::TraceReader::Open(files[0]);
   ASSERT_TRUE(reader.ok()) << reader.status().message();
-  int api_calls = 0, stale_calls = 0;
+  int api_calls = 0, stale_calls = 0, event_records = 0;
   std::vector<std::string> failures;
   std::string missed;
   modeler::ReadResult result;
@@ -151,6 +157,10 @@ TEST(AgentWindowsTest, ArmWindowForkAndExitMidWindow) {
       [&](const modeler::pb::TracePacket& packet, const modeler::PacketContext&) {
         if (packet.has_api_call()) {
           ++(packet.api_call().correlation_id() == 900 ? stale_calls : api_calls);
+        }
+        if (packet.has_cuda_event()) {
+          EXPECT_EQ(packet.cuda_event().correlation_id(), 901u);
+          ++event_records;
         }
         if (packet.has_loss() &&
             packet.loss().source() == modeler::pb::LOSS_SOURCE_CHANNEL_FAILED) {
@@ -166,6 +176,7 @@ TEST(AgentWindowsTest, ArmWindowForkAndExitMidWindow) {
   // Of the source's three records, only the one of the window (dropped: before its start, and
   // with no time).
   EXPECT_EQ(stale_calls, 1);
+  EXPECT_EQ(event_records, 1);
   EXPECT_NE(missed.find("the process ended during the window"), std::string::npos) << missed;
   // No cuInit in this process: each CUPTI channel's CHANNEL_FAILED, reported at the close, is
   // in the window that was open then, once (it used to be in none).
