@@ -368,12 +368,12 @@ void CallbackTable::Build(StringTable& strings) {
 
 namespace {
 
-// A kernel launch's ENTER, for KernelBoundaries (out of line: only while it wants launches).
 // The correlation id of the traced runtime call this thread is inside (0: none). Set at the
 // call's ENTER, cleared at its EXIT; an EXIT missed while collection was turned off leaves a stale
 // id that the thread's next traced runtime call replaces. initial-exec: no __tls_get_addr.
 thread_local uint64_t t_open_runtime_call __attribute__((tls_model("initial-exec"))) = 0;
 
+// A kernel launch's ENTER, for KernelBoundaries (out of line: only while it wants launches).
 __attribute__((noinline)) void NoteKernelLaunch(const CallbackContext& context,
                                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                                 const void* callback_data) {

@@ -290,8 +290,9 @@ int InitializeCuptiInjection() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
     Agent& agent = Agent::Get();
-    // cuInit is running: from now on the writer may ask the driver for the devices (it does so
-    // on its own thread, after this returns; never here, inside the driver's initialisation).
+    // cuInit is running: from now on the writer may ask the driver for the devices (on its own
+    // thread, never here; nothing makes it wait for this to return: before cuInit has finished,
+    // the probe counts on the driver's refusal and asks again, cuda_devices.h).
     agent.SetDeviceProbe(&ProbeProcessDevices);
     agent.LoadConfig();
     const AgentConfig& config = agent.config();

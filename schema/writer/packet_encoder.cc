@@ -167,7 +167,6 @@ size_t CaptureWindowBound(const CaptureWindowEvent& e) {
          e.missed_target.size() + 14 * 11;
 }
 
-// The fields of CaptureWindow, into `b` (a packet or a nested header field).
 // A Device message as field `field` of the message being written (TraceHeader 11, Trailer 8).
 void PutDevice(WireBuffer& b, uint32_t field, const DeviceInfo& d) {
   size_t slot = b.BeginNested(field);
@@ -185,6 +184,7 @@ void PutDevice(WireBuffer& b, uint32_t field, const DeviceInfo& d) {
   b.EndNested(slot);
 }
 
+// The fields of CaptureWindow, into `b` (a packet or a nested header field).
 void PutCaptureWindowFields(WireBuffer& b, const CaptureWindowEvent& e) {
   b.PutUint(1, e.duration_ns);
   b.PutUint(2, e.window_index);
