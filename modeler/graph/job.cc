@@ -207,7 +207,10 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
   struct FileInfo {
     std::string path;
     std::string job_id, host, device;
-    std::string window;  // Capture windows: "STAMP" or "STAMP (request N)"; "": a whole run.
+    // A capture window's stamp (its coordinated start, the agent's directory name); "": a whole
+    // run. Not its request id: the ranks of one window asked for from several hosts (the same
+    // lumos-ctl --at on each, docs/fleet-capture.md) have one per host.
+    std::string window;
     bool has_rank = false;
     int32_t rank = 0, world_size = 0;
     std::unique_ptr<TraceReader> reader;  // Kept from the first pass, or null.
@@ -225,12 +228,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     std::unique_ptr<TraceReader> reader = std::move(opened).value();
     const pb::TraceHeader& h = reader->header();
     std::string window;
-    if (h.has_capture_window()) {
-      window = WindowStamp(h.capture_window().start_realtime_ns());
-      if (h.capture_window().request_id() != 0) {
-        window += " (request " + std::to_string(h.capture_window().request_id()) + ")";
-      }
-    }
+    if (h.has_capture_window()) window = WindowStamp(h.capture_window().start_realtime_ns());
     files.push_back({path, h.job_id(), h.host_name(),
                      h.devices().empty() ? std::string() : h.devices(0).name(), std::move(window),
                      h.has_rank(), h.rank(), h.has_world_size() ? h.world_size() : 0, nullptr});
@@ -272,9 +270,7 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     }
     std::string chosen = windows.begin()->first;
     if (options.window) {
-      auto it = std::find_if(windows.begin(), windows.end(), [&](const auto& w) {
-        return w.first == *options.window || w.first.rfind(*options.window + " (", 0) == 0;
-      });
+      auto it = windows.find(*options.window);
       if (it == windows.end()) {
         return Status::Error("no capture window '" + *options.window + "' of job '" +
                              jobs.begin()->first + "' in the input (windows: " + list + ")");

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "modeler/graph/job.h"
+#include "schema/writer/trace_file_writer.h"
+#include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler {
 namespace {
@@ -87,6 +89,31 @@ TEST(WindowLoadTest, TheOnDemandWindowKeepsItsThreeSteps) {
   EXPECT_EQ(steps, 3u);
   EXPECT_GT(job->ranks[0].outside_window, 0u);
   ExpectAllInside(job->ranks[0]);
+}
+
+// docs/fleet-capture.md's many hosts: the same `lumos-ctl capture --at AT` run on every host, so
+// each host's processes got a request id of their own (lumos-ctl draws one per command), and
+// all of them wrote the window of AT. It is one window of all ranks, not one per host.
+TEST(WindowLoadTest, RanksOfOneWindowAskedForFromSeveralHostsAreOneWindow) {
+  ::lumos::testing::TempDir dir;
+  std::vector<std::string> files;
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    schema::HeaderInfo header = ::lumos::testing::SampleHeader(rank, 2);
+    header.has_capture_window = true;
+    header.capture_window.trigger = schema::WindowTrigger::kOnDemand;
+    header.capture_window.start_realtime_ns = 1'796'400'000'000'000'000;    // AT.
+    header.capture_window.request_id = 1000 + static_cast<uint64_t>(rank);  // One per host.
+    files.push_back(dir.File("rank" + std::to_string(rank) + ".pb.zst"));
+    auto writer = schema::TraceFileWriter::Create(files.back(), header, schema::WriterOptions());
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    ASSERT_TRUE((*writer)->Close(1000, schema::TrailerInfo()).ok());
+  }
+  StatusOr<Job> job = LoadJob(files);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->ranks.size(), 2u);
+  for (const std::string& w : job->warnings) {
+    EXPECT_EQ(w.find("capture windows"), std::string::npos) << w;
+  }
 }
 
 }  // namespace
