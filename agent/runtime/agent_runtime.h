@@ -282,6 +282,7 @@ class Agent {
   // Writer thread: what the probe said (into the trailer and every later window's header).
   ProcessDevices process_devices_;
   bool devices_known_ = false;
+  uint64_t probe_attempts_ = 0;
   void MaybeProbeDevices();
   // The largest communicator noted: size in the high 32 bits, rank in the low 32; 0 = none. One
   // word, so the pair is always consistent; relaxed is enough, the word is the whole message

@@ -194,6 +194,9 @@ void Agent::MaybeProbeDevices() {
   if (devices_known_) return;
   const DeviceProbe probe = device_probe_.load(std::memory_order_acquire);
   if (probe == nullptr) return;  // No cuInit yet: no driver to ask.
+  // A driver that keeps failing (cuInit found no device) is asked every pass for the first ten,
+  // then every sixteenth: a few dlsym look-ups each, off the job's threads, but not forever.
+  if (++probe_attempts_ > 10 && probe_attempts_ % 16 != 0) return;
   ProcessDevices found;
   devices_known_ = probe(&found);
   process_devices_ = std::move(found);

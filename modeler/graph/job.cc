@@ -123,8 +123,19 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   }
   rank->kernel_gemm = LinkKernelsToGemmCalls(rank->kernels, rank->api_calls, rank->gemm_calls);
   // A header written before the job's first context names no device: the trailer (2.4) may.
+  // Every device the process could see is named: the rank's is the one its kernels ran on most.
   if (rank->device.empty() && result.has_trailer && result.trailer.devices_size() > 0) {
+    std::map<uint32_t, size_t> kernels_on;
+    for (const schema::KernelEvent& k : rank->kernels) ++kernels_on[k.device_id];
+    uint32_t used = result.trailer.devices(0).device_id();
+    size_t most = 0;
+    for (const auto& [device, count] : kernels_on) {
+      if (count > most) used = device, most = count;
+    }
     rank->device = result.trailer.devices(0).name();
+    for (const pb::Device& d : result.trailer.devices()) {
+      if (d.device_id() == used) rank->device = d.name();
+    }
   }
   if (result.has_trailer && result.trailer.has_rank()) {
     rank->trailer_rank = result.trailer.rank();

@@ -38,8 +38,8 @@ TEST(JobCallsTest, EveryKernelOfTheSharedTwoStreamsTraceHasOneLaunchingCall) {
 }
 
 // An agent trace's header is written before the job's first CUDA context and names no device;
-// the trailer does (schema 2.4). The loaded rank (estimate, costs, replay) and inspect take it
-// from there.
+// the trailer does (schema 2.4), every device the process could see. The loaded rank (estimate,
+// costs, replay) takes the one its kernels ran on; inspect shows them all.
 TEST(JobCallsTest, TheDeviceComesFromTheTrailerWhenTheHeaderHasNone) {
   ::lumos::testing::TempDir dir;
   const std::string path = dir.File("rank0.pb.zst");
@@ -49,8 +49,16 @@ TEST(JobCallsTest, TheDeviceComesFromTheTrailerWhenTheHeaderHasNone) {
   {
     auto writer = schema::TraceFileWriter::Create(path, header, schema::WriterOptions());
     ASSERT_TRUE(writer.ok()) << writer.status().message();
+    // Two visible devices; the rank's kernels ran on the second.
+    schema::KernelEvent kernel;
+    kernel.start_ns = 100;
+    kernel.duration_ns = 10;
+    kernel.device_id = 1;
+    kernel.name = "gemm";
+    (*writer)->Add(kernel);
     schema::TrailerInfo trailer;
-    trailer.devices.push_back({.device_id = 0, .name = "NVIDIA H200", .sm_count = 132});
+    trailer.devices.push_back({.device_id = 0, .name = "NVIDIA H100 80GB HBM3"});
+    trailer.devices.push_back({.device_id = 1, .name = "NVIDIA H200", .sm_count = 132});
     trailer.cuda_driver_version = 13000;
     ASSERT_TRUE((*writer)->Close(1000, trailer).ok());
   }
@@ -60,8 +68,8 @@ TEST(JobCallsTest, TheDeviceComesFromTheTrailerWhenTheHeaderHasNone) {
   EXPECT_EQ(job->ranks[0].device, "NVIDIA H200");
   StatusOr<TraceSummary> summary = SummarizeTrace(path);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
-  ASSERT_EQ(summary->header.devices_size(), 1);
-  EXPECT_EQ(summary->header.devices(0).name(), "NVIDIA H200");
+  ASSERT_EQ(summary->header.devices_size(), 2);
+  EXPECT_EQ(summary->header.devices(1).name(), "NVIDIA H200");
   EXPECT_TRUE(summary->devices_from_trailer);
   EXPECT_EQ(summary->header.cuda_driver_version(), 13000u);
 }
