@@ -79,7 +79,7 @@ uint64_t RemoveNestedDriverCalls(std::vector<schema::ApiCallEvent>* calls) {
   size_t kept = 0;
   for (size_t i = 0; i < calls->size(); ++i) {
     if (outer_of[i] != kNotNested) continue;
-    if (kept != i) (*calls)[kept] = std::move((*calls)[i]);
+    if (kept != i) (*calls)[kept] = (*calls)[i];
     ++kept;
   }
   const uint64_t removed = calls->size() - kept;
