@@ -1,6 +1,7 @@
 """A small GPT-style training loop for scripts/gpu-check.sh: a few pre-norm causal transformer
 layers (bf16 autocast, AdamW) on random data, no downloads. Each step is an NVTX range ("step"), with
-"forward", "backward" and "optimizer" inside it, so the agent's NVTX channel has work.
+"forward" and "backward" (once per micro-batch: --accumulate N is gradient accumulation) and
+"optimizer" inside it, so the agent's NVTX channel has work.
 
 Prints one JSON line: the median and mean step time in ms over the measured steps, and the
 settings. With --profile the measured steps run under torch.profiler (CPU + CUDA activities) and
@@ -60,15 +61,16 @@ class NoNvtx:
 nvtx = torch.cuda.nvtx
 
 
-def step(model, optimizer, x, target):
+def step(model, optimizer, x, target, accumulate):
     nvtx.range_push("step")
-    nvtx.range_push("forward")
-    with torch.autocast(x.device.type, dtype=torch.bfloat16):
-        loss = nn.functional.mse_loss(model(x).float(), target)
-    nvtx.range_pop()
-    nvtx.range_push("backward")
-    loss.backward()
-    nvtx.range_pop()
+    for _ in range(accumulate):  # Gradient accumulation: micro-batches, then one update.
+        nvtx.range_push("forward")
+        with torch.autocast(x.device.type, dtype=torch.bfloat16):
+            loss = nn.functional.mse_loss(model(x).float(), target) / accumulate
+        nvtx.range_pop()
+        nvtx.range_push("backward")
+        loss.backward()
+        nvtx.range_pop()
     nvtx.range_push("optimizer")
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
@@ -83,6 +85,8 @@ def main():
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--seq", type=int, default=1024)
     parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--accumulate", type=int, default=1,
+                        help="micro-batches per step (gradient accumulation)")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--profile", action="store_true")
@@ -102,14 +106,14 @@ def main():
     target = torch.randn(args.batch, args.seq, args.width, device=device)
 
     for _ in range(args.warmup):
-        step(model, optimizer, x, target)
+        step(model, optimizer, x, target, args.accumulate)
     synchronize(device)
 
     def measured():
         times = []
         for _ in range(args.steps):
             start = time.perf_counter()
-            step(model, optimizer, x, target)
+            step(model, optimizer, x, target, args.accumulate)
             synchronize(device)
             times.append((time.perf_counter() - start) * 1e3)
         return times
@@ -132,7 +136,8 @@ def main():
         "median_ms": statistics.median(times),
         "mean_ms": statistics.fmean(times),
         "steps": args.steps,
-        "layers": args.layers, "width": args.width, "seq": args.seq, "batch": args.batch,
+        "layers": args.layers, "width": args.width, "heads": args.heads, "seq": args.seq,
+        "batch": args.batch, "accumulate": args.accumulate,
         "torch": torch.__version__,
         "device": torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu",
     }))
