@@ -60,15 +60,18 @@ struct IntervalIndex {
 std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, const SimResult* base,
                                      const ExecutionGraph& rg, const SimResult* sim,
                                      const AnalysisOptions& options,
-                                     const std::function<uint32_t(uint32_t, bool)>& map) {
+                                     const std::function<uint32_t(uint32_t, bool)>& map,
+                                     std::string* choice) {
   std::vector<IterationReport> out;
+  JobIterations iterations = FindJobIterations(job, g, options);
+  if (choice != nullptr) *choice = std::move(iterations.choice);
   CriticalPathLabels labels;
   models::KernelClassCache kernel_classes;
   auto to = [&map](uint32_t node, bool last) {
     return !map || node == kNoNode ? node : map(node, last);
   };
   for (uint32_t r = 0; r < job.ranks.size(); ++r) {
-    const std::vector<IterationRange> ranges = FindIterations(job, g, r, options).ranges;
+    const std::vector<IterationRange>& ranges = iterations.ranks[r].ranges;
     std::vector<uint32_t> host_nodes;
     IntervalIndex measured, replayed;
     for (const Processor& p : g.processors) {
@@ -182,22 +185,23 @@ std::vector<IterationReport> Analyze(const Job& job, const ExecutionGraph& g, co
 }  // namespace
 
 std::vector<IterationReport> AnalyzeIterations(const Job& job, const ExecutionGraph& g,
-                                               const SimResult& sim,
-                                               const AnalysisOptions& options) {
-  return Analyze(job, g, &sim, g, &sim, options, nullptr);
+                                               const SimResult& sim, const AnalysisOptions& options,
+                                               std::string* choice) {
+  return Analyze(job, g, &sim, g, &sim, options, nullptr, choice);
 }
 
 std::vector<IterationReport> AnalyzeMeasured(const Job& job, const ExecutionGraph& graph,
-                                             const AnalysisOptions& options) {
-  return Analyze(job, graph, nullptr, graph, nullptr, options, nullptr);
+                                             const AnalysisOptions& options, std::string* choice) {
+  return Analyze(job, graph, nullptr, graph, nullptr, options, nullptr, choice);
 }
 
 std::vector<IterationReport> AnalyzeRewritten(const Job& job, const ExecutionGraph& measured,
                                               const SimResult& measured_sim,
                                               const ExecutionGraph& rewritten, const SimResult& sim,
                                               const AnalysisOptions& options,
-                                              const std::function<uint32_t(uint32_t, bool)>& map) {
-  return Analyze(job, measured, &measured_sim, rewritten, &sim, options, map);
+                                              const std::function<uint32_t(uint32_t, bool)>& map,
+                                              std::string* choice) {
+  return Analyze(job, measured, &measured_sim, rewritten, &sim, options, map, choice);
 }
 
 std::vector<IterationsOfRank> IterationsPerRank(const ExecutionGraph& graph,

@@ -1,6 +1,7 @@
 #include "modeler/analysis/iteration_ranges.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "modeler/analysis/iteration_analysis.h"
 #include "modeler/analysis/iteration_detection.h"
@@ -35,13 +36,152 @@ std::vector<IterationRange> MarkedRanges(const RankTrace& rank, int64_t offset,
   return out;
 }
 
+// Ranges as users time steps (the header's Design): each to the next one's start unless the next
+// starts inside it, the last one to the end of its work.
+void ExtendRanges(const ExecutionGraph& g, uint32_t r, std::vector<IterationRange>* ranges) {
+  if (ranges->empty()) return;
+  for (size_t i = 0; i + 1 < ranges->size(); ++i) {
+    IterationRange& range = (*ranges)[i];
+    range.end_ns = std::max(range.end_ns, (*ranges)[i + 1].start_ns);
+  }
+  // The last one: to the end of its work, where the host saw it end, i.e. the call on the range's
+  // thread that was blocked until that work was done (the loop's synchronize, an .item()). With
+  // no such call the host never waited for it (an asynchronous loop, a trace cut mid-step): the
+  // range keeps its end, as a user's timer would.
+  IterationRange& last = ranges->back();
+  int64_t work_end = last.end_ns;
+  for (const Processor& p : g.processors) {
+    if (p.rank_index != r || !p.gpu) continue;
+    for (uint32_t n : p.nodes) {
+      const Node& op = g.nodes[n];
+      if (op.launch == kNoNode) continue;
+      const int64_t launched = g.nodes[op.launch].start_ns;
+      if (launched >= last.start_ns && launched < last.end_ns) {
+        work_end = std::max(work_end, op.end_ns());
+      }
+    }
+  }
+  for (const Processor& p : g.processors) {
+    if (p.rank_index != r || p.gpu || p.id != last.thread_id) continue;
+    for (uint32_t n : p.nodes) {
+      const Node& call = g.nodes[n];
+      if (call.sync != kNoNode && call.start_ns >= last.start_ns && call.start_ns < work_end &&
+          call.end_ns() >= work_end) {
+        last.end_ns = std::max(last.end_ns, call.end_ns());
+      }
+    }
+  }
+}
+
+std::string Duration(int64_t ns) {
+  char text[32];
+  if (ns < 1'000'000) {
+    std::snprintf(text, sizeof text, "%.1f us", static_cast<double>(ns) / 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f ms", static_cast<double>(ns) / 1e6);
+  }
+  return text;
+}
+
+int64_t Median(std::vector<int64_t> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+std::vector<int64_t> Lengths(const RankIterations& rank) {
+  std::vector<int64_t> lengths;
+  lengths.reserve(rank.ranges.size());
+  for (const IterationRange& range : rank.ranges) lengths.push_back(range.end_ns - range.start_ns);
+  return lengths;
+}
+
+std::string Span(size_t first, size_t end) {  // 0-based [first, end) as 1-based ordinals.
+  if (end == first + 1) return "iteration " + std::to_string(first + 1);
+  return "iterations " + std::to_string(first + 1) + "-" + std::to_string(end);
+}
+
 }  // namespace
+
+size_t LeadingWarmup(const std::vector<int64_t>& lengths_ns) {
+  const int64_t median = Median(lengths_ns);
+  size_t warmup = 0;
+  // A length over 1.5 x the median, in integers: 2 x length > 3 x median.
+  while (warmup < lengths_ns.size() / 2 && 2 * lengths_ns[warmup] > 3 * median) ++warmup;
+  return warmup;
+}
+
+JobIterations FindJobIterations(const Job& job, const ExecutionGraph& g,
+                                const AnalysisOptions& options) {
+  JobIterations out;
+  out.ranks.reserve(job.ranks.size());
+  for (uint32_t r = 0; r < job.ranks.size(); ++r) {
+    out.ranks.push_back(FindIterations(job, g, r, options));
+    out.found = std::max(out.found, out.ranks.back().ranges.size());
+  }
+  const IterationChoice& choice = options.choice;
+  size_t first = 0, end = out.found;
+  const std::string of = " of " + std::to_string(out.found);
+  switch (choice.kind) {
+    case IterationChoice::Kind::kAll:
+      out.choice = "all " + std::to_string(out.found) + " (--iterations all)";
+      break;
+    case IterationChoice::Kind::kOrdinals:
+      first = std::min(choice.first - 1, out.found);
+      end = choice.last == 0 ? out.found : std::min(choice.last, out.found);
+      out.choice = first < end ? Span(first, end) + of : "none of " + std::to_string(out.found);
+      out.choice += " (--iterations " + std::to_string(choice.first) +
+                    (choice.last == choice.first ? ""
+                     : choice.last == 0          ? "-"
+                                                 : "-" + std::to_string(choice.last)) +
+                    ")";
+      break;
+    case IterationChoice::Kind::kWarmupRule: {
+      size_t by_rank = 0;  // The rank index with the most warm-up iterations.
+      for (size_t r = 0; r < out.ranks.size(); ++r) {
+        const size_t warmup = LeadingWarmup(Lengths(out.ranks[r]));
+        if (warmup > first) {
+          first = warmup;
+          by_rank = r;
+        }
+      }
+      if (first == 0) {
+        out.choice = out.found == 1 ? std::string("the only one")
+                                    : "all " + std::to_string(out.found) +
+                                          " (no leading iteration is longer than 1.5 x the "
+                                          "median: no warm-up to leave out)";
+        break;
+      }
+      const std::vector<int64_t> lengths = Lengths(out.ranks[by_rank]);
+      out.choice = Span(first, end) + of + ": " + Span(0, first) + " left out as warm-up (" +
+                   Duration(lengths[0]) + (first > 1 ? ", ..." : "") +
+                   ", longer than 1.5 x the median " + Duration(Median(lengths)) +
+                   (out.ranks.size() > 1 ? " on rank " + std::to_string(job.ranks[by_rank].rank)
+                                         : std::string()) +
+                   "; --iterations all keeps them)";
+      break;
+    }
+  }
+  out.first = first;
+  for (RankIterations& rank : out.ranks) {
+    std::vector<IterationRange>& ranges = rank.ranges;
+    const size_t stop = std::min(end, ranges.size());
+    if (first >= stop) {
+      ranges.clear();
+      continue;
+    }
+    ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(stop), ranges.end());
+    ranges.erase(ranges.begin(), ranges.begin() + static_cast<std::ptrdiff_t>(first));
+    out.kept = std::max(out.kept, ranges.size());
+  }
+  return out;
+}
 
 RankIterations FindIterations(const Job& job, const ExecutionGraph& g, uint32_t r,
                               const AnalysisOptions& options) {
   RankIterations out;
   out.ranges = MarkedRanges(job.ranks[r], g.rank_offset_ns[r], options);
   if (!out.ranges.empty()) {
+    ExtendRanges(g, r, &out.ranges);
     out.source = IterationSource::kRanges;
     return out;
   }

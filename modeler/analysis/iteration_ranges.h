@@ -1,12 +1,26 @@
 // Design: where a rank's iterations are, the rule `lumos-model replay` reports by and
 // `lumos-model structure` recovers from (iteration_analysis.h's Design):
 //   ranges    host ranges of category STEP / named ProfilerStep#N, or, with --iteration REGEX,
-//             host and NVTX ranges (of positive length) whose name matches it;
+//             host and NVTX ranges (of positive length) whose name matches it; an iteration
+//             lasts as users time a step, from its range's start to the next one's (so the
+//             step's trailing synchronize and GPU tail are inside: a PyTorch loop's `step`
+//             range closes when the host has launched the step, long before its GPU work
+//             ends), the last one to the end of its work where the host saw it end (the call on
+//             its thread that was blocked until the GPU ops launched inside it were done: a
+//             synchronize; with none, the range's own end); a range
+//             that the next one starts inside (nested or overlapping ranges) keeps its end;
 //   detected  else the repeating kernel stream (iteration_detection.h): from the launch of
 //             the kernel starting each repetition to the next (a range on that thread), or
 //             between the anchors' GPU starts when they have no launch call;
 //   whole     else one range from the rank's first node start to its last node end.
-// Times are on the graph's aligned timeline. Threading: pure function.
+// Times are on the graph's aligned timeline.
+// The job's figures then leave the warm-up out (FindJobIterations, --iterations): by default
+// the leading iterations of a rank longer than 1.5 times the median of its iterations (CUDA
+// context, cuBLAS handles, allocator growth and autotuning make the first steps of a job many
+// times longer than the rest), at most half of them, the same count on every rank (the most
+// any rank shows) so that iteration k means one step across ranks. 1.5 is a judgement, not a
+// fit: steady iterations of the real H200 loops vary by well under 20 %, start-up ones by 10x
+// and more. Threading: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +51,25 @@ struct RankIterations {
   uint32_t period_kernels = 0;                      // kDetected: the period found.
 };
 
+// Every iteration of one rank, in time order (no choice applied).
 RankIterations FindIterations(const Job& job, const ExecutionGraph& graph, uint32_t rank_index,
                               const AnalysisOptions& options);
+
+// How many leading iterations of `lengths_ns` (in time order) are warm-up by the rule above.
+size_t LeadingWarmup(const std::vector<int64_t>& lengths_ns);
+
+// The iterations that make the job's figures, per rank index: FindIterations' ranges cut to
+// options.choice (the same ordinals on every rank), and in `choice` how they were chosen, for
+// the report ("iterations 2-30 of 30: warm-up rule, iteration 1 (527.1 ms) is longer than 1.5 x
+// the median 15.2 ms").
+struct JobIterations {
+  std::vector<RankIterations> ranks;
+  size_t found = 0;    // Iterations found on the rank with the most.
+  size_t first = 0;    // 0-based ordinal of the first one kept.
+  size_t kept = 0;     // Iterations kept on the rank with the most.
+  std::string choice;  // One line.
+};
+JobIterations FindJobIterations(const Job& job, const ExecutionGraph& graph,
+                                const AnalysisOptions& options);
 
 }  // namespace lumos::modeler

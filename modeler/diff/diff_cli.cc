@@ -42,7 +42,7 @@ constexpr const char kExitStatus[] =
 int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::vector<std::string> inputs;
   ProfileOptions options;
-  std::string job_a, job_b, iteration, timeline;
+  std::string job_a, job_b, iteration, iterations_text, timeline;
   bool job_given = false, job_b_given = false, json = false;
   size_t top = 10;
   cli::ArgParser parser("lumos-model diff", "A B [options]");
@@ -54,6 +54,10 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
               &iteration)
       .Check([&options](const std::string& pattern) {
         return SetIterationPattern(pattern, &options.analysis);
+      })
+      .String("--iterations", "WHICH", kIterationsHelp, &iterations_text)
+      .Check([&options](const std::string& text) {
+        return SetIterationChoice(text, &options.analysis);
       })
       .String("--job", "ID", "the job to compare when a run's files hold several (header job id)",
               &job_a)

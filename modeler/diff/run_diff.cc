@@ -190,6 +190,7 @@ void SideJson(const SideInfo& side, io::JsonWriter* w) {
   w->KeyUint("ranks", p.ranks.size());
   w->KeyUint("rank_iterations", p.rank_iterations);
   w->KeyString("iteration_method", p.iteration_method);
+  w->KeyString("iteration_choice", p.iteration_choice);
   w->Key("input_problems");
   w->BeginArray();
   for (const std::string& s : p.input_problems) w->String(s);
@@ -381,7 +382,7 @@ std::string DiffText(const RunDiff& d, size_t top) {
     const RunProfile& p = *side->profile;
     line(side->label + ": " + side->input + " (job " + p.job_id + ", " +
          std::to_string(p.ranks.size()) + " rank(s), " + std::to_string(p.rank_iterations) +
-         " rank-iteration(s): " + p.iteration_method + ")");
+         " rank-iteration(s): " + p.iteration_method + "; " + p.iteration_choice + ")");
   }
   for (const std::string& n : d.notes) line("note: " + n);
   line("");

@@ -125,7 +125,8 @@ StatusOr<RunProfile> ProfileRun(const std::vector<std::string>& paths,
   out.job_id = job->job_id;
   out.files = paths.size();
   out.input_problems = job->input_problems;
-  std::vector<IterationReport> iterations = AnalyzeMeasured(*job, *graph, options.analysis);
+  std::vector<IterationReport> iterations =
+      AnalyzeMeasured(*job, *graph, options.analysis, &out.iteration_choice);
   if (iterations.empty()) return Status::Error("no iterations found: nothing to compare");
 
   // Per rank index: its iterations' [start, end), in time order, and its profile.

@@ -90,6 +90,7 @@ struct RunProfile {
   size_t files = 0;
   std::vector<std::string> input_problems;
   std::string iteration_method;       // "ProfilerStep ranges", "detected", "whole trace", mixes.
+  std::string iteration_choice;       // Which of them were kept (FindJobIterations).
   uint64_t rank_iterations = 0;       // (rank, iteration) pairs.
   std::vector<int64_t> iteration_ns;  // Every (rank, iteration)'s measured time.
   Breakdown breakdown;                // Sums.

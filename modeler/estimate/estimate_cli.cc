@@ -49,7 +49,7 @@ constexpr const char kExitStatus[] =
 int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::vector<std::string> inputs;
   std::string set_text, base_text, sweep_text, costs_file, net_name = models::kDefaultNetwork;
-  std::string timeline, job_name, iteration, window_name;
+  std::string timeline, job_name, iteration, iterations_text, window_name;
   bool json = false, job_given = false, window_given = false, set_given = false,
        sweep_given = false;
   bool base_given = false, costs_given = false, gpu_given = false;
@@ -89,6 +89,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
       .Given(&gpu_given)
       .String("--iteration", "REGEX", "iterations are the host/NVTX ranges matching REGEX",
               &iteration)
+      .String("--iterations", "WHICH", kIterationsHelp, &iterations_text)
       .String("--job", "ID", "the job to read when the files hold several (header job id)",
               &job_name)
       .Given(&job_given)
@@ -146,6 +147,11 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
     }
     structure_options.iteration_pattern = iteration;
   }
+  if (!iterations_text.empty()) {
+    if (Status s = SetIterationChoice(iterations_text, &analysis); !s.ok()) {
+      return parser.UsageError(err, s.message());
+    }
+  }
   StatusOr<models::NetworkSpec> source_net = specs.ResolveNetwork(net_name);
   if (!source_net.ok()) return parser.UsageError(err, "--net " + source_net.status().message());
 
@@ -193,6 +199,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   header.source_gpu = ctx.source_gpu->name;
   header.source_net = ctx.source_net.name;
   header.structure = &job.structure;
+  header.iteration_choice = job.ctx.iteration_choice;
   header.warnings = job.job.warnings;
   // Every configuration is checked before any is run: a bad one is exit 2 with nothing printed.
   for (const whatif::SettingList& c : configurations) {

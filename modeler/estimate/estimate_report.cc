@@ -104,6 +104,7 @@ void WriteEstimateText(const ReportHeader& h, const EstimateResult& r, std::FILE
   for (const std::string& w : h.warnings) std::fprintf(out, "warning: %s\n", w.c_str());
   std::fprintf(out, "structure: iterations by %s; layers: %s\n",
                h.structure->iteration_method.c_str(), h.structure->layer_method.c_str());
+  std::fprintf(out, "iterations: %s\n", h.iteration_choice.c_str());
   WriteSetup(h, r, out);
   std::fprintf(out, "\n");
   Row(out, "", "base (replayed)", "estimate", "change");
@@ -307,6 +308,7 @@ void JsonHeader(io::JsonWriter& w, const ReportHeader& h) {
   w.KeyString("source_gpu", h.source_gpu);
   w.KeyString("source_network", h.source_net);
   w.KeyString("iteration_method", h.structure->iteration_method);
+  w.KeyString("iteration_choice", h.iteration_choice);
   w.KeyString("layer_method", h.structure->layer_method);
   w.Key("measured_setup");
   w.BeginObject(true);

@@ -24,6 +24,7 @@ struct ReportHeader {
   std::string source_gpu;
   std::string source_net;
   const structure::JobStructure* structure = nullptr;
+  std::string iteration_choice;       // Which iterations make the figures.
   std::vector<std::string> warnings;  // Input and graph problems worth saying once.
 };
 

@@ -276,7 +276,8 @@ StatusOr<std::unique_ptr<PreparedJob>> PrepareJob(const std::vector<std::string>
   ctx.analysis = options.analysis;
   ctx.measured = MeasuredScenario(p->graph);
   ctx.base_sim = Simulate(p->graph, ctx.measured);
-  ctx.base_iterations = AnalyzeIterations(p->job, p->graph, ctx.base_sim, ctx.analysis);
+  ctx.base_iterations =
+      AnalyzeIterations(p->job, p->graph, ctx.base_sim, ctx.analysis, &ctx.iteration_choice);
   ctx.classified.reserve(p->job.ranks.size());
   for (const RankTrace& rank : p->job.ranks) ctx.classified.push_back(models::ClassifyRank(rank));
   Summarize(ctx.base_iterations, &ctx.base_summary);

@@ -56,6 +56,7 @@ struct EstimateContext {
   Scenario measured;
   SimResult base_sim;
   std::vector<IterationReport> base_iterations;  // Replay's analysis of the measured run.
+  std::string iteration_choice;  // Which iterations make the figures (FindJobIterations).
   // Once per invocation: models::ClassifyRank of every rank, and the base's figures without
   // throughput (which depends on the plan's setup).
   std::vector<std::vector<models::TraceGpuWork>> classified;

@@ -81,7 +81,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::vector<ReplayScale> scales;
   AnalysisOptions analysis;
   bool json = false, drop_gaps = false, dependencies_only = false, stats = false;
-  std::string timeline, job_name, iteration, window_name;
+  std::string timeline, job_name, iteration, iterations_text, window_name;
   bool job_given = false, window_given = false;
   cli::ArgParser parser("lumos-model replay", "FILE|DIR|GLOB... [options]");
   parser.Description(kDescription)
@@ -101,6 +101,8 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
       .Check([&analysis](const std::string& pattern) {
         return SetIterationPattern(pattern, &analysis);
       })
+      .String("--iterations", "WHICH", kIterationsHelp, &iterations_text)
+      .Check([&analysis](const std::string& text) { return SetIterationChoice(text, &analysis); })
       .Flag("--json", "print the report as JSON instead of text", &json)
       .Flag("--stats", "phase times, events/s and peak memory on stderr", &stats)
       .String("--timeline", "OUT.json",
@@ -203,7 +205,8 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   report.sim_diagnostics = sim.diagnostics;
   progress.Step("analysing");
   progress.Update(-1);
-  report.iterations = AnalyzeIterations(job, graph, sim, analysis);
+  std::string choice;
+  report.iterations = AnalyzeIterations(job, graph, sim, analysis, &choice);
   clock.Mark("analyse: iterations");
   report.stragglers = AnalyzeStragglers(graph, sim, report.iterations);
   report.idle = AnalyzeIdle(graph, sim, report.iterations);
@@ -212,7 +215,9 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   report.iteration_rule =
       (analysis.iteration ? "ranges matching '" + analysis.iteration_pattern + "'"
                           : std::string("ProfilerStep#N ranges")) +
-      "; else detected from the repeating kernel stream; else the whole trace";
+      "; else detected from the repeating kernel stream; else the whole trace; each from its "
+      "start to the next one's start; kept: " +
+      choice;
   progress.Clear();
   clock.Mark("analyse: launches");
   if (!timeline.empty()) {

@@ -70,8 +70,8 @@ void WindowJson(const TraceWindow& w, const WindowRows* rows, const std::string&
 
 int RunSummarizeCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::vector<std::string> inputs;
-  std::string output, format_name = "ndjson", iteration, net_name = models::kDefaultNetwork,
-                      costs_path;
+  std::string output, format_name = "ndjson", iteration, iterations_text,
+                      net_name = models::kDefaultNetwork, costs_path;
   bool force = false, quiet = false, costs_given = false;
   SummaryOptions options;
   cli::ArgParser parser("lumos-model summarize", "FILE|DIR|GLOB... -o OUT [options]");
@@ -88,6 +88,10 @@ int RunSummarizeCommand(const std::vector<std::string>& args, std::FILE* out, st
               &iteration)
       .Check([&options](const std::string& pattern) {
         return SetIterationPattern(pattern, &options.analysis);
+      })
+      .String("--iterations", "WHICH", kIterationsHelp, &iterations_text)
+      .Check([&options](const std::string& text) {
+        return SetIterationChoice(text, &options.analysis);
       })
       .String("--net", "NAME",
               "the network between nodes for the expected bandwidth (default ib400; a spec "

@@ -136,8 +136,14 @@ TEST(CriticalPathTest, SyncThatReturnedBeforeItsTargetEndedAddsNothing) {
       .Api(ApiKind::kDeviceSynchronize, "cudaDeviceSynchronize", 20, 6, 0)
       .Api(ApiKind::kLaunchKernel, "cudaLaunchKernel", 30, 4, 2)
       .Kernel("gemm_kernel", 7, 10, 90, 1)
-      .Step("ProfilerStep#1", 0, 40);
-  const IterationReport it = OnlyIteration(job);
+      .Step("ProfilerStep#1", 0, 40)
+      .Step("ProfilerStep#2", 40, 60);  // Ends the first at 40, before the gemm does.
+  const Replayed r = Replay(job);
+  AnalysisOptions first;
+  ASSERT_TRUE(SetIterationChoice("1", &first).ok());
+  const std::vector<IterationReport> iterations = AnalyzeIterations(job, r.graph, r.sim, first);
+  ASSERT_EQ(iterations.size(), 1u);
+  const IterationReport& it = iterations[0];
   ASSERT_EQ(it.replayed_ns(), 40 * kUs);
   EXPECT_EQ(it.critical_length_ns, 40 * kUs);
   EXPECT_EQ(SumOfClasses(it), it.critical_length_ns);

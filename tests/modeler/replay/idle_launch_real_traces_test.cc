@@ -308,7 +308,7 @@ TEST(IdleLaunchCliTest, ReplayReportsBothSectionsOnARealTrace) {
   for (const char* field :
        {"\"idle\":{\"job\":{\"measured_window_ns\":", "\"dependency_wait_ns\":", "\"between_ns\":",
         "\"streams\":[{\"stream\":", "\"threads\":[{\"thread\":",
-        "\"launch\":{\"queue_limit\":1024,\"bin_ns\":1000000,", "\"delay\":{\"count\":5995,",
+        "\"launch\":{\"queue_limit\":1024,\"bin_ns\":1000000,", "\"delay\":{\"count\":6875,",
         "\"p90_ns\":", "\"short_kernels\":{\"kernels\":", "\"top\":[{\"name\":",
         "\"queue\":{\"max\":", "\"launch_queue\":{\"measured\":{\"max\":", "\"depth_max_1ms\":[",
         "\"full_ns\":"}) {

@@ -50,6 +50,23 @@ TEST(ReplayCliTest, HelpAndArgumentErrors) {
   EXPECT_EQ(Replay({Example(), "--bogus"}).code, 2);
 }
 
+// --iterations chooses which iterations make the figures; the report says which were kept.
+TEST(ReplayCliTest, IterationsChoosesAndTheReportSaysHow) {
+  CliRun bad = Replay({Example(), "--iterations", "0"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--iterations '0'"), std::string::npos) << bad.err;
+  CliRun all = Replay({Example()});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("kept: the only one)"), std::string::npos) << all.out;  // 1 per rank.
+  CliRun first = Replay({Example(), "--iterations", "1"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.out.find("kept: iteration 1 of 1 (--iterations 1)"), std::string::npos)
+      << first.out;
+  CliRun none = Replay({Example(), "--iterations", "2-"});
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.out.find("kept: none of 1 (--iterations 2-)"), std::string::npos) << none.out;
+}
+
 TEST(ReplayCliTest, BadInputIsOneClearError) {
   TempDir dir;
   CliRun missing = Replay({dir.File("nope.pb.zst")});

@@ -3,7 +3,10 @@
 // points of measured), nothing left unreplayed, and the same output twice.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/clock_alignment.h"
@@ -63,10 +66,25 @@ TEST_P(RealTraceReplayTest, ReplayIsWithinTheBounds) {
   EXPECT_LE(sum / static_cast<double>(iterations.size()), 2.0);
   EXPECT_LE(max, 5.0);
 
-  // The recorded dependencies alone (no measured GPU queueing) explain the iterations too.
+  // The recorded dependencies alone (no measured GPU queueing) explain the iterations too, all
+  // but each rank's last: it ends where the host saw its work end, and a trace of some ranks
+  // cannot say when a missing peer's send arrives (hta rank0's last step ends in a 158-ms
+  // cudaDeviceSynchronize behind such a wait: measured 374 ms, 232 ms from its dependencies).
   const SimResult explained = Simulate(graph, DependenciesOnlyScenario(graph));
   double explained_sum = 0, explained_max = 0;
-  const auto explained_iterations = AnalyzeIterations(*job, graph, explained, {});
+  std::vector<IterationReport> explained_iterations = AnalyzeIterations(*job, graph, explained, {});
+  std::map<int32_t, size_t> last_of_rank;
+  for (size_t i = 0; i < explained_iterations.size(); ++i) {
+    last_of_rank[explained_iterations[i].rank] = i;
+  }
+  if (explained_iterations.size() > last_of_rank.size()) {
+    std::vector<size_t> lasts;
+    for (const auto& [rank, index] : last_of_rank) lasts.push_back(index);
+    std::sort(lasts.rbegin(), lasts.rend());  // Erase from the back.
+    for (size_t index : lasts) {
+      explained_iterations.erase(explained_iterations.begin() + static_cast<std::ptrdiff_t>(index));
+    }
+  }
   for (const IterationReport& it : explained_iterations) {
     explained_sum += std::fabs(it.error_percent());
     explained_max = std::max(explained_max, std::fabs(it.error_percent()));
