@@ -35,10 +35,17 @@ std::vector<uint32_t> Spread(uint32_t count, uint32_t lo, uint32_t hi) {
 }
 
 // The parameters one GPU holds, for the gradient collectives and the optimizer's work.
+// With the vocabulary unknown (a loop with no embedding or LM head, as scripts/gpu/train_loop.py,
+// or one the trace does not show) the memory model cannot run: then the transformer layers'
+// own weights (attention 4 h^2, MLP 2 h ffn, two norms), split over tp and pp, are the count.
 double ParametersPerGpu(const whatif::SetupValues& v) {
   models::MemoryConfig c = MemoryConfigFor(v, 0, models::Recompute::kNone, true);
   StatusOr<models::MemoryEstimate> m = models::EstimateMemory(c, nullptr);
-  return m.ok() ? static_cast<double>(m->Largest().parameters) : 0.0;
+  if (m.ok()) return static_cast<double>(m->Largest().parameters);
+  if (v.layers <= 0 || v.hidden <= 0 || v.ffn <= 0 || v.tp <= 0 || v.pp <= 0) return 0.0;
+  const auto h = static_cast<double>(v.hidden), ffn = static_cast<double>(v.ffn);
+  const double layer = (4 * h * h + 2 * h * ffn) / static_cast<double>(v.tp) + 4 * h;
+  return layer * static_cast<double>(v.layers) / static_cast<double>(v.pp);
 }
 
 Status CheckKnown(const structure::JobStructure& s, SettingKey key) {
