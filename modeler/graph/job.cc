@@ -8,6 +8,7 @@
 
 #include "modeler/graph/view_cache.h"
 #include "modeler/graph/window_clip.h"
+#include "modeler/trace/gemm_orientation.h"
 #include "modeler/trace/nested_calls.h"
 #include "modeler/trace/trace_reader.h"
 #include "modeler/trace/window_stamp.h"
@@ -113,6 +114,7 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   LUMOS_RETURN_IF_ERROR(status);
   *events_read += result.events;
   rank->nested_driver_calls = RemoveNestedDriverCalls(&rank->api_calls);
+  GemmCallsToRowMajor(&rank->gemm_calls);
   if (window_span && window_span->second > window_span->first) {
     rank->outside_window = ClipToWindow(window_span->first, window_span->second, rank);
     if (rank->outside_window != 0) {

@@ -80,9 +80,10 @@ struct RankTrace {
   std::vector<schema::HostRangeEvent> host_ranges;
   std::vector<schema::NvtxEvent> nvtx;
   std::vector<schema::CollectiveEvent> collectives;
-  // GEMM problems (schema 2.2: the agent's cublas channel, Kineto "Input Dims"), and per kernel
-  // (same index as `kernels`) the index in gemm_calls of the call that launched it, or
-  // kNoGemm (modeler/trace/gemm_link.h has the rule). GemmOf() reads them.
+  // GEMM problems (schema 2.2: the agent's cublas channel, Kineto "Input Dims"), row-major
+  // whoever recorded them (modeler/trace/gemm_orientation.h: m the tokens of a linear layer),
+  // and per kernel (same index as `kernels`) the index in gemm_calls of the call that launched
+  // it, or kNoGemm (modeler/trace/gemm_link.h has the rule). GemmOf() reads them.
   std::vector<schema::GemmCallEvent> gemm_calls;
   std::vector<uint32_t> kernel_gemm;
   std::vector<CommunicatorInfo> communicators;

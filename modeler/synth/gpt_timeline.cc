@@ -4,6 +4,8 @@
 #include <cmath>
 #include <regex>
 
+#include "modeler/trace/gemm_orientation.h"
+
 namespace lumos::modeler {
 namespace {
 
@@ -225,6 +227,8 @@ void GptTimeline::Gemm(std::string_view name, const GptGemm& gemm, int64_t durat
     call.batch_count = 1;
     call.transa = gemm.transa;
     call.transb = gemm.transb;
+    // Recorded as the agent records cuBLASLt, column-major (loading turns it back).
+    ToColumnMajor(&call);
     call.a_type = call.b_type = call.c_type = call.d_type = schema::DataType::kBfloat16;
     call.compute_type = schema::GemmComputeType::kFloat32;
     call.stream_id = launch.stream_id;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "modeler/graph/job.h"
+#include "modeler/trace/gemm_orientation.h"
 #include "schema/writer/trace_file_writer.h"
 #include "tests/testing/sample_trace.h"
 
@@ -88,9 +89,11 @@ TEST(JobGemmTest, EveryKernelKnowsTheGemmThatLaunchedIt) {
     SCOPED_TRACE(std::string(k.name));
     if (k.name == "sm90_gemm_splitk" || k.name == "splitKreduce_kernel") {
       ASSERT_NE(gemm, nullptr);
-      EXPECT_EQ(gemm->m, 8192u);
+      // Loaded row-major (modeler/trace/gemm_orientation.h): cuBLAS's m and n, A and B swap.
+      EXPECT_EQ(gemm->m, 128u);
+      EXPECT_EQ(gemm->n, 8192u);
       EXPECT_EQ(gemm->k, 65536u);
-      EXPECT_EQ(gemm->a_type, schema::DataType::kBfloat16);
+      EXPECT_EQ(gemm->b_type, schema::DataType::kBfloat16);
     } else if (k.name == "nvjet_tst") {
       ASSERT_NE(gemm, nullptr);
       EXPECT_EQ(gemm->api, schema::GemmApi::kCublasltMatmul);
@@ -138,7 +141,28 @@ TEST(JobGemmTest, TracesWithoutGemmCallsHaveNoShapes) {
       LoadJob({std::string(LUMOS_SOURCE_DIR) + "/tests/data/schema_v2.2/every_packet_kind.pb.zst"});
   ASSERT_TRUE(v22.ok()) << v22.status().message();
   ASSERT_NE(v22->ranks.at(0).GemmOf(0), nullptr);
-  EXPECT_EQ(v22->ranks.at(0).GemmOf(0)->m, 4096u);
+  EXPECT_EQ(v22->ranks.at(0).GemmOf(0)->n, 4096u);  // The file's cuBLAS m, loaded row-major.
+}
+
+// est-base: 4 layers of hidden 1024 (ffn 4096), mbs 4 x seq 1024 = 4096 tokens. Its QKV
+// projections (x of 4096 x 1024 times the 3072 x 1024 in_proj weight, transposed) were recorded
+// by cuBLAS as column-major m 3072, n 4096; loaded, every one has its tokens in m.
+TEST(GemmOrientationTest, TheRealLoopsQkvProjectionsLoadWithTheirTokensInM) {
+  const std::string path =
+      std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces/h200-pytorch/est-base.pb.zst";
+  StatusOr<Job> job = LoadJob({path});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  ASSERT_EQ(job->ranks.size(), 1u);
+  size_t qkv = 0, column_major = 0;
+  for (const schema::GemmCallEvent& call : job->ranks[0].gemm_calls) {
+    column_major += IsColumnMajorGemmApi(call.api) ? 1 : 0;
+    if (call.k != 1024 || (call.m != 3072 && call.n != 3072)) continue;
+    ++qkv;
+    EXPECT_EQ(call.m, 4096u);
+    EXPECT_EQ(call.n, 3072u);
+  }
+  EXPECT_EQ(column_major, job->ranks[0].gemm_calls.size());
+  EXPECT_EQ(qkv, 40u * 4u);  // 40 steps, 4 layers.
 }
 
 }  // namespace
