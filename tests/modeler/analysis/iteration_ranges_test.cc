@@ -88,9 +88,8 @@ Job WarmupJob() {
   Job job;
   for (int32_t rank : {0, 1}) {
     RankBuilder b(&job, rank, 2);
-    const std::vector<int64_t> lengths =
-        rank == 0 ? std::vector<int64_t>{400, 20, 20, 20, 20, 20}
-                  : std::vector<int64_t>{400, 60, 20, 20, 20, 20};
+    const std::vector<int64_t> lengths = rank == 0 ? std::vector<int64_t>{400, 20, 20, 20, 20, 20}
+                                                   : std::vector<int64_t>{400, 60, 20, 20, 20, 20};
     int64_t start = 0;
     uint64_t correlation = 1;
     for (size_t k = 0; k < lengths.size(); ++k) {
@@ -149,8 +148,8 @@ TEST(IterationRangesTest, IterationsChoosesByOrdinal) {
 
 TEST(IterationRangesTest, ABadIterationsChoiceIsOneErrorNamingIt) {
   AnalysisOptions options;
-  for (const char* bad : {"", "0", "0-3", "5-2", "-3", "a", "1-b", "1--", " 1", "1,2",
-                          "99999999999999999999"}) {
+  for (const char* bad :
+       {"", "0", "0-3", "5-2", "-3", "a", "1-b", "1--", " 1", "1,2", "99999999999999999999"}) {
     const Status status = SetIterationChoice(bad, &options);
     EXPECT_FALSE(status.ok()) << bad;
     EXPECT_NE(status.message().find(std::string("--iterations '") + bad + "'"), std::string::npos)
