@@ -127,9 +127,10 @@ std::optional<models::NetworkSpec> ResolveNet(const models::SpecTable& specs,
 
 int RunFit(const Args& args) {
   std::vector<std::string> inputs;
-  std::string output, specs_file, net_name;
-  bool specs_given = false, net_given = false;
-  cli::ArgParser parser("lumos-model costs fit", "IN... -o MODEL.json [--net NAME] [--specs FILE]");
+  std::string output, specs_file, net_name, gpu_name;
+  bool specs_given = false, net_given = false, gpu_given = false;
+  cli::ArgParser parser("lumos-model costs fit",
+                        "IN... -o MODEL.json [--net NAME] [--gpu NAME] [--specs FILE]");
   parser.Description(kDescription)
       .String("-o, --output", "MODEL.json", "the model file to write", &output)
       .Required()
@@ -138,6 +139,11 @@ int RunFit(const Args& args) {
               "numbers such as 400Gbps,3us; default ib400)",
               &net_name)
       .Given(&net_given)
+      .String("--gpu", "NAME",
+              "the GPU of traced jobs whose files name none (traces of an agent before schema "
+              "2.4); a GPU the files name always wins",
+              &gpu_name)
+      .Given(&gpu_given)
       .String("--specs", "FILE",
               "more GPUs and networks (modeler/models/hardware/specs/hardware.txt)", &specs_file)
       .Given(&specs_given)
@@ -154,9 +160,13 @@ int RunFit(const Args& args) {
   if (!specs) return outcome.exit_status();
   std::optional<models::NetworkSpec> network = ResolveNet(*specs, net_name, net_given, parser);
   if (!network) return cli::kExitUsage;
+  if (gpu_given && specs->FindGpu(gpu_name) == nullptr) {
+    return parser.UsageError(stderr, "--gpu " + models::UnknownGpu(gpu_name, *specs).message());
+  }
   models::FitLog log;  // Arguments that name no trace, damaged traces: one line each, exit 1.
   auto expanded = models::ExpandCostInputs(inputs, &log.problems);
   if (!expanded.ok()) return outcome.Fail(expanded.status().message());
+  if (gpu_given) expanded->unnamed_gpu = gpu_name;
   auto model = models::FitCostInputs(*expanded, *specs, *network, &log);
   for (const std::string& line : log.problems) outcome.InputProblem(line);
   if (!model.ok()) return outcome.Fail(model.status().message());

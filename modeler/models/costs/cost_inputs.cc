@@ -127,7 +127,7 @@ Status PlaceJob(const std::vector<TraceHeader>& headers, const SpecTable& specs,
   if (gpus.empty()) {
     return ErrorStatus(
         "%s: %s: the trace headers name no GPU device, so its collectives and GEMMs cannot be "
-        "placed on a GPU",
+        "placed on a GPU (--gpu NAME says which)",
         headers.front().path.c_str(), what.c_str());
   }
   if (gpus.size() > 1) {
@@ -397,7 +397,7 @@ StatusOr<TraceCalibration> CalibrateJob(const Job& job, const SpecTable& specs) 
 
 StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
     const std::vector<std::string>& traces, const SpecTable& specs,
-    std::vector<std::string>* problems) {
+    std::vector<std::string>* problems, const std::string& unnamed_gpu) {
   // The headers first (cheap): which files make which job, and on what GPUs.
   std::map<std::string, std::vector<TraceHeader>> jobs;
   for (const std::string& path : traces) {
@@ -431,6 +431,7 @@ StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
       for (const RankTrace& rank : job->ranks) {
         if (rank.path == h.path && !rank.device.empty()) h.devices.push_back(rank.device);
       }
+      if (h.devices.empty() && !unnamed_gpu.empty()) h.devices.push_back(unnamed_gpu);
     }
     LUMOS_ASSIGN_OR_RETURN(TraceCalibration c, CalibrateLoaded(*job, named, specs));
     out.push_back(std::move(c));

@@ -54,6 +54,9 @@ namespace lumos::modeler::models {
 struct CostInputs {
   std::vector<std::string> tables;  // CSV tables, in the order found.
   std::vector<std::string> traces;  // Lumos traces (sorted, de-duplicated).
+  // The GPU (a spec or CUDA name) of traced files that name none, header or trailer (an agent
+  // before schema 2.4); empty: such a job is refused when it has something to place.
+  std::string unnamed_gpu;
 };
 
 // The tables and traces that `inputs` name. Arguments that name no trace go to `problems`
@@ -111,8 +114,9 @@ StatusOr<TraceCalibration> CalibrateJob(const Job& job, const SpecTable& specs);
 // Reads the traces job by job. Unreadable, damaged and unclosed files are named in `problems`
 // (what could be read is used); an error is a job the specs cannot place (see above) that has
 // collective points with a size or GEMM points.
+// `unnamed_gpu`: CostInputs::unnamed_gpu.
 StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
     const std::vector<std::string>& traces, const SpecTable& specs,
-    std::vector<std::string>* problems);
+    std::vector<std::string>* problems, const std::string& unnamed_gpu = "");
 
 }  // namespace lumos::modeler::models

@@ -126,7 +126,8 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
     if (calibrated != nullptr) {
       traced = std::move(*calibrated);
     } else {
-      LUMOS_ASSIGN_OR_RETURN(traced, ReadTraceCalibrations(inputs.traces, specs, &log->problems));
+      LUMOS_ASSIGN_OR_RETURN(
+          traced, ReadTraceCalibrations(inputs.traces, specs, &log->problems, inputs.unnamed_gpu));
     }
     for (TraceCalibration& job : traced) {
       log->notes.push_back(job.Describe());

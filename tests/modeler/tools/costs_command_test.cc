@@ -607,6 +607,31 @@ TEST_F(CostsCommandTest, OnlyUnreadableTracesIsOneErrorPerTrace) {
   EXPECT_FALSE(fs::exists(File("u.json")));
 }
 
+// The shared H200 traces (an agent before schema 2.4) name no device: fit refuses them and says
+// how to name it; --gpu names it (a GPU the files name would win); an unknown --gpu is exit 2.
+TEST_F(CostsCommandTest, GpuNamesTheDeviceOfTracesThatNameNone) {
+  const std::string trace =
+      std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces/h200-pytorch/est-base.pb.zst";
+  const auto refused =
+      RunCommand(LumosModelBinary() + " costs fit " + trace + " -o " + File("h200.json"));
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("name no GPU device"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--gpu NAME"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(File("h200.json")));
+  const auto named = RunCommand(LumosModelBinary() + " costs fit " + trace + " -o " +
+                                File("h200.json") + " --gpu H200-SXM-141GB");
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_NE(named.out.find("job est-base (1 rank(s), H200-SXM-141GB)"), std::string::npos)
+      << named.out;
+  EXPECT_NE(named.out.find("1920 call(s)"), std::string::npos) << named.out;
+  const auto unknown = RunCommand(LumosModelBinary() + " costs fit " + trace + " -o " +
+                                  File("h200-2.json") + " --gpu nope");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--gpu gpu 'nope' is not in the specs"), std::string::npos)
+      << unknown.err;
+  EXPECT_FALSE(fs::exists(File("h200-2.json")));
+}
+
 TEST(CostsHelpTest, DocumentsGemmAndCollectiveQueriesAndEveryNetwork) {
   const auto help = RunCommand(LumosModelBinary() + " costs --help");
   EXPECT_EQ(help.exit_code, 0);
