@@ -1,10 +1,11 @@
 #include "modeler/analysis/iteration_ranges.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "modeler/analysis/iteration_analysis.h"
 #include "modeler/analysis/iteration_detection.h"
+#include "modeler/graph/duration_text.h"
+#include "modeler/graph/median.h"
 
 namespace lumos::modeler {
 namespace {
@@ -73,21 +74,6 @@ void ExtendRanges(const ExecutionGraph& g, uint32_t r, std::vector<IterationRang
   }
 }
 
-std::string Duration(int64_t ns) {
-  char text[32];
-  if (ns < 1'000'000) {
-    std::snprintf(text, sizeof text, "%.1f us", static_cast<double>(ns) / 1e3);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f ms", static_cast<double>(ns) / 1e6);
-  }
-  return text;
-}
-
-int64_t Median(std::vector<int64_t> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0 : values[values.size() / 2];
-}
-
 std::vector<int64_t> Lengths(const RankIterations& rank) {
   std::vector<int64_t> lengths;
   lengths.reserve(rank.ranges.size());
@@ -103,7 +89,7 @@ std::string Span(size_t first, size_t end) {  // 0-based [first, end) as 1-based
 }  // namespace
 
 size_t LeadingWarmup(const std::vector<int64_t>& lengths_ns) {
-  const int64_t median = Median(lengths_ns);
+  const int64_t median = MedianOf(lengths_ns);
   size_t warmup = 0;
   // A length over 1.5 x the median, in integers: 2 x length > 3 x median.
   while (warmup < lengths_ns.size() / 2 && 2 * lengths_ns[warmup] > 3 * median) ++warmup;
@@ -153,8 +139,8 @@ JobIterations FindJobIterations(const Job& job, const ExecutionGraph& g,
       }
       const std::vector<int64_t> lengths = Lengths(out.ranks[by_rank]);
       out.choice = Span(first, end) + of + ": " + Span(0, first) + " left out as warm-up (" +
-                   Duration(lengths[0]) + (first > 1 ? ", ..." : "") +
-                   ", longer than 1.5 x the median " + Duration(Median(lengths)) +
+                   DurationText(lengths[0]) + (first > 1 ? ", ..." : "") +
+                   ", longer than 1.5 x the median " + DurationText(MedianOf(lengths)) +
                    (out.ranks.size() > 1 ? " on rank " + std::to_string(job.ranks[by_rank].rank)
                                          : std::string()) +
                    "; --iterations all keeps them)";

@@ -60,8 +60,8 @@ size_t LeadingWarmup(const std::vector<int64_t>& lengths_ns);
 
 // The iterations that make the job's figures, per rank index: FindIterations' ranges cut to
 // options.choice (the same ordinals on every rank), and in `choice` how they were chosen, for
-// the report ("iterations 2-30 of 30: warm-up rule, iteration 1 (527.1 ms) is longer than 1.5 x
-// the median 15.2 ms").
+// the report ("iterations 2-40 of 40: iteration 1 left out as warm-up (524.017 ms, longer than
+// 1.5 x the median 15.392 ms; --iterations all keeps them)").
 struct JobIterations {
   std::vector<RankIterations> ranks;
   size_t found = 0;    // Iterations found on the rank with the most.

@@ -53,8 +53,10 @@ def read_text(path, default=""):
         return default
 
 
-def read_tsv(path):
-    return [line.split("\t") for line in read_text(path).splitlines() if line.strip()]
+def read_tsv(path, width=0):
+    """The rows of a tab-separated file, each padded with empty cells to `width`."""
+    rows = [line.split("\t") for line in read_text(path).splitlines() if line.strip()]
+    return [row + [""] * (width - len(row)) for row in rows]
 
 
 def exit_words(status):
@@ -182,23 +184,21 @@ def profiler_written(work, folder, on_gpu=True):
 
 
 def print_steps(work):
-    rows = read_tsv(work.path("steps.tsv"))
+    rows = read_tsv(work.path("steps.tsv"), 4)
     if not rows:
         return
     print("| step | status | seconds | note |\n|---|---|---:|---|")
     for row in rows:
-        row += [""] * (4 - len(row))
         print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]} |")
     print()
 
 
 def print_checkers(work):
-    rows = read_tsv(work.path("checkers.tsv"))
+    rows = read_tsv(work.path("checkers.tsv"), 3)
     if not rows:
         return
     print("| checker | result | gtest |\n|---|---|---|")
     for row in rows:
-        row += [""] * (3 - len(row))
         verdict = "pass" if row[1] == "0" else exit_words(row[1])
         if row[1] == "0" and "SKIPPED" in row[2] and "PASSED  ] 0 tests" in row[2]:
             verdict = "all skipped"
@@ -280,7 +280,7 @@ def print_replays(work):
 
 
 def print_windows(work):
-    rows = read_tsv(work.path("windows.tsv"))
+    rows = read_tsv(work.path("windows.tsv"), 4)
     if not rows:
         return
     print("capture windows (periodic: 3 steps every 5 s; on demand: lumos-ctl capture "
@@ -288,7 +288,6 @@ def print_windows(work):
     print("| run | exit | window files | how the window found its iterations | capture said |")
     print("|---|---|---:|---|---|")
     for row in rows:
-        row += [""] * (4 - len(row))
         tag = row[0]
         capture = " ".join(read_text(work.path(tag + ".capture.txt")).split())[:160] or "-"
         print(f"| {tag} | {work.problem(tag) or 'exit 0'} | {row[2]} | {row[3] or '-'} | "
@@ -297,7 +296,7 @@ def print_windows(work):
 
 
 def print_estimates(work):
-    rows = read_tsv(work.path("estimates.tsv"))
+    rows = read_tsv(work.path("estimates.tsv"), 3)
     if not rows:
         return
     print("estimation from the `est` base trace alone (lumos-model estimate --set), against the "
@@ -309,7 +308,6 @@ def print_estimates(work):
     bases = {way: work.median_step(work.tags("est", way)) for way in ("plain", "lumos")}
     errors = []
     for row in rows:
-        row += [""] * (3 - len(row))
         variant, setting, status = row[0], row[1], row[2]
         estimate = None
         try:

@@ -116,8 +116,8 @@ TEST(IterationRangesTest, TheJobLeavesOutTheMostWarmupAnyRankShowsOnEveryRank) {
     EXPECT_EQ(rank.ranges[0].name, "ProfilerStep#2");
   }
   EXPECT_EQ(its.choice,
-            "iterations 3-6 of 6: iterations 1-2 left out as warm-up (400.0 us, ..., longer than "
-            "1.5 x the median 20.0 us on rank 1; --iterations all keeps them)");
+            "iterations 3-6 of 6: iterations 1-2 left out as warm-up (400 µs, ..., longer than "
+            "1.5 x the median 20 µs on rank 1; --iterations all keeps them)");
 }
 
 TEST(IterationRangesTest, IterationsChoosesByOrdinal) {
