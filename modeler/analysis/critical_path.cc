@@ -35,6 +35,8 @@ const char* GapLabel(EdgeKind kind) {
       return "GPU queue gap";
     case EdgeKind::kEventWait:
       return "event wait gap";
+    case EdgeKind::kThreadHandoff:
+      return "thread handoff";
   }
   return "?";
 }
@@ -86,6 +88,7 @@ BoundKind OwnTimeKind(const Node& n) {
 BoundKind GapKind(EdgeKind kind) {
   switch (kind) {
     case EdgeKind::kThreadOrder:
+    case EdgeKind::kThreadHandoff:
       return BoundKind::kHost;
     case EdgeKind::kLaunch:
       return BoundKind::kLaunch;

@@ -11,7 +11,12 @@
 //   event wait     the last GPU op enqueued on stream A before cudaEventRecord -> the first op
 //                  enqueued on stream B after cudaStreamWaitEvent. Exact from the recorded
 //                  identities (agent: cudaEventSyncId; Kineto: cuda_sync records carrying the
-//                  record's correlation id); without them, inferred (see BuildGraph).
+//                  record's correlation id); without them, inferred (see BuildGraph);
+//   thread handoff one host thread waited for another (PyTorch's main thread across the
+//                  autograd thread's backward): the waiter's call before its wait -> the other
+//                  thread's first call (fork), the other's last call -> the waiter's next
+//                  (join); delay = the measured time between them. Always inferred, from the
+//                  calls' times (thread_handoffs.cc); the thread-order delays they explain are 0.
 // Runtime dependencies, resolved by the simulator as it runs: a host sync (stream, device,
 // event synchronize, blocking copy) ends when the GPU work it waits for at that moment is done.
 // Collectives: the records of one operation (one CollectiveKey, collective_key.h: a
@@ -49,8 +54,8 @@ namespace lumos::modeler {
 enum class NodeKind : uint8_t { kApiCall, kKernel, kMemcpy, kMemset };
 // What a node's time counts as in the breakdown.
 enum class WorkClass : uint8_t { kHost, kCompute, kCommunication, kMemory };
-enum class EdgeKind : uint8_t { kThreadOrder, kStreamOrder, kLaunch, kEventWait };
-inline constexpr int kEdgeKindCount = 4;
+enum class EdgeKind : uint8_t { kThreadOrder, kStreamOrder, kLaunch, kEventWait, kThreadHandoff };
+inline constexpr int kEdgeKindCount = 5;
 const char* EdgeKindName(EdgeKind kind);
 
 inline constexpr uint32_t kNoNode = UINT32_MAX;
@@ -88,6 +93,10 @@ struct Edge {
   bool inferred = false;  // Not from a recorded identity (see BuildGraph's fallback rules).
   bool binding = false;   // Into a GPU op: the latest-ready in-edge, carrying the residual.
   bool from_start() const { return kind == EdgeKind::kLaunch; }
+  // Its delay is a host thread's own work (Python, framework), what host what-ifs scale.
+  bool host_gap() const {
+    return kind == EdgeKind::kThreadOrder || kind == EdgeKind::kThreadHandoff;
+  }
 };
 
 // A host call that blocks until GPU work is done.

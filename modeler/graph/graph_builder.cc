@@ -45,6 +45,8 @@ const char* EdgeKindName(EdgeKind kind) {
       return "launch";
     case EdgeKind::kEventWait:
       return "event-wait";
+    case EdgeKind::kThreadHandoff:
+      return "thread-handoff";
   }
   return "?";
 }

@@ -32,6 +32,7 @@ void RankBuilder::Build(const GraphOptions& options) {
   IndexLaunchTimes();
   AddEventWaits();
   AddSyncs();
+  AddThreadHandoffs();
   AddCollectiveMembers();
   SetGpuDelays(options);
   NumberInTimeOrder();

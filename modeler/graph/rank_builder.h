@@ -6,6 +6,7 @@
 //                    (correlation ids), the GPU op of each collective record;
 //   event_waits.cc   the streams' launch-time indexes, event record -> stream wait edges;
 //   host_syncs.cc    host calls that block on the GPU: their targets, overheads, wake-ups;
+//   thread_handoffs.cc  where one host thread waited for another: fork and join edges;
 //   rank_finish.cc   delays of the GPU ops' in-edges, nodes renumbered in time order, edges
 //                    grouped by source.
 // Where the trace does not record a dependency, each step's fallback rule is documented at it.
@@ -99,6 +100,9 @@ class RankBuilder {
   uint32_t InferredSyncStream(uint32_t node, bool* launched) const;
   int64_t MeasuredTargetEnd(const SyncSpec& spec, int64_t time) const;
   void AddSyncs();
+
+  // thread_handoffs.cc: one thread waiting for another.
+  void AddThreadHandoffs();
 
   // rank_finish.cc: delays, numbering, edge order.
   void SetGpuDelays(const GraphOptions& options);

@@ -166,14 +166,15 @@ void WriteTextReport(const ReplayReport& r, std::FILE* out) {
   std::fprintf(out,
                "graph: %zu nodes on %zu processors; edges: %" PRIu64 " thread order, %" PRIu64
                " launch, %" PRIu64 " stream order, %" PRIu64 " event wait (%" PRIu64
-               " inferred); %zu syncs (%" PRIu64 " inferred); %zu collectives (%" PRIu64
-               " incomplete)\n",
+               " inferred), %" PRIu64 " thread handoff; %zu syncs (%" PRIu64
+               " inferred); %zu collectives (%" PRIu64 " incomplete)\n",
                g.nodes.size(), g.processors.size(),
                s.edges_by_kind[static_cast<int>(EdgeKind::kThreadOrder)],
                s.edges_by_kind[static_cast<int>(EdgeKind::kLaunch)],
                s.edges_by_kind[static_cast<int>(EdgeKind::kStreamOrder)],
                s.edges_by_kind[static_cast<int>(EdgeKind::kEventWait)], s.inferred_event_waits,
-               g.syncs.size(), s.inferred_syncs, g.collectives.size(), s.collectives_incomplete);
+               s.edges_by_kind[static_cast<int>(EdgeKind::kThreadHandoff)], g.syncs.size(),
+               s.inferred_syncs, g.collectives.size(), s.collectives_incomplete);
   if (s.unexplained_gpu_waits != 0) {
     std::fprintf(out,
                  "  %" PRIu64

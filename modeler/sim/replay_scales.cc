@@ -74,8 +74,7 @@ Scenario ApplyReplayScales(const ExecutionGraph& g, Scenario s,
           if (!g.nodes[n].gpu()) s.duration_ns[n] = Scale(s.duration_ns[n], w.factor);
         }
         for (size_t e = 0; e < g.edges.size(); ++e) {
-          if (g.edges[e].kind == EdgeKind::kThreadOrder)
-            s.delay_ns[e] = Scale(s.delay_ns[e], w.factor);
+          if (g.edges[e].host_gap()) s.delay_ns[e] = Scale(s.delay_ns[e], w.factor);
         }
         for (int64_t& t : s.sync_min_ns) t = Scale(t, w.factor);
         break;
@@ -83,7 +82,7 @@ Scenario ApplyReplayScales(const ExecutionGraph& g, Scenario s,
   }
   if (drop_gaps) {
     for (size_t e = 0; e < g.edges.size(); ++e) {
-      if (g.edges[e].kind == EdgeKind::kThreadOrder) s.delay_ns[e] = 0;
+      if (g.edges[e].host_gap()) s.delay_ns[e] = 0;
     }
   }
   return s;

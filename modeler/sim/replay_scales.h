@@ -4,8 +4,9 @@
 //   kernel:REGEX=F  durations of kernels whose name matches REGEX (ECMAScript, search) times F;
 //   comm=F          collective transfer times (and NCCL kernels outside any matched
 //                   collective) times F; waiting for peers is not scaled, it emerges;
-//   host=F          host API call durations, host gaps and sync overheads times F;
-//   drop-gaps       host gaps (the thread-order delays) set to 0.
+//   host=F          host API call durations, host gaps (thread order and handoff) and sync
+//                   overheads times F;
+//   drop-gaps       host gaps (the thread-order and thread-handoff delays) set to 0.
 // Factors are finite and >= 0; a bad spec is an error naming it. Durations round to the
 // nearest ns. Several --scale flags compose (kernel factors multiply when regexes overlap).
 // Threading: pure functions.
