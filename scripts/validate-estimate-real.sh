@@ -24,44 +24,89 @@ setup() {
   esac
   echo "layers=$layers,hidden=$hidden,ffn=$((4 * hidden)),heads=16,seq=$seq,mbs=$mbs"
 }
+# The loop's first 10 steps are its warm-up, launched without a synchronize between them (the
+# host runs ahead, one step then absorbs the backlog); steps.csv times steps 11-40, so every
+# figure here is over those: --iterations 11-.
+measured='--iteration ^step$ --iterations 11-'
 trace() { [ "$1" = base ] && echo "$data/est-base.pb.zst" || echo "$data/est-$1.pb.zst"; }
-# ratio FROM TO: the estimated iteration of TO's setup over FROM's replayed one, from FROM's trace.
-ratio() {
-  "$lm" estimate "$(trace "$1")" --gpu H200-SXM-141GB --iteration '^step$' \
-    --base "$(setup "$1"),micro_batches=1,world=1,dp=1,tp=1,pp=1" --set "$(setup "$2")" --json |
-    python3 -c '
+# estimate FROM TO [EXTRA]: the estimated iteration of TO's setup over FROM's replayed one,
+# from FROM's trace alone; EXTRA adds settings (host=F).
+estimate() {
+  "$lm" estimate "$(trace "$1")" --gpu H200-SXM-141GB $measured \
+    --base "$(setup "$1"),micro_batches=1,world=1,dp=1,tp=1,pp=1" --set "$(setup "$2")${3:+,$3}" \
+    --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["estimate"]
 print(d["estimate"]["iteration_ns"] / d["base"]["iteration_ns"])'
+}
+# pace FROM TO: TO's host time over FROM's for the calls both make in the same order
+# (`lumos-model diff`'s host pace): how much faster or slower TO's host ran that day.
+pace() {
+  "$lm" diff "$(trace "$1")" "$(trace "$2")" $measured --json |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["host_pace"]["ratio"])'
+}
+# spread FILE: the trace's own iterations (as replay keeps them), p10 and p90 over the median.
+spread() {
+  "$lm" replay "$1" $measured --json 2>/dev/null | python3 -c '
+import json, statistics, sys
+t = sorted(i["measured_ns"] for i in json.load(sys.stdin)["iterations"])
+m = statistics.median(t)
+print(f"{t[len(t) // 10] / m - 1:+.0%} / {t[(9 * len(t)) // 10] / m - 1:+.0%}")'
 }
 
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 for variant in layers width seq batch; do
-  echo "base $variant $(ratio base "$variant")" >>"$rows"
-  echo "$variant base $(ratio "$variant" base)" >>"$rows"
+  for pair in "base $variant" "$variant base"; do
+    set -- $pair
+    p=$(pace "$1" "$2")
+    echo "$1 $2 $(estimate "$1" "$2") $p $(estimate "$1" "$2" "host=$p")" >>"$rows"
+  done
 done
+for run in base layers width seq batch; do echo "spread $run $(spread "$(trace "$run")")" >>"$rows"; done
 python3 - "$data/steps.csv" "$rows" <<'PY'
-import csv, statistics, sys
-steps = {row["run"]: float(row["median_ms"]) for row in csv.DictReader(open(sys.argv[1]))}
+import csv, re, statistics, sys
+runs = list(csv.DictReader(open(sys.argv[1])))
+steps = {row["run"]: float(row["median_ms"]) for row in runs}
 def measured(run, how):
     name = "est-base" if run == "base" else f"est-{run}"
     return steps[name + ("-plain" if how == "plain" else "")]
-print("| from | to | estimated ratio | traced ratio | error | plain ratio | error |")
-print("|---|---|---:|---:|---:|---:|---:|")
-errors = {"traced": [], "plain": []}
-for line in open(sys.argv[2]):
-    source, target, estimate = line.split()
-    estimate = float(estimate)
-    cells = []
-    for how in ("traced", "plain"):
-        truth = measured(target, how) / measured(source, how)
-        error = 100 * (estimate / truth - 1)
-        errors[how].append(abs(error))
-        cells += [f"{truth:.3f}", f"{error:+.1f} %"]
-    print(f"| {source} | {target} | {estimate:.3f} | {' | '.join(cells)} |")
+lines = [line.split() for line in open(sys.argv[2])]
+print("| from | to | estimated ratio | traced ratio | error | host pace | at that pace | error "
+      "| plain ratio | error |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+errors = {"traced": [], "paced": [], "plain": []}
+def pct(estimate, truth):
+    return 100 * (estimate / truth - 1)
+for source, target, raw, pace, paced in (l for l in lines if l[0] != "spread"):
+    raw, pace, paced = float(raw), float(pace), float(paced)
+    traced = measured(target, "traced") / measured(source, "traced")
+    plain = measured(target, "plain") / measured(source, "plain")
+    e = {"traced": pct(raw, traced), "paced": pct(paced, traced), "plain": pct(raw, plain)}
+    for k, v in e.items():
+        errors[k].append(abs(v))
+    print(f"| {source} | {target} | {raw:.3f} | {traced:.3f} | {e['traced']:+.1f} % | x{pace:.2f} "
+          f"| {paced:.3f} | {e['paced']:+.1f} % | {plain:.3f} | {e['plain']:+.1f} % |")
 print()
+names = {"traced": "the traced runs", "paced": "the traced runs, at the measured host pace",
+         "plain": "the plain runs"}
 for how, values in errors.items():
-    print(f"against the {how} runs: mean |error| {statistics.fmean(values):.1f} %, "
+    print(f"against {names[how]}: mean |error| {statistics.fmean(values):.1f} %, "
           f"max {max(values):.1f} % (target: mean <= 3 %, each <= 6 %)")
+print()
+print("How much the truth itself moves:")
+print()
+print("| what | runs | spread |")
+print("|---|---|---|")
+for source, run, low, _, high in (l for l in lines if l[0] == "spread"):
+    name = "est-base" if run == "base" else f"est-{run}"
+    print(f"| {name}, traced: its own steps, p10 / p90 against the median | 1 | {low} / {high} |")
+groups = {}
+for row in runs:
+    m = re.fullmatch(r"(.+)-r\d+", row["run"])
+    if m:
+        groups.setdefault(m.group(1), []).append(float(row["median_ms"]))
+for name, values in sorted(groups.items()):
+    print(f"| {name}: the same run repeated, max / min median step | {len(values)} | "
+          f"{max(values) / min(values) - 1:+.1%} |")
 PY

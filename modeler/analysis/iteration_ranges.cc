@@ -86,6 +86,40 @@ std::string Span(size_t first, size_t end) {  // 0-based [first, end) as 1-based
   return "iterations " + std::to_string(first + 1) + "-" + std::to_string(end);
 }
 
+// The first iteration at or after `first` (0-based, the same ordinal on every rank) in which
+// a rank's trace says it lost events (a LossRecord whose span overlaps it), or SIZE_MAX; the
+// events lost from there on in `lost`. A record with no time (start 0) places nothing.
+size_t FirstLossyIteration(const Job& job, const ExecutionGraph& g, const JobIterations& found,
+                           size_t first, uint64_t* lost) {
+  size_t lossy = SIZE_MAX;
+  for (size_t r = 0; r < found.ranks.size() && r < job.ranks.size(); ++r) {
+    const std::vector<IterationRange>& ranges = found.ranks[r].ranges;
+    for (const schema::LossEvent& loss : job.ranks[r].losses) {
+      if (loss.start_ns == 0 || loss.count == 0) continue;
+      const int64_t begin = loss.start_ns + g.rank_offset_ns[r];
+      const int64_t end = begin + static_cast<int64_t>(loss.duration_ns);
+      for (size_t k = first; k < ranges.size(); ++k) {
+        if (ranges[k].end_ns > begin && ranges[k].start_ns <= end) {
+          lossy = std::min(lossy, k);
+          break;
+        }
+      }
+    }
+  }
+  *lost = 0;
+  if (lossy == SIZE_MAX) return lossy;
+  for (size_t r = 0; r < found.ranks.size() && r < job.ranks.size(); ++r) {
+    const std::vector<IterationRange>& ranges = found.ranks[r].ranges;
+    if (lossy >= ranges.size()) continue;
+    for (const schema::LossEvent& loss : job.ranks[r].losses) {
+      const int64_t end =
+          loss.start_ns + g.rank_offset_ns[r] + static_cast<int64_t>(loss.duration_ns);
+      if (loss.start_ns != 0 && end >= ranges[lossy].start_ns) *lost += loss.count;
+    }
+  }
+  return lossy;
+}
+
 }  // namespace
 
 size_t LeadingWarmup(const std::vector<int64_t>& lengths_ns) {
@@ -130,6 +164,20 @@ JobIterations FindJobIterations(const Job& job, const ExecutionGraph& g,
           by_rank = r;
         }
       }
+      // Iterations in which the trace lost events replay without them: from the first such
+      // one on, they are left out too (unless nothing would be left).
+      uint64_t lost = 0;
+      const size_t lossy = FirstLossyIteration(job, g, out, first, &lost);
+      const bool cut = lossy != SIZE_MAX && lossy > first;
+      if (cut) end = lossy;
+      const std::string lossy_text = cut ? "; " + Span(lossy, out.found) +
+                                               " left out: the trace lost " + std::to_string(lost) +
+                                               " events in them (--iterations all keeps them)"
+                                         : std::string();
+      if (first == 0 && cut) {
+        out.choice = Span(first, end) + of + ":" + lossy_text.substr(1);
+        break;
+      }
       if (first == 0) {
         out.choice = out.found == 1 ? std::string("the only one")
                                     : "all " + std::to_string(out.found) +
@@ -143,7 +191,7 @@ JobIterations FindJobIterations(const Job& job, const ExecutionGraph& g,
                    ", longer than 1.5 x the median " + DurationText(MedianOf(lengths)) +
                    (out.ranks.size() > 1 ? " on rank " + std::to_string(job.ranks[by_rank].rank)
                                          : std::string()) +
-                   "; --iterations all keeps them)";
+                   "; --iterations all keeps them)" + lossy_text;
       break;
     }
   }

@@ -20,7 +20,10 @@
 // times longer than the rest), at most half of them, the same count on every rank (the most
 // any rank shows) so that iteration k means one step across ranks. 1.5 is a judgement, not a
 // fit: steady iterations of the real H200 loops vary by well under 20 %, start-up ones by 10x
-// and more. Threading: pure functions.
+// and more. Iterations in which a rank's trace lost events (its LossRecords' spans: the agent's
+// rings were full) replay without those events: from the first such one after the warm-up on,
+// they are left out too and the choice says how many events were lost (unless that would leave
+// nothing). Threading: pure functions.
 #pragma once
 
 #include <cstdint>

@@ -210,6 +210,21 @@ void PairJson(std::string_view key, double a, double b, io::JsonWriter* w) {
   w->EndObject();
 }
 
+std::string HostPaceText(const std::optional<HostPace>& pace) {
+  if (!pace) {
+    return "  host pace: not compared (fewer than " + std::to_string(kMinMatched) +
+           " calls made by both runs in the same order)";
+  }
+  char text[256];
+  std::snprintf(
+      text, sizeof text,
+      "  host pace: B's host took %.2f x A's time between the same calls (sum over "
+      "%zu, each one's middle half %.2f-%.2f): host time that differs by more is work that "
+      "changed",
+      pace->ratio, pace->matched, pace->low, pace->high);
+  return text;
+}
+
 }  // namespace
 
 std::string KernelLabel(const KernelKey& key) {
@@ -252,6 +267,7 @@ RunDiff CompareRuns(const SideInfo& a, const SideInfo& b) {
   };
   host(pa.host, na, d.a_host);
   host(pb.host, nb, d.b_host);
+  d.host_pace = CompareHostPace(pa.host_calls, pb.host_calls);
   d.kernels = Match(pa.kernels, pb.kernels, na, nb,
                     [](const KernelKey& key, const TimeStat* x, const TimeStat* y, ItemDiff* item) {
                       item->kernel = &key;
@@ -397,6 +413,7 @@ std::string DiffText(const RunDiff& d, size_t top) {
   row("iteration (mean)", d.a_mean_ns, d.b_mean_ns);
   for (int i = 0; i < 4; ++i) row(kBreakdownNames[i], d.a_breakdown[i], d.b_breakdown[i]);
   for (int i = 0; i < 3; ++i) row("host " + std::string(kHostNames[i]), d.a_host[i], d.b_host[i]);
+  line(HostPaceText(d.host_pace));
 
   auto items = [&](const std::string& title, const std::vector<ItemDiff>& list) {
     size_t added = 0, gone = 0;
@@ -491,6 +508,20 @@ std::string DiffJson(const RunDiff& d) {
   w.BeginObject();
   for (int i = 0; i < 3; ++i) PairJson(kHostKeys[i], d.a_host[i], d.b_host[i], &w);
   w.EndObject();
+  w.Key("host_pace");
+  if (d.host_pace) {
+    w.BeginObject();
+    w.Key("ratio");
+    w.Fixed(d.host_pace->ratio, 3);
+    w.Key("low");
+    w.Fixed(d.host_pace->low, 3);
+    w.Key("high");
+    w.Fixed(d.host_pace->high, 3);
+    w.KeyUint("matched_gaps", d.host_pace->matched);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   w.Key("kernels");
   ItemsJson(d.kernels, &w);
   w.Key("collectives");

@@ -6,7 +6,9 @@
 //   iteration   median and mean over every (rank, iteration), B - A and %;
 //   breakdown   exposed compute, overlapped, exposed communication, idle (mean per iteration
 //               and rank: they add up to the mean iteration time);
-//   host        API calls, syncs, gaps between API calls;
+//   host        API calls, syncs, gaps between API calls; the host's pace: B's gaps before
+//               the calls both runs make in the same order against A's (host_pace.h), how
+//               much of a launch-bound change is the host itself (another day, another VM);
 //   kernels     per (name, grid, block, GEMM shape): count, time and time per call; "new" only
 //               in B, "missing" only in A;
 //   collectives per (op, bytes, communicator size), likewise (time: the ranks' time in them,
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +61,8 @@ struct RunDiff {
   std::vector<ItemDiff> kernels, collectives;
   std::vector<RankDiff> ranks;
   std::vector<std::string> notes;  // What makes the comparison less direct.
+  // B's host time for the same work against A's (host_pace.h); none when too little compares.
+  std::optional<HostPace> host_pace;
 };
 
 RunDiff CompareRuns(const SideInfo& a, const SideInfo& b);

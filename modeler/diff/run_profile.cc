@@ -155,6 +155,7 @@ StatusOr<RunProfile> ProfileRun(const std::vector<std::string>& paths,
     out.iteration_method += (out.iteration_method.empty() ? "" : " + ") + m;
   }
   for (auto& r : ranges) std::sort(r.begin(), r.end());
+  out.host_calls = HostCallSequences(*graph, ranges);
 
   // Collectives: each group's key (communicator size from the ranks' communicators, else its
   // members), and whether all its members lie inside iterations.

@@ -14,7 +14,8 @@
 //               included: what the rank spent in it), and the operation's transfer time (latest
 //               member start to earliest end) for operations whose members all lie inside;
 //   host        API calls (syncs apart: their time is waiting for the GPU) and the gaps between
-//               consecutive API calls of a thread, both inside one iteration;
+//               consecutive API calls of a thread, both inside one iteration; each thread's
+//               call sequence with its median gaps (host_pace.h: the host's pace);
 //   ranks       per global rank: iterations, median iteration time, the breakdown, GPU time
 //               of its kernels and collectives.
 // With keep_graph the Job, its graph and the iterations stay (the timeline draws them);
@@ -35,6 +36,7 @@
 
 #include "base/status.h"
 #include "modeler/analysis/iteration_analysis.h"
+#include "modeler/diff/host_pace.h"
 #include "modeler/graph/execution_graph.h"
 #include "modeler/graph/job.h"
 
@@ -95,6 +97,7 @@ struct RunProfile {
   std::vector<int64_t> iteration_ns;  // Every (rank, iteration)'s measured time.
   Breakdown breakdown;                // Sums.
   HostStat host;                      // Sums.
+  std::vector<HostCallSequence> host_calls;  // Per rank and thread (host_pace.h).
   std::map<KernelKey, TimeStat> kernels;
   std::map<CollectiveKey, CollectiveStat> collectives;
   std::vector<RankProfile> ranks;  // By rank.

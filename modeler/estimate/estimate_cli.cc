@@ -32,7 +32,8 @@ constexpr const char kDescription[] =
     "\n"
     "keys of --set and --sweep: layers, hidden, ffn, heads, seq, mbs, micro_batches, vocab,\n"
     "world, dp (tp, pp, cp, ep only at their measured values), gpu, net, net_gbps, net_us,\n"
-    "zero (0-3), recompute (none|selective|full), sequence_parallel (0|1).\n"
+    "zero (0-3), recompute (none|selective|full), sequence_parallel (0|1), host (the host's\n"
+    "time for its own work x F: another CPU, or a run whose host was slower or faster).\n"
     "\n"
     "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns.";
 

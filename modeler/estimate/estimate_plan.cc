@@ -162,6 +162,9 @@ StatusOr<Plan> MakePlan(const PlanInputs& in, const whatif::SettingList& setting
       case SettingKey::kRecompute:
         plan.recompute = setting.recompute();
         break;
+      case SettingKey::kHost:
+        plan.host_time = setting.number;
+        break;
       default:
         if (whatif::IsSetupKey(setting.key) && setting.key != SettingKey::kWorld &&
             setting.key != SettingKey::kDp) {

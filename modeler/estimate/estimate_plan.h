@@ -16,7 +16,9 @@
 //   dp=D (world)      data-parallel communicators of D ranks, placed on the target GPU's NVLink
 //                     domains (tp ranks of a replica share a domain); local work unchanged;
 //   gpu, net, net_gbps, net_us
-//                     every kernel and collective carried to that GPU and network.
+//                     every kernel and collective carried to that GPU and network;
+//   host=F            the host's own work (API calls, the gaps between them and the
+//                     hand-offs between threads, sync overheads) x F, after the rewrites.
 // A key whose measured value the trace does not show (and --base does not give) is an error
 // naming it; so is changing tp, pp, cp or ep (re-partitioning is not estimated yet), a setup
 // CheckSetup refuses, and a GPU the specs cannot run. Each is one line; the command exits 2.
@@ -66,6 +68,7 @@ struct Plan {
   double gradient_bytes = 1;  // Parameters per GPU after / before (gradient collectives).
   int zero = 0;
   models::Recompute recompute = models::Recompute::kNone;
+  double host_time = 1;  // --set host=F: host API calls, gaps and sync overheads x F.
   std::vector<std::string> assumptions;  // What the estimate assumed, one line each.
 
   bool changes_structure() const { return !layer_steps.empty() || !micro_batch_steps.empty(); }

@@ -10,6 +10,7 @@
 #include "modeler/models/costs/cost_queries.h"
 #include "modeler/models/kernels/kernel_class.h"
 #include "modeler/models/kernels/kernel_trace.h"
+#include "modeler/sim/replay_scales.h"
 
 namespace lumos::modeler::estimate {
 namespace {
@@ -372,6 +373,12 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
   }
   if (rewritten) {
     for (uint32_t k : rewritten->copy) result.copied_nodes += k > 0 ? 1 : 0;
+  }
+  if (plan.host_time != 1) {
+    ReplayScale host;
+    host.kind = ReplayScale::Kind::kHost;
+    host.factor = plan.host_time;
+    costed = ApplyReplayScales(graph, std::move(costed), {host}, /*drop_gaps=*/false);
   }
   SimResult sim = Simulate(graph, costed);
   result.not_run = sim.not_run;

@@ -10,7 +10,17 @@
 namespace lumos::modeler::whatif {
 namespace {
 
-enum class ValueKind : uint8_t { kPositive, kZeroStage, kFlag, kRecompute, kGpu, kNet, kGbps, kUs };
+enum class ValueKind : uint8_t {
+  kPositive,
+  kZeroStage,
+  kFlag,
+  kRecompute,
+  kGpu,
+  kNet,
+  kGbps,
+  kUs,
+  kFactor
+};
 
 struct KeyInfo {
   SettingKey key;
@@ -41,6 +51,7 @@ constexpr std::array<KeyInfo, kSettingKeyCount> kKeys = {{
     {SettingKey::kZero, "zero", ValueKind::kZeroStage, false},
     {SettingKey::kRecompute, "recompute", ValueKind::kRecompute, false},
     {SettingKey::kSequenceParallel, "sequence_parallel", ValueKind::kFlag, false},
+    {SettingKey::kHost, "host", ValueKind::kFactor, false},
 }};
 
 const KeyInfo& Info(SettingKey key) { return kKeys[static_cast<int>(key)]; }
@@ -198,6 +209,11 @@ StatusOr<Setting> ParseValue(const Option& option, const KeyInfo& info, std::str
     }
     case ValueKind::kUs: {
       LUMOS_ASSIGN_OR_RETURN(setting.number, ParseReal(option, info.name, value, true, "µs"));
+      break;
+    }
+    case ValueKind::kFactor: {
+      LUMOS_ASSIGN_OR_RETURN(setting.number,
+                             ParseReal(option, info.name, value, false, "x the measured time"));
       break;
     }
   }

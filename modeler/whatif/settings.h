@@ -27,6 +27,9 @@
 //                      1 optimizer states, 2 + gradients, 3 + parameters sharded over dp
 //   recompute          activation recomputation                         none|selective|full
 //   sequence_parallel  Megatron sequence parallelism (with tp)          0|1
+//   host               the host's time for its own work (API calls, the factor > 0
+//                      gaps between them, sync overheads) x F: another
+//                      CPU, or a run whose host was slower or faster
 // net_gbps / net_us replace the bandwidth / latency of `net` (or of the trace's network) when
 // both are given; resolving them into one network is the caller's.
 //
@@ -72,8 +75,9 @@ enum class SettingKey : uint8_t {
   kZero,
   kRecompute,
   kSequenceParallel,
+  kHost,
 };
-inline constexpr int kSettingKeyCount = 21;
+inline constexpr int kSettingKeyCount = 22;
 inline constexpr int64_t kMaxWholeNumber = INT32_MAX;
 // A sweep of more combinations is refused (each one is a simulation).
 inline constexpr uint64_t kMaxSweepCombinations = 100000;
@@ -98,7 +102,7 @@ struct Setting {
   SettingKey key = SettingKey::kLayers;
   std::string text;     // The value as given, trimmed ("ib400", "400Gbps,3us", "80").
   int64_t integer = 0;  // Setup keys, zero, sequence_parallel; recompute as its enum value.
-  double number = 0;    // net_gbps (Gbit/s), net_us (µs).
+  double number = 0;    // net_gbps (Gbit/s), net_us (µs), host (factor).
   std::string name;     // gpu: the spec's entry name; net: the network's name (or the numbers).
 
   Recompute recompute() const { return static_cast<Recompute>(integer); }

@@ -183,5 +183,35 @@ TEST(IterationRangesTest, TheRealH200LoopsIterationsAreItsMeasuredSteps) {
   EXPECT_LE(static_cast<double>(lengths.back()) / 1e6, 1.5 * median_ms);
 }
 
+// est-layers lost 18,316 events to full rings (the agent before issue 23): two LossRecords,
+// from 6.29 s and 6.61 s into the trace on the autograd and the main thread. Iterations from
+// the first one they overlap on replay without those events, so the default choice stops
+// before it and says so.
+TEST(IterationRangesTest, IterationsInWhichTheTraceLostEventsAreLeftOut) {
+  const std::string path =
+      std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces/h200-pytorch/est-layers.pb.zst";
+  StatusOr<Job> job = LoadJob({path});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  ASSERT_EQ(job->ranks[0].losses.size(), 2u);
+  const ExecutionGraph graph = BuildGraph(*job, AlignClocks(*job).rank_offset_ns);
+  const JobIterations its = FindJobIterations(*job, graph, StepRanges());
+  EXPECT_EQ(its.found, 32u);
+  EXPECT_EQ(its.first, 1u);
+  EXPECT_EQ(its.kept, 20u);
+  EXPECT_EQ(its.choice,
+            "iterations 2-21 of 32: iteration 1 left out as warm-up (433.506 ms, longer than 1.5 "
+            "x the median 26.762 ms; --iterations all keeps them); iterations 22-32 left out: the "
+            "trace lost 18316 events in them (--iterations all keeps them)");
+  // Every kept iteration ends before the first loss begins.
+  const int64_t first_loss =
+      std::min(job->ranks[0].losses[0].start_ns, job->ranks[0].losses[1].start_ns) +
+      graph.rank_offset_ns[0];
+  EXPECT_LE(its.ranks[0].ranges.back().end_ns, first_loss);
+  // Asked for, they are kept.
+  AnalysisOptions all = StepRanges();
+  ASSERT_TRUE(SetIterationChoice("all", &all).ok());
+  EXPECT_EQ(FindJobIterations(*job, graph, all).kept, 32u);
+}
+
 }  // namespace
 }  // namespace lumos::modeler

@@ -157,6 +157,20 @@ TEST(SettingsTest, NumbersThatAreNotWholeOrOutOfRangeAreOneErrorNamingKeyAndValu
   EXPECT_EQ(SetError("net_gbps=fast"), "--set net_gbps=fast: not a number (expected > 0 Gbit/s)");
   EXPECT_EQ(SetError("net_gbps=inf"), "--set net_gbps=inf: not a number (expected > 0 Gbit/s)");
   EXPECT_EQ(SetError("net_us=-1"), "--set net_us=-1: out of range (expected >= 0 µs)");
+  EXPECT_EQ(SetError("host=0"), "--set host=0: out of range (expected > 0 x the measured time)");
+  EXPECT_EQ(SetError("host=fast"),
+            "--set host=fast: not a number (expected > 0 x the measured time)");
+  EXPECT_NE(SetError("host=0.5", SettingScope::kBase).find("give it with --set"), std::string::npos)
+      << SetError("host=0.5", SettingScope::kBase);
+}
+
+TEST(SettingsTest, AHostFactorIsANumber) {
+  StatusOr<SettingList> list = ParseSettings("host=0.75", SettingScope::kSet, Specs());
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].key, SettingKey::kHost);
+  EXPECT_DOUBLE_EQ((*list)[0].number, 0.75);
+  EXPECT_EQ(FormatSettings(*list), "host=0.75");
 }
 
 TEST(SettingsTest, DuplicateEmptyAndMalformedItems) {
