@@ -228,29 +228,49 @@ StatusOr<Plan> MakePlan(const PlanInputs& in, const whatif::SettingList& setting
     }
     const int64_t pp = std::max<int64_t>(1, b.pp);
     using Key = std::tuple<uint32_t, structure::Phase, uint32_t>;
-    std::map<Key, std::map<uint32_t, std::vector<uint32_t>>> by_phase;
+    struct Layer {
+      std::vector<uint32_t> nodes;
+      bool partial = false;
+    };
+    std::map<Key, std::map<uint32_t, Layer>> by_phase;
     for (const structure::RankStructure& r : s.ranks) {
       for (const structure::Segment& seg : r.layers) {
-        auto& nodes = by_phase[{seg.iteration, seg.phase, seg.micro_batch}][seg.layer];
-        nodes.insert(nodes.end(), seg.nodes.begin(), seg.nodes.end());
+        Layer& layer = by_phase[{seg.iteration, seg.phase, seg.micro_batch}][seg.layer];
+        layer.nodes.insert(layer.nodes.end(), seg.nodes.begin(), seg.nodes.end());
+        layer.partial = layer.partial || seg.partial;
       }
     }
+    std::map<std::string, size_t> scaled;  // Assumption -> phases it holds for.
     for (auto& [key, layers] : by_phase) {
       const auto measured = static_cast<uint32_t>(layers.size());
       if (static_cast<int64_t>(measured) * pp != b.layers) {
-        plan.assumptions.push_back("a phase shows " + std::to_string(measured) +
-                                   " layers where the model has " + std::to_string(b.layers) +
-                                   " / pp: its layers scaled in proportion");
+        ++scaled["a phase shows " + std::to_string(measured) + " layers where the model has " +
+                 std::to_string(b.layers) + " / pp: its layers scaled in proportion"];
       }
       const auto target = static_cast<uint32_t>(
           std::max<int64_t>(1, (static_cast<int64_t>(measured) * a.layers + b.layers / 2) /
                                    std::max<int64_t>(1, b.layers)));
-      const std::vector<uint32_t> copies = LayerCopies(measured, target);
+      // A partial instance (a first or last layer a few kernels short) is kept once; the
+      // others are copied or removed to make up the target.
+      uint32_t partial = 0;
+      for (const auto& [index, layer] : layers) partial += layer.partial ? 1 : 0;
+      const uint32_t whole = measured - partial;
+      const std::vector<uint32_t> copies = whole > 0 && target > partial
+                                               ? LayerCopies(whole, target - partial)
+                                               : LayerCopies(measured, target);
       uint32_t i = 0;
-      for (auto& [layer, nodes] : layers) {
-        if (copies[i] != 1) plan.layer_steps.push_back({std::move(nodes), copies[i]});
-        ++i;
+      for (auto& [index, layer] : layers) {
+        uint32_t c = 1;
+        if (whole > 0 && target > partial) {
+          if (!layer.partial) c = copies[i++];
+        } else {
+          c = copies[i++];
+        }
+        if (c != 1) plan.layer_steps.push_back({std::move(layer.nodes), c});
       }
+    }
+    for (const auto& [line, phases] : scaled) {
+      plan.assumptions.push_back(line + " (" + std::to_string(phases) + " phase(s))");
     }
   }
   // Micro-batches.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "modeler/estimate/optimizer_launches.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/models/collectives/collective_costs.h"
 #include "modeler/models/collectives/collective_model.h"
@@ -304,12 +305,20 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
   // Without a structural change the measured graph is used as it is, with a new scenario.
   std::optional<RewrittenGraph> rewritten;
   Scenario scenario;
-  if (plan.changes_structure()) {
+  // A multi-tensor optimizer's launches follow the parameters (optimizer_launches.h): its
+  // steps go with the layers' (disjoint nodes, one rewrite).
+  OptimizerLaunches launches;
+  if (plan.transformer && plan.gradient_bytes != 1) {
+    launches = PlanOptimizerLaunches(*ctx.job, *ctx.graph, *ctx.structure, plan.gradient_bytes);
+  }
+  std::vector<whatif::StepCopies> steps = plan.layer_steps;
+  steps.insert(steps.end(), launches.steps.begin(), launches.steps.end());
+  if (!steps.empty() || !plan.micro_batch_steps.empty()) {
     RewrittenGraph r;
-    if (plan.layer_steps.empty()) {
+    if (steps.empty()) {
       r = whatif::Unchanged(*ctx.graph, ctx.measured);
     } else {
-      LUMOS_ASSIGN_OR_RETURN(r, whatif::RepeatSteps(*ctx.graph, ctx.measured, plan.layer_steps));
+      LUMOS_ASSIGN_OR_RETURN(r, whatif::RepeatSteps(*ctx.graph, ctx.measured, steps));
     }
     if (!plan.micro_batch_steps.empty()) {
       const std::vector<whatif::StepCopies> steps = MicroBatchSteps(ctx, plan, r);
@@ -342,6 +351,7 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
   costs.optimizer_work = plan.optimizer_work;
   costs.group_sizes = plan.group_sizes;
   if (!ctx.classified.empty()) costs.classified = &ctx.classified;
+  if (!launches.kernel_work.empty()) costs.kernel_work = &launches.kernel_work;
   // Gradient collectives: as many bytes as the parameters need, however many copies of them
   // the structural rewrite made (buckets inside layers were copied with them).
   if (plan.transformer && (plan.gradient_bytes != 1 || plan.changes_structure())) {
@@ -364,6 +374,13 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
     }
   }
   LUMOS_RETURN_IF_ERROR(whatif::Recost(costs, graph, origin, &costed, &result.cost));
+  if (launches.runs > 0) {
+    result.cost.notes.push_back(
+        "multi-tensor optimizer launches follow the parameters: " +
+        std::to_string(launches.launches_before) + " -> " +
+        std::to_string(launches.launches_after) + " over " + std::to_string(launches.runs) +
+        " ops (the framework's per-tensor host work between them as measured)");
+  }
   for (uint8_t reasons : result.cost.node_reasons) {
     if (reasons == 0) continue;
     ++result.recosted;

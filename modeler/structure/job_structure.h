@@ -77,7 +77,10 @@ struct Segment {
   Phase phase = Phase::kOther;
   uint32_t micro_batch = 0;   // Within its iteration, from 0 (0 when the trace has one).
   uint32_t layer = kNoLayer;  // Within its phase and micro-batch, from 0 in execution order.
-  int64_t begin_ns = 0;       // Measured, on the graph's aligned timeline.
+  // A layer instance that repeats the phase's block only in part (layers.cc: a first or last
+  // layer, a few kernels short), which the estimate keeps as it is rather than copying.
+  bool partial = false;
+  int64_t begin_ns = 0;  // Measured, on the graph's aligned timeline.
   int64_t end_ns = 0;
   std::vector<uint32_t> nodes;  // Graph node ids, ascending.
 };

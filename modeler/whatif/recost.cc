@@ -116,7 +116,17 @@ class Recoster {
   Status RecostGpuOp(uint32_t id) {
     const uint32_t origin = Origin(id);
     const Node& node = graph_.nodes[id];
-    const WorkChange& work = WorkOf(origin);
+    WorkChange overridden;
+    const WorkChange* part = &WorkOf(origin);
+    if (s_.kernel_work != nullptr) {
+      if (auto it = s_.kernel_work->find(origin); it != s_.kernel_work->end()) {
+        overridden = *part;
+        overridden.kernel_bytes = it->second;
+        overridden.kernel_flops = it->second;
+        part = &overridden;
+      }
+    }
+    const WorkChange& work = *part;
     if (!gpu_changed_ && !work.changes()) return Status::Ok();
     reasons_ = static_cast<uint8_t>((gpu_changed_ ? kChangedGpu : 0) |
                                     (work.changes() ? kChangedWork : 0));

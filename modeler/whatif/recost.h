@@ -98,6 +98,9 @@ struct CostSetup {
   const std::vector<std::vector<models::TraceGpuWork>>* classified = nullptr;
   // Per communicator: the collectives' bytes factor (gradient buckets when the model grows).
   std::unordered_map<uint64_t, double> group_bytes;
+  // Per measured kernel node: the factor on its work (bytes, FLOPs) in place of its part's
+  // (a multi-tensor optimizer launch whose op now spans more or fewer launches); null: none.
+  const std::unordered_map<uint32_t, double>* kernel_work = nullptr;
 };
 
 // Why a node's duration changed (bits; 0: it did not).

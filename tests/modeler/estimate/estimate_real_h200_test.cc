@@ -13,7 +13,9 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 
+#include "modeler/graph/job.h"
 #include "tests/testing/run_command.h"
 
 namespace lumos::modeler::estimate {
@@ -127,13 +129,15 @@ TEST(EstimateRealH200Test, VariantsFromTheBaseAloneAgainstThePlainRuns) {
     max = std::max(max, error);
     ++count;
   }
-  // Measured 2026-12-05 (scripts/validate-estimate-real.sh): mean 16.2 %, max 34.2 % (layers:
-  // the estimate doubles the layers' host time at the base run's host pace, 1.750 against the
-  // traced runs' 1.751; the plain runs' ratio, 1.304, mixes the agent's per-call overhead
-  // with a host that ran at another pace that day: the same program's plain runs differ by up
-  // to 46 % from one run to the next, small-plain-r1..r3).
-  EXPECT_LE(sum / count, 17.0);
-  EXPECT_LE(max, 35.0);
+  // Measured 2026-12-05 (scripts/validate-estimate-real.sh): mean 18.4 %, max 42.9 % (layers:
+  // the estimate doubles every layer's host work, backward's four included, at the base run's
+  // host pace: 1.864, and 1.788 at the layers run's own pace against the traced runs' 1.751; the
+  // plain runs' ratio, 1.304, mixes the agent's per-call overhead with a host that ran at
+  // another pace that day: the same program's plain runs differ by up to 46 % from one run to
+  // the next, small-plain-r1..r3). A floor, not a target: these plain runs have no trace to
+  // measure their host's pace by.
+  EXPECT_LE(sum / count, 19.0);
+  EXPECT_LE(max, 44.0);
 }
 
 // TO's host time over FROM's for the calls both runs make in the same order (`diff`'s host
@@ -174,9 +178,51 @@ TEST(EstimateRealH200Test, VariantsAtTheirHostPaceAgainstTheTracedRuns) {
     max = std::max(max, error);
     ++count;
   }
-  // Measured 2026-12-05: layers -4.1 %, width +0.7 %, seq -2.0 %, batch +1.0 %.
+  // Measured 2026-12-05: layers +2.1 %, width +0.5 %, seq -2.0 %, batch +1.0 %.
   EXPECT_LE(sum / count, 3.0);
   EXPECT_LE(max, 6.0);
+}
+
+// Multi-tensor optimizer launches (AdamW's foreach ops, each in launches of at most 320 blocks)
+// in a variant's own trace, per step: what the estimate's launches are checked against.
+double MultiTensorLaunchesPerStep(const std::string& run) {
+  StatusOr<Job> job = LoadJob({Data() + "/" + run + ".pb.zst"});
+  EXPECT_TRUE(job.ok()) << job.status().message();
+  if (!job.ok()) return 0;
+  size_t launches = 0;
+  for (const schema::KernelEvent& k : job->ranks[0].kernels) {
+    launches += k.name.find("multi_tensor_apply_kernel") != std::string_view::npos ? 1 : 0;
+  }
+  return static_cast<double>(launches) / 40;  // Every run of the set did 40 steps.
+}
+
+// The estimate's launches per step, from its note "multi-tensor optimizer launches follow the
+// parameters: A -> B over N ops" (all 40 steps of the trace).
+double EstimatedLaunchesPerStep(const std::string& set) {
+  const auto run = RunCommand(LumosModelBinary() + " estimate " + Data() +
+                              "/est-base.pb.zst --gpu H200-SXM-141GB " + kMeasuredSteps +
+                              " --base " + kBase + " --set " + set + " --json");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const std::string marker = "multi-tensor optimizer launches follow the parameters: ";
+  const size_t at = run.out.find(marker);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no launch note: " << run.out.substr(0, 2000);
+    return 0;
+  }
+  const size_t arrow = run.out.find(" -> ", at);
+  return std::stod(run.out.substr(arrow + 4)) / 40;
+}
+
+// The base's 8 ops launch 3 times each (24 a step). Layers x2 doubles the parameters: the
+// traced est-layers run launched 48 a step, and the estimate 48. Width x2 quadruples them: the
+// traced run launched 80 (10 per op), the estimate 88 (11: 802 blocks x 4 over 320 a launch;
+// the real ops' blocks grew a little less, the biases and norms only x2).
+TEST(EstimateRealH200Test, OptimizerLaunchesFollowTheParameters) {
+  EXPECT_DOUBLE_EQ(MultiTensorLaunchesPerStep("est-base"), 24);
+  EXPECT_DOUBLE_EQ(EstimatedLaunchesPerStep("layers=8"), MultiTensorLaunchesPerStep("est-layers"));
+  const double width = MultiTensorLaunchesPerStep("est-width");
+  EXPECT_DOUBLE_EQ(width, 80);
+  EXPECT_NEAR(EstimatedLaunchesPerStep("hidden=2048,ffn=8192"), width, 0.15 * width);
 }
 
 }  // namespace

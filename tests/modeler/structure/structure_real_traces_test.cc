@@ -3,6 +3,10 @@
 // where the trace has autograd ranges, and DLRM's groups and (absent) layers are as the job is.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
+#include <vector>
+
 #include "modeler/analysis/iteration_analysis.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/import/kineto_import.h"
@@ -161,6 +165,45 @@ TEST(ExampleStructureTest, DlrmEightRanks) {
   EXPECT_TRUE(data);
   EXPECT_EQ(s->setup.dp.value, 8);
   for (const RankStructure& rank : s->ranks) EXPECT_EQ(rank.dp_rank, rank.rank);
+}
+
+}  // namespace
+}  // namespace lumos::modeler::structure
+
+namespace lumos::modeler::structure {
+namespace {
+
+// The H200 loop (4 nn.TransformerEncoderLayer, no layer ranges): every forward phase repeats a
+// layer's block 4 times; backward repeats its block 3 times, one layer at an end of the run
+// a few kernels short of the others (the model's last layer has no residual gradient to add
+// yet). That one is found as a near copy, marked partial: 4 layers in every phase.
+TEST(RealTraceLayersTest, TheH200LoopsBackwardHasAMirrorOfEveryForwardLayer) {
+  auto loaded = Load(SharedTraces() + "/h200-pytorch/est-base.pb.zst");
+  ASSERT_NE(loaded, nullptr);
+  StructureOptions options;
+  options.iteration_pattern = "^step$";
+  StatusOr<JobStructure> s = RecoverStructure(loaded->job, loaded->graph, options);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NE(s->layer_method.find("near copy"), std::string::npos) << s->layer_method;
+  std::map<std::pair<uint32_t, Phase>, std::vector<const Segment*>> by_phase;
+  for (const Segment& layer : s->ranks[0].layers) {
+    by_phase[{layer.iteration, layer.phase}].push_back(&layer);
+  }
+  size_t backward = 0;
+  for (const auto& [key, layers] : by_phase) {
+    ASSERT_EQ(layers.size(), 4u) << "iteration " << key.first;
+    size_t partial = 0;
+    for (size_t i = 0; i < layers.size(); ++i) {
+      EXPECT_EQ(layers[i]->layer, i);
+      if (!layers[i]->partial) continue;
+      ++partial;
+      EXPECT_TRUE(i == 0 || i == 3) << "a near copy lies next to the run";
+    }
+    // Backward alone has one: where the block's repetition starts decides which end.
+    EXPECT_EQ(partial, key.second == Phase::kBackward ? 1u : 0u) << "iteration " << key.first;
+    backward += key.second == Phase::kBackward ? 1 : 0;
+  }
+  EXPECT_EQ(backward, 40u);
 }
 
 }  // namespace
