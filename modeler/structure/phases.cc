@@ -12,15 +12,19 @@
 //     GEMM/attention kernels (split-K reductions not counted) and attention or softmax (the layers:
 //     LongestRepetition, then again left and right of each run found; a block that itself repeats
 //     such a block, a whole micro-batch repeated, is searched copy by copy), in order, alternate
-//     forward, backward (micro-batch k = run k / 2); the boundary between two runs is the longest
-//     host gap (launch to launch) between them (the loss, or the next micro-batch's data); the
-//     first forward starts with the iteration, the last backward runs to the optimizer. An odd
-//     number of runs, or fewer than 2: none.
+//     forward, backward (micro-batch k = run k / 2), told apart by their blocks: a backward's has
+//     kernels named for gradients and about twice the forward's GEMMs (RunPhases); runs that are
+//     all forward are a forward-only profile (inference, a forward benchmark), one forward per
+//     micro-batch. The boundary between two runs is the longest host gap (launch to launch) between
+//     them (the loss, or the next micro-batch's data); the first forward starts with the iteration,
+//     the last backward (or forward) runs to the optimizer (or the iteration's end). Runs that
+//     neither alternate nor are all forward: none.
 // The optimizer: an "Optimizer.step#..." / "optimizer" range after the first backward, else
 // from the launch of the first optimizer kernel (models::ClassifyKernel kOptimizer) after the
 // last backward (or in the iteration, when none) to the iteration's end.
 // Segments of one rank never overlap: each ends at the latest where the next begins.
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 
 #include "modeler/structure/structure_internal.h"
@@ -67,6 +71,56 @@ void FindRuns(const ExecutionGraph& g, const std::vector<uint32_t>& seq,
     runs->push_back({begin, end});
   }
   FindRuns(g, seq, kernels, nodes, end, hi, runs, depth + 1);
+}
+
+// A kernel name that says it computes gradients (layer_norm_grad_input, GammaBetaBackward,
+// gelu_backward, cuDNN's sdpa bprop, flash_bwd, wgrad/dgrad GEMMs).
+bool GradientName(std::string_view name) {
+  for (std::string_view marker : {"backward", "Backward", "_bwd", "bprop", "grad", "Grad"}) {
+    if (name.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// Rule 3: each run's phase by its block: a backward layer runs two GEMMs (input and weight
+// gradients) for each of the forward's, and kernels named for gradients; so a block with at
+// least 1.5 times the fewest layer GEMMs of the iteration's runs, or with a kernel named for
+// gradients, is backward, the others forward. The runs must then read forward, backward,
+// forward, ... (micro-batches) or be all forward (a forward-only profile: inference, a forward
+// benchmark); anything else is no answer (empty).
+std::vector<Phase> RunPhases(const ExecutionGraph& g, const std::vector<uint32_t>& seq,
+                             const std::vector<uint32_t>& kernels,
+                             const std::vector<NodeInfo>& nodes,
+                             const std::vector<std::pair<size_t, size_t>>& runs) {
+  std::vector<size_t> gemms;
+  std::vector<bool> gradients;
+  for (const auto& [begin, end] : runs) {
+    const Repetition rep = LayerLike(g, seq, kernels, nodes, begin, end);
+    const size_t first = rep.period != 0 ? rep.start : begin;
+    const size_t last = rep.period != 0 ? rep.start + rep.period : end;
+    size_t count = 0;
+    bool gradient = false;
+    for (size_t i = first; i < last; ++i) {
+      count += IsLayerGemm(g.nodes[kernels[i]], nodes[kernels[i]].kernel_class) ? 1 : 0;
+      gradient = gradient || GradientName(g.nodes[kernels[i]].name);
+    }
+    gemms.push_back(count);
+    gradients.push_back(gradient);
+  }
+  if (gemms.empty()) return {};
+  const size_t fewest = *std::min_element(gemms.begin(), gemms.end());
+  std::vector<Phase> phases;
+  for (size_t k = 0; k < gemms.size(); ++k) {
+    phases.push_back(gradients[k] || 2 * gemms[k] >= 3 * fewest ? Phase::kBackward
+                                                                : Phase::kForward);
+  }
+  const bool any_backward =
+      std::find(phases.begin(), phases.end(), Phase::kBackward) != phases.end();
+  if (!any_backward) return phases;
+  for (size_t k = 0; k < phases.size(); ++k) {
+    if (phases[k] != (k % 2 == 0 ? Phase::kForward : Phase::kBackward)) return {};
+  }
+  return phases.size() % 2 == 0 ? phases : std::vector<Phase>();
 }
 
 struct Span {
@@ -163,6 +217,7 @@ std::vector<Segment> FindPhases(const Job& job, const ExecutionGraph& g, uint32_
   std::unordered_map<std::string_view, uint32_t> ids;  // Kernel names, for rule 3.
 
   bool used_named = false, used_autograd = false, used_kernels = false, used_repetition = false;
+  bool forward_only = false;
   std::vector<Segment> out;
   for (uint32_t it = 0; it < iterations.size(); ++it) {
     const int64_t b = iterations[it].begin_ns, e = iterations[it].end_ns;
@@ -241,8 +296,11 @@ std::vector<Segment> FindPhases(const Job& job, const ExecutionGraph& g, uint32_
       }
       std::vector<std::pair<size_t, size_t>> runs;
       FindRuns(g, seq, kernels, nodes, 0, kernels.size(), &runs, 0);
-      if (runs.size() >= 2 && runs.size() % 2 == 0) {
+      const std::vector<Phase> run_phases = RunPhases(g, seq, kernels, nodes, runs);
+      if (!run_phases.empty()) {
         used_repetition = true;
+        forward_only =
+            forward_only || std::count(run_phases.begin(), run_phases.end(), Phase::kBackward) == 0;
         // Boundaries: the longest launch-to-launch gap between consecutive runs.
         std::vector<int64_t> cuts{b};
         for (size_t k = 0; k + 1 < runs.size(); ++k) {
@@ -255,9 +313,10 @@ std::vector<Segment> FindPhases(const Job& job, const ExecutionGraph& g, uint32_
           cuts.push_back(host_time(kernels[best]));
         }
         cuts.push_back(stop);
+        uint32_t forwards = 0, backwards = 0;
         for (size_t k = 0; k < runs.size(); ++k) {
-          push(k % 2 == 0 ? Phase::kForward : Phase::kBackward, static_cast<uint32_t>(k / 2),
-               cuts[k], cuts[k + 1]);
+          const bool backward = run_phases[k] == Phase::kBackward;
+          push(run_phases[k], backward ? backwards++ : forwards++, cuts[k], cuts[k + 1]);
         }
         last_backward_end = stop;
       }
@@ -298,7 +357,10 @@ std::vector<Segment> FindPhases(const Job& job, const ExecutionGraph& g, uint32_
   }
   if (used_repetition) {
     how += std::string(how.empty() ? "" : "; ") +
-           "kernel repetition (runs of repeating layers alternate forward, backward)";
+           (forward_only ? "kernel repetition (runs of repeating layers, all forward: no run's "
+                           "block has the backward's gradient kernels or twice the GEMMs)"
+                         : "kernel repetition (runs of repeating layers: a backward's block has "
+                           "gradient kernels, about twice the forward's GEMMs)");
   }
   if (used_kernels) how += std::string(how.empty() ? "" : "; ") + "optimizer kernels";
   if (how.empty()) {

@@ -38,6 +38,9 @@ struct GptConfig {
   std::string gpu = "H100-SXM5-80GB";  // A GPU entry of the specs (hardware_specs.h).
   uint64_t seed = 1;
   bool nvtx = true;  // NVTX ranges (forward, backward, optimizer, layers.<i>).
+  // A forward-only profile (Megatron's forward benchmark, inference): per iteration the
+  // micro-batches' forwards and the loss sync; no zero-grad, backward or optimizer.
+  bool forward_only = false;
   // What an operator looks for, put in on purpose (summarize's tests): a straggler, slower
   // kernels, a slower link. Factors multiply the modelled durations after the jitter (the
   // random draws stay the same, so everything else is unchanged).

@@ -30,6 +30,12 @@ class Program {
   Status Run() {
     for (int64_t it = 0; it < c_.iterations; ++it) {
       t_.StepBegin(it + 1);
+      if (c_.forward_only) {
+        for (int64_t mb = 0; mb < c_.micro_batches; ++mb) LUMOS_RETURN_IF_ERROR(Forward());
+        t_.StreamSynchronize(GptStream::kCompute);  // loss.item()
+        t_.StepEnd();
+        continue;
+      }
       LUMOS_RETURN_IF_ERROR(Memset(2 * (layer_params_ * static_cast<double>(c_.layers) +
                                         other_params_)));  // zero_grad of the bf16 grads.
       for (int64_t mb = 0; mb < c_.micro_batches; ++mb) {

@@ -68,7 +68,8 @@ schema::HeaderInfo Header(const GptConfig& c, const models::GpuSpec& gpu, int32_
       "lumos-model synth gpt: a test double for a GPU run of Megatron-style GPT training "
       "(durations from the cost models, not a measurement)";
   h.command_line = "lumos-model synth gpt --set " + SettingsText(c) + " --seed " +
-                   std::to_string(c.seed) + (c.nvtx ? "" : " --no-nvtx");
+                   std::to_string(c.seed) + (c.nvtx ? "" : " --no-nvtx") +
+                   (c.forward_only ? " --forward-only" : "");
   h.start_time_ns = static_cast<uint64_t>(GptTimeline::kStartNs);
   if (c.window_realtime_ns != 0) {
     h.has_capture_window = true;

@@ -1,8 +1,8 @@
 // `lumos-model synth FILE|DIR|GLOB... -o OUT_DIR --ranks N [--iterations K] [--jitter F]
 // [--seed S] [--ranks-per-host H] [--job ID]`: a large job from a real one
 // (modeler/synth/job_synth.h); `lumos-model synth gpt -o DIR [--set K=V,...] [--seed N]
-// [--no-nvtx] [--costs MODEL.json] [--window STAMP] [--slow-rank R=F] [--scale SPEC]...`: a GPT
-// training job's traces from the cost models, a test double of a GPU run
+// [--no-nvtx] [--forward-only] [--costs MODEL.json] [--window STAMP] [--slow-rank R=F] [--scale
+// SPEC]...`: a GPT training job's traces from the cost models, a test double of a GPU run
 // (modeler/synth/gpt_synth.h).
 #include <cinttypes>
 #include <cmath>
@@ -97,10 +97,11 @@ Status ParseSlowRank(const std::string& text, GptConfig* config) {
 int RunSynthGpt(const Args& args) {
   std::string out_dir, settings, costs_path, window, slow_rank;
   std::vector<std::string> scales;
-  bool no_nvtx = false, costs_given = false;
+  bool no_nvtx = false, forward_only = false, costs_given = false;
   GptConfig config;
   cli::ArgParser parser("lumos-model synth gpt",
-                        "-o DIR [--set K=V,...] [--seed N] [--no-nvtx] [--costs MODEL.json] "
+                        "-o DIR [--set K=V,...] [--seed N] [--no-nvtx] [--forward-only] "
+                        "[--costs MODEL.json] "
                         "[--window STAMP] [--slow-rank R=F] [--scale SPEC]...");
   parser.Description(kGptDescription)
       .String("-o, --output", "DIR", "the directory to write (created if missing)", &out_dir)
@@ -108,6 +109,10 @@ int RunSynthGpt(const Args& args) {
       .String("--set", "K=V,...", "model, parallelism and GPU settings (see above)", &settings)
       .Int<uint64_t>("--seed", "N", "seed of the jitter (default 1)", 0, INT64_MAX, &config.seed)
       .Flag("--no-nvtx", "no NVTX ranges (only the ProfilerStep#N ranges remain)", &no_nvtx)
+      .Flag("--forward-only",
+            "forwards only (a forward benchmark's or inference's profile): no backward, "
+            "optimizer or gradient reduction",
+            &forward_only)
       .String("--costs", "MODEL.json", "a `lumos-model costs fit` model to take durations from",
               &costs_path)
       .Given(&costs_given)
@@ -145,6 +150,7 @@ int RunSynthGpt(const Args& args) {
       .Epilogue(kGptExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
   config.nvtx = !no_nvtx;
+  config.forward_only = forward_only;
   const models::SpecTable& specs = models::SpecTable::Builtin();
   if (Status s = ApplyGptSettings(settings, &config); !s.ok()) {
     return parser.UsageError(stderr, s.message());

@@ -11,6 +11,7 @@ std::vector<std::string> WriteGptJob(const std::string& dir, const GptJobOptions
   modeler::GptConfig config;
   config.seed = options.seed;
   config.nvtx = options.nvtx;
+  config.forward_only = options.forward_only;
   Status set = modeler::ApplyGptSettings(kSmallGptSettings, &config);
   if (set.ok()) set = modeler::ApplyGptSettings(options.settings, &config);
   if (!set.ok()) {

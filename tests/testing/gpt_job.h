@@ -21,6 +21,7 @@ struct GptJobOptions {
   std::string settings;  // Applied after kSmallGptSettings.
   uint64_t seed = 1;
   bool nvtx = true;
+  bool forward_only = false;  // GptConfig::forward_only.
 };
 
 // Writes `dir`/gpt.rank<R>.pb.zst for every rank; returns the paths, by rank (empty on error,
