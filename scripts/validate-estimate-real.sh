@@ -64,7 +64,29 @@ for variant in layers width seq batch; do
   done
 done
 for run in base layers width seq batch; do echo "spread $run $(spread "$(trace "$run")")" >>"$rows"; done
-python3 - "$data/steps.csv" "$rows" <<'PY'
+# GPU time per kernel class: each variant estimated from the base against the variant's own
+# trace (what the re-costing alone gets right, whatever the host's pace).
+classes=$(mktemp)
+trap 'rm -f "$rows" "$classes"' EXIT
+for variant in layers width seq batch; do
+  "$lm" estimate "$(trace base)" --gpu H200-SXM-141GB $measured \
+    --base "$(setup base),micro_batches=1,world=1,dp=1,tp=1,pp=1" --set "$(setup "$variant")" \
+    --json >"$classes.est"
+  "$lm" replay "$(trace "$variant")" $measured --json 2>/dev/null >"$classes.rep"
+  python3 - "$variant" "$classes.est" "$classes.rep" >>"$classes" <<'PY'
+import json, sys
+variant, est, rep = sys.argv[1:]
+e = json.load(open(est))["estimate"]
+r = json.load(open(rep))
+n = len(r["iterations"])
+measured = {row["class"]: row["measured_ns"] / n for row in r["gpu_time_by_class"]["job"]}
+estimated, base = e["estimate"]["kernel_classes_ns"], e["base"]["kernel_classes_ns"]
+for k in sorted(set(estimated) | set(measured)):
+    print(variant, k, base.get(k, 0), estimated.get(k, 0), measured.get(k, 0))
+PY
+  rm -f "$classes.est" "$classes.rep"
+done
+python3 - "$data/steps.csv" "$rows" "$classes" <<'PY'
 import csv, re, statistics, sys
 runs = list(csv.DictReader(open(sys.argv[1])))
 steps = {row["run"]: float(row["median_ms"]) for row in runs}
@@ -109,4 +131,21 @@ for row in runs:
 for name, values in sorted(groups.items()):
     print(f"| {name}: the same run repeated, max / min median step | {len(values)} | "
           f"{max(values) / min(values) - 1:+.1%} |")
+print()
+print("GPU time per step by kernel class, each variant estimated from est-base against its own")
+print("trace (ms):")
+print()
+print("| variant | class | base | estimated | measured | error |")
+print("|---|---|---:|---:|---:|---:|")
+totals = {}
+for line in open(sys.argv[3]):
+    variant, cls, base, estimated, measured = line.split()
+    base, estimated, measured = float(base) / 1e6, float(estimated) / 1e6, float(measured) / 1e6
+    t = totals.setdefault(variant, [0.0, 0.0, 0.0])
+    t[0] += base; t[1] += estimated; t[2] += measured
+    error = f"{100 * (estimated / measured - 1):+.1f} %" if measured > 0 else "-"
+    print(f"| {variant} | {cls} | {base:.3f} | {estimated:.3f} | {measured:.3f} | {error} |")
+for variant, (base, estimated, measured) in totals.items():
+    print(f"| {variant} | all | {base:.3f} | {estimated:.3f} | {measured:.3f} | "
+          f"{100 * (estimated / measured - 1):+.1f} % |")
 PY

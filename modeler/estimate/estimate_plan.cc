@@ -327,6 +327,13 @@ StatusOr<Plan> MakePlan(const PlanInputs& in, const whatif::SettingList& setting
       w->attention.seq = static_cast<double>(a.seq) / static_cast<double>(b.seq);
       w->attention.head_dim = (static_cast<double>(a.hidden) / static_cast<double>(a.heads)) /
                               (static_cast<double>(b.hidden) / static_cast<double>(b.heads));
+      // The measured problem per GPU (heads split over tp).
+      const double heads_per_gpu =
+          static_cast<double>(b.heads) / static_cast<double>(std::max<int64_t>(1, b.tp));
+      const double head_dim = static_cast<double>(b.hidden) / static_cast<double>(b.heads);
+      const double rows = static_cast<double>(b.mbs) * heads_per_gpu * static_cast<double>(b.seq);
+      w->attention.forward_flops = 4 * rows * static_cast<double>(b.seq) * head_dim;
+      w->attention.forward_bytes = 8 * rows * head_dim;
     }
     const double p0 = ParametersPerGpu(b), p1 = ParametersPerGpu(a);
     if (p0 > 0 && p1 > 0) {

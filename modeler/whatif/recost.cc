@@ -160,6 +160,16 @@ class Recoster {
     measured.name = traced.name;
     if (traced.bytes > 0) measured.work.bytes = static_cast<double>(traced.bytes);
     models::WorkFactors factors{work.kernel_bytes, work.kernel_flops};
+    if (kind == KernelClass::kAttention && work.attention.forward_flops > 0 &&
+        !measured.work.known()) {
+      const bool backward = Contains(traced.name, "bprop") || Contains(traced.name, "bwd") ||
+                            Contains(traced.name, "backward");
+      measured.work.flops = work.attention.forward_flops * (backward ? 2.5 : 1.0);
+      measured.work.bytes = work.attention.forward_bytes * (backward ? 2.0 : 1.0);
+      Note(
+          "fused attention kernels without a recorded shape: their work from the measured "
+          "setup (4 b h s^2 d FLOPs forward, 2.5 x backward)");
+    }
     if (kind == KernelClass::kAttention) {
       const WorkChange::Attention& a = work.attention;
       factors.bytes = a.batch * a.heads * a.seq * a.head_dim;

@@ -69,6 +69,13 @@ struct WorkChange {
   // batch x heads x seq x head_dim).
   struct Attention {
     double batch = 1, heads = 1, seq = 1, head_dim = 1;
+    // The measured setup's problem per GPU, when the setup is known (0: not known): a fused
+    // attention forward's FLOPs (4 b h s^2 d) and bytes (Q, K, V, O in bf16: 8 b h s d); a
+    // backward's (its name says so: bprop, bwd, backward) 2.5 x the FLOPs (FlashAttention-2's
+    // five matrix products to the forward's two) and twice the bytes (dO, dQ, dK, dV too).
+    // With it a traced attention kernel without a recorded shape is scaled on the roofline
+    // from its own efficiency, which moves toward the peak as the problem grows.
+    double forward_flops = 0, forward_bytes = 0;
   } attention;
   double collective_bytes = 1;
   bool changes() const;
