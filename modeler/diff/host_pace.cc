@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <tuple>
 
+#include "modeler/diff/run_profile.h"
 #include "modeler/models/kernels/kernel_class.h"
 
 namespace lumos::modeler::diff {
 namespace {
-
-int64_t MedianOf(std::vector<int64_t> values) {
-  const size_t at = (values.size() + 1) / 2 - 1;
-  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(at), values.end());
-  return values[at];
-}
 
 double Quantile(const std::vector<double>& sorted, double q) {
   const auto at = static_cast<size_t>(std::lround(q * static_cast<double>(sorted.size() - 1)));
@@ -91,7 +85,7 @@ std::vector<HostCallSequence> HostCallSequences(
           gaps[i].push_back(calls.gaps[i]);
         }
       }
-      for (const std::vector<int64_t>& values : gaps) sequence.gap_ns.push_back(MedianOf(values));
+      for (const std::vector<int64_t>& values : gaps) sequence.gap_ns.push_back(Median(values));
       out.push_back(std::move(sequence));
     }
   }
