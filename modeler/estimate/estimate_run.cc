@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "modeler/estimate/optimizer_launches.h"
+#include "modeler/estimate/tensor_work.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/models/collectives/collective_costs.h"
 #include "modeler/models/collectives/collective_model.h"
@@ -351,7 +352,16 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
   costs.optimizer_work = plan.optimizer_work;
   costs.group_sizes = plan.group_sizes;
   if (!ctx.classified.empty()) costs.classified = &ctx.classified;
-  if (!launches.kernel_work.empty()) costs.kernel_work = &launches.kernel_work;
+  // Elementwise kernels by the tensor they touch (tensor_work.h); the optimizer's by its
+  // launches (disjoint: forward and backward against the optimizer phase).
+  TensorWork tensors;
+  if (plan.transformer && (plan.layer_work.changes() || plan.other_work.changes())) {
+    tensors =
+        PlanTensorWork(*ctx.job, *ctx.graph, *ctx.structure, plan.layer_work, plan.other_work);
+  }
+  std::unordered_map<uint32_t, double> kernel_work = std::move(tensors.kernel_work);
+  kernel_work.insert(launches.kernel_work.begin(), launches.kernel_work.end());
+  if (!kernel_work.empty()) costs.kernel_work = &kernel_work;
   // Gradient collectives: as many bytes as the parameters need, however many copies of them
   // the structural rewrite made (buckets inside layers were copied with them).
   if (plan.transformer && (plan.gradient_bytes != 1 || plan.changes_structure())) {
@@ -380,6 +390,13 @@ StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
         std::to_string(launches.launches_before) + " -> " +
         std::to_string(launches.launches_after) + " over " + std::to_string(launches.runs) +
         " ops (the framework's per-tensor host work between them as measured)");
+  }
+  if (tensors.matched > 0) {
+    result.cost.notes.push_back(
+        "elementwise kernels by the GEMM operand they touch (size from the launch grid): " +
+        std::to_string(tensors.matched) + " matched, " + std::to_string(tensors.ambiguous) +
+        " of them a weight and an activation of the same size (the geometric mean of both "
+        "factors)");
   }
   for (uint8_t reasons : result.cost.node_reasons) {
     if (reasons == 0) continue;

@@ -216,7 +216,7 @@ class Recoster {
     from.gpu = s_.source_gpu;
     models::KernelQuery to = from;
     to.gpu = s_.target_gpu;
-    to.gemm = work.Map(from.gemm);
+    to.gemm = work.Map(from.gemm, ActivationRows(call));
     *handled = true;
     const bool same_shape =
         to.gemm.m == from.gemm.m && to.gemm.n == from.gemm.n && to.gemm.k == from.gemm.k;
@@ -418,28 +418,40 @@ const char* BasisName(Basis basis) {
   return "?";
 }
 
-models::GemmShape WorkChange::Map(const models::GemmShape& shape) const {
-  std::array<int64_t, 3> dims = {shape.m, shape.n, shape.k};
-  std::array<bool, 3> done = {false, false, false};
-  if (tokens.from > 0) {
-    int chosen = -1;
-    for (int i = 0; i < 3; ++i) {
-      if (dims[i] != tokens.from) continue;
-      bool weights = true;
-      for (int j = 0; j < 3; ++j) {
-        if (j != i && FindDimension(dims[j], gemm) == nullptr) weights = false;
-      }
-      if (chosen < 0 || weights) chosen = i;
-      if (weights) break;
+int ActivationRows(const schema::GemmCallEvent& call) {
+  const bool transposed =
+      call.transa == schema::GemmTranspose::kT || call.transa == schema::GemmTranspose::kC;
+  return transposed ? 2 : 0;
+}
+
+int WorkChange::TokenDim(const models::GemmShape& shape, int rows) const {
+  if (tokens.from <= 0) return -1;
+  const std::array<int64_t, 3> dims = {shape.m, shape.n, shape.k};
+  int chosen = -1;
+  // Ties: `rows` first, then m, k, n (row-major, a linear layer's tokens are m in forward and
+  // for the input gradient, k for the weight gradient, never n).
+  const int other = rows == 2 ? 0 : 2;
+  for (const int i : {rows, other, 1}) {
+    if (dims[i] != tokens.from) continue;
+    bool weights = true;
+    for (int j = 0; j < 3; ++j) {
+      if (j != i && FindDimension(dims[j], gemm) == nullptr) weights = false;
     }
-    if (chosen >= 0) {
-      dims[chosen] = tokens.to;
-      done[chosen] = true;
-    }
+    if (chosen < 0 || weights) chosen = i;
+    if (weights) break;
   }
+  return chosen;
+}
+
+models::GemmShape WorkChange::Map(const models::GemmShape& shape, int rows) const {
+  std::array<int64_t, 3> dims = {shape.m, shape.n, shape.k};
+  const int token = TokenDim(shape, rows);
   for (int i = 0; i < 3; ++i) {
-    if (done[i]) continue;
-    if (const Dimension* d = FindDimension(dims[i], gemm)) dims[i] = d->to;
+    if (i == token) {
+      dims[i] = tokens.to;
+    } else if (const Dimension* d = FindDimension(dims[i], gemm)) {
+      dims[i] = d->to;
+    }
   }
   return models::GemmShape{dims[0], dims[1], dims[2], shape.batch};
 }

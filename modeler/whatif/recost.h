@@ -79,9 +79,18 @@ struct WorkChange {
   } attention;
   double collective_bytes = 1;
   bool changes() const;
-  // A GEMM's new dimensions by the rule above.
-  models::GemmShape Map(const models::GemmShape& shape) const;
+  // A GEMM's new dimensions by the rule above; `rows`: ActivationRows of its call.
+  models::GemmShape Map(const models::GemmShape& shape, int rows = 0) const;
+  // Which of m, n, k (0, 1, 2) Map takes for the tokens, or -1: a dimension equal to
+  // tokens.from, the one whose other two are weight dimensions where several are, then
+  // `rows`, m, k, n in that order.
+  int TokenDim(const models::GemmShape& shape, int rows = 0) const;
 };
+
+// The dimension a row-major GEMM's A operand is stored along (0: m, 2: k when A is
+// transposed): the tokens of an activation, where m and k are the same size (a weight
+// gradient dW = dY^T X has its tokens in k, an input gradient dX = dY W in m).
+int ActivationRows(const schema::GemmCallEvent& call);
 
 struct CostSetup {
   const Job* job = nullptr;                  // With its events (node_source indexes them).
