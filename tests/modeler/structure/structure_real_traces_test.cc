@@ -206,5 +206,46 @@ TEST(RealTraceLayersTest, TheH200LoopsBackwardHasAMirrorOfEveryForwardLayer) {
   EXPECT_EQ(backward, 40u);
 }
 
+// A real Megatron-LM profile with tensor parallelism 8 and no phase or layer ranges
+// (tests/data/megatron-tp8-a100, forward only): the 40 layers found in the kernel stream, the
+// all-reduces between each layer's GEMMs read as tensor-parallel (before: dp=8, tp=1, no
+// layers), and the model's sizes from the layers' GEMMs.
+TEST(RealTraceLayersTest, AMegatronTensorParallelProfileWithoutRanges) {
+  TempDir dir;
+  std::vector<std::string> inputs;
+  for (int rank = 0; rank < 8; ++rank) {
+    inputs.push_back(std::string(LUMOS_SOURCE_DIR) +
+                     "/tests/data/megatron-tp8-a100/megatron_kineto_" + std::to_string(rank) +
+                     ".json.gz");
+  }
+  auto imported = kineto::ImportKineto({inputs, dir.File("out"), "", 1});
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  ASSERT_EQ(imported->size(), 8u);
+  const auto loaded = Load(dir.File("out"));
+  ASSERT_NE(loaded, nullptr);
+  auto s = RecoverStructure(loaded->job, loaded->graph, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ExpectSound(*loaded, *s);
+  const structure::Setup& setup = s->setup;
+  EXPECT_EQ(setup.layers.value, 40);
+  EXPECT_EQ(setup.tp.value, 8);
+  EXPECT_EQ(setup.dp.value, 1);
+  EXPECT_EQ(setup.pp.value, 1);
+  EXPECT_EQ(setup.hidden.value, 4096);
+  EXPECT_EQ(setup.ffn.value, 16384);
+  EXPECT_EQ(setup.seq.value, 2048);
+  EXPECT_EQ(setup.mbs.value, 4);
+  EXPECT_EQ(setup.vocab.value, 51200);
+  ASSERT_EQ(s->groups.size(), 1u);
+  EXPECT_EQ(s->groups[0].role, GroupRole::kTensor);
+  EXPECT_EQ(s->groups[0].size, 8u);
+  for (const RankStructure& rank : s->ranks) {
+    size_t forward = 0;
+    for (const Segment& layer : rank.layers) forward += layer.phase == Phase::kForward ? 1 : 0;
+    EXPECT_EQ(forward, 40u) << "rank " << rank.rank;
+    EXPECT_EQ(forward, rank.layers.size()) << "a forward-only profile has no backward layers";
+  }
+}
+
 }  // namespace
 }  // namespace lumos::modeler::structure
