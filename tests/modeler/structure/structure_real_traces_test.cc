@@ -213,6 +213,7 @@ TEST(RealTraceLayersTest, TheH200LoopsBackwardHasAMirrorOfEveryForwardLayer) {
 TEST(RealTraceLayersTest, AMegatronTensorParallelProfileWithoutRanges) {
   TempDir dir;
   std::vector<std::string> inputs;
+  inputs.reserve(8);
   for (int rank = 0; rank < 8; ++rank) {
     inputs.push_back(std::string(LUMOS_SOURCE_DIR) +
                      "/tests/data/megatron-tp8-a100/megatron_kineto_" + std::to_string(rank) +
