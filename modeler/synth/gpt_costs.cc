@@ -39,10 +39,14 @@ StatusOr<std::unique_ptr<GptCosts>> GptCosts::Make(const models::GpuSpec& gpu,
 }
 
 StatusOr<int64_t> GptCosts::Gemm(int64_t m, int64_t n, int64_t k) const {
+  return Gemm(m, n, k, DType::kBf16);
+}
+
+StatusOr<int64_t> GptCosts::Gemm(int64_t m, int64_t n, int64_t k, DType dtype) const {
   models::KernelQuery query;
   query.kind = KernelClass::kGemm;
   query.gemm = {m, n, k, 1};
-  query.dtype = DType::kBf16;
+  query.dtype = dtype;
   query.gpu = gpu_;
   LUMOS_ASSIGN_OR_RETURN(models::Prediction p, model_.gemm.Predict(query));
   return p.duration_ns;
@@ -82,17 +86,24 @@ StatusOr<int64_t> GptCosts::Memset(double bytes) const {
 
 StatusOr<GptCosts::Collective> GptCosts::AllReduce(uint64_t bytes, schema::DataType type,
                                                    uint32_t ranks) const {
+  return Run(schema::CollectiveOp::kAllReduce, bytes, type, ranks, 0);
+}
+
+StatusOr<GptCosts::Collective> GptCosts::Run(schema::CollectiveOp op, uint64_t bytes,
+                                             schema::DataType type, uint32_t ranks,
+                                             uint32_t nodes) const {
   models::CollectiveQuery query;
-  query.op = schema::CollectiveOp::kAllReduce;
+  query.op = op;
   query.data_type = type;
   query.bytes = bytes;
   query.ranks = ranks;
+  query.nodes = nodes;
   const models::CollectivePrediction p = collectives_->Predict(query);
   if (p.source == models::CostSource::kNone || p.duration_ns <= 0) {
     return ErrorStatus(
-        "the collective model cannot answer an all-reduce of %llu bytes over %u "
-        "ranks on %s",
-        static_cast<unsigned long long>(bytes), ranks, gpu_->name.c_str());
+        "the collective model cannot answer a collective (op %d) of %llu bytes over %u ranks "
+        "on %s",
+        static_cast<int>(op), static_cast<unsigned long long>(bytes), ranks, gpu_->name.c_str());
   }
   return Collective{p.duration_ns, p.algorithm, p.protocol};
 }

@@ -31,6 +31,8 @@ class GptCosts {
 
   // A bf16 GEMM C[m x n] = A[m x k] B[k x n].
   StatusOr<int64_t> Gemm(int64_t m, int64_t n, int64_t k) const;
+  // The same in `dtype` (fp8: e4m3 inputs, as the fp8 tables measure).
+  StatusOr<int64_t> Gemm(int64_t m, int64_t n, int64_t k, models::DType dtype) const;
   // A kernel of the class its name says, moving `bytes` and doing `flops`.
   StatusOr<int64_t> Kernel(std::string_view name, double bytes, double flops,
                            models::DType dtype) const;
@@ -44,6 +46,10 @@ class GptCosts {
   };
   // An all-reduce of `bytes` per rank over `ranks` ranks.
   StatusOr<Collective> AllReduce(uint64_t bytes, schema::DataType type, uint32_t ranks) const;
+  // Any collective `op` of `bytes` (the model's bytes: collective_class.h ModelBytes) over
+  // `ranks` ranks on `nodes` nodes (0: as few as hold them).
+  StatusOr<Collective> Run(schema::CollectiveOp op, uint64_t bytes, schema::DataType type,
+                           uint32_t ranks, uint32_t nodes) const;
 
   const models::GpuSpec& gpu() const { return *gpu_; }
 

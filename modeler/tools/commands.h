@@ -18,6 +18,7 @@ int RunReplay(const Args& args);
 int RunSynth(const Args& args);
 int RunCosts(const Args& args);
 int RunEstimate(const Args& args);
+int RunSearch(const Args& args);
 int RunStructure(const Args& args);
 int RunSummarize(const Args& args);
 int RunDiff(const Args& args);

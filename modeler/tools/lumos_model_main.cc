@@ -28,6 +28,9 @@ constexpr const char kUsage[] =
     "  estimate FILE|DIR|GLOB... --set K=V,...\n"
     "                                a setup nobody ran, from the trace of one that ran:\n"
     "                                layers, hidden, seq, micro-batches, dp, GPU, network\n"
+    "  search --model SPEC --gpus N --gpu NAME\n"
+    "                                every layout (tp, pp, dp, ...) of a model on N GPUs,\n"
+    "                                ranked by estimated step time, with memory per GPU\n"
     "  summarize FILE|DIR|GLOB... -o OUT [--format ndjson|csv]\n"
     "                                capture windows into typed tables for warehouses: per\n"
     "                                iteration and rank, kernel, collective (DuckDB, BigQuery)\n"
@@ -51,7 +54,7 @@ constexpr const char kUsage[] =
     "arguments. Problems go to stderr, one line each; results to stdout.\n";
 
 constexpr const char kCommands[] =
-    "replay, structure, estimate, summarize, diff, synth, inspect, export, import, costs";
+    "replay, structure, estimate, search, summarize, diff, synth, inspect, export, import, costs";
 
 int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "inspect") return lumos::modeler::RunInspect(args);
@@ -62,6 +65,7 @@ int Run(const std::string& command, const lumos::modeler::Args& args) {
   if (command == "structure") return lumos::modeler::RunStructure(args);
   if (command == "costs") return lumos::modeler::RunCosts(args);
   if (command == "estimate") return lumos::modeler::RunEstimate(args);
+  if (command == "search") return lumos::modeler::RunSearch(args);
   if (command == "summarize") return lumos::modeler::RunSummarize(args);
   if (command == "diff") return lumos::modeler::RunDiff(args);
   const std::string what = !command.empty() && command[0] == '-' ? "option" : "command";

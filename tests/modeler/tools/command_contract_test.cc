@@ -607,7 +607,7 @@ INSTANTIATE_TEST_SUITE_P(EveryCommand, CommandContractTest, ::testing::ValuesIn(
                            return name + "_" + InputName(info.param.input);
                          });
 
-const char* const kCommands[] = {"inspect",   "export", "replay", "structure", "estimate",
+const char* const kCommands[] = {"inspect",   "export", "replay", "structure", "estimate", "search",
                                  "summarize", "diff",   "synth",  "import",    "costs"};
 
 // --help: on stdout, exit 0, with the options and the exit statuses; every option it lists is
@@ -652,10 +652,11 @@ TEST(CommandHelpTest, NoOrUnknownCommandIsAUsageError) {
   const auto none = RunCommand(LumosModelBinary());
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.out, "");
-  EXPECT_EQ(none.err,
-            "lumos-model: no command given (replay, structure, estimate, summarize, diff, synth, "
-            "inspect, export, import, costs)\n"
-            "(run `lumos-model --help` for usage)\n");
+  EXPECT_EQ(
+      none.err,
+      "lumos-model: no command given (replay, structure, estimate, search, summarize, diff, synth, "
+      "inspect, export, import, costs)\n"
+      "(run `lumos-model --help` for usage)\n");
   const auto unknown = RunCommand(LumosModelBinary() + " frobnicate x");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.err.rfind("lumos-model: unknown command 'frobnicate' (commands: ", 0), 0u)

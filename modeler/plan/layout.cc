@@ -1,0 +1,164 @@
+#include "modeler/plan/layout.h"
+
+#include <charconv>
+
+namespace lumos::modeler::plan {
+namespace {
+
+std::string Ll(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return ErrorStatus("--set: '%.*s' is not K=V", static_cast<int>(item.size()), item.data());
+    }
+    const std::string key(item.substr(0, eq));
+    const std::string_view value = item.substr(eq + 1);
+    if (key == "recompute") {
+      if (value == "none") {
+        layout->recompute = models::Recompute::kNone;
+      } else if (value == "selective") {
+        layout->recompute = models::Recompute::kSelective;
+      } else if (value == "full") {
+        layout->recompute = models::Recompute::kFull;
+      } else {
+        return ErrorStatus("--set: recompute=%.*s: none, selective or full",
+                           static_cast<int>(value.size()), value.data());
+      }
+      continue;
+    }
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || v < 0 ||
+        v > (int64_t{1} << 24)) {
+      return ErrorStatus("--set: %s=%.*s: must be a whole number in 0..16777216", key.c_str(),
+                         static_cast<int>(value.size()), value.data());
+    }
+    const bool positive =
+        key != "zero" && key != "sequence_parallel" && key != "gbs" && key != "tp_overlap";
+    if (positive && v == 0) return ErrorStatus("--set: %s must be at least 1", key.c_str());
+    if (key == "tp") {
+      layout->tp = v;
+    } else if (key == "pp") {
+      layout->pp = v;
+    } else if (key == "dp") {
+      layout->dp = v;
+    } else if (key == "vp") {
+      layout->vp = v;
+    } else if (key == "mbs") {
+      layout->mbs = v;
+    } else if (key == "gbs") {
+      layout->gbs = v;
+    } else if (key == "sequence_parallel") {
+      if (v > 1) return ErrorStatus("--set: sequence_parallel is 0 or 1");
+      layout->sequence_parallel = v == 1;
+    } else if (key == "zero") {
+      layout->zero = static_cast<int>(v);
+    } else if (key == "tp_overlap") {
+      if (v > 1) return ErrorStatus("--set: tp_overlap is 0 or 1");
+      layout->tp_overlap = v == 1;
+    } else if (key == "grad_sync_bytes") {
+      if (v != 2 && v != 4) return ErrorStatus("--set: grad_sync_bytes is 2 (bf16) or 4 (fp32)");
+      layout->grad_sync_bytes = v;
+    } else {
+      return ErrorStatus(
+          "--set: unknown layout key '%s' (tp, pp, dp, vp, mbs, gbs, sequence_parallel, "
+          "recompute, zero, tp_overlap, grad_sync_bytes)",
+          key.c_str());
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckLayout(const ModelSpec& spec, const Layout& l, int64_t gpus_per_node) {
+  auto fail = [](const std::string& rule) { return Status::Error("layout: " + rule); };
+  if (spec.heads % l.tp != 0)
+    return fail("tp (" + Ll(l.tp) + ") must divide heads (" + Ll(spec.heads) + ")");
+  if (spec.kv_heads_count() % l.tp != 0) {
+    return fail("tp (" + Ll(l.tp) + ") must divide kv_heads (" + Ll(spec.kv_heads_count()) + ")");
+  }
+  if (spec.ffn_size() % l.tp != 0) {
+    return fail("tp (" + Ll(l.tp) + ") must divide ffn (" + Ll(spec.ffn_size()) + ")");
+  }
+  if (l.tp > gpus_per_node) {
+    return fail("tp (" + Ll(l.tp) + ") must fit in one node (" + Ll(gpus_per_node) +
+                " GPUs): its collectives run on NVLink");
+  }
+  if (l.pp > spec.layers)
+    return fail("pp (" + Ll(l.pp) + ") larger than layers (" + Ll(spec.layers) + ")");
+  if (spec.layers % l.pp != 0) {
+    return fail("pp (" + Ll(l.pp) + ") must divide layers (" + Ll(spec.layers) + ")");
+  }
+  if (l.vp > 1) {
+    if (l.pp == 1) return fail("vp (" + Ll(l.vp) + ") needs pp > 1");
+    if ((spec.layers / l.pp) % l.vp != 0) {
+      return fail("vp (" + Ll(l.vp) + ") must divide the layers per stage (" +
+                  Ll(spec.layers / l.pp) + ")");
+    }
+  }
+  if (l.global_batch() % (l.dp * l.mbs) != 0) {
+    return fail("dp x mbs (" + Ll(l.dp) + " x " + Ll(l.mbs) + ") must divide gbs (" +
+                Ll(l.global_batch()) + ")");
+  }
+  if (l.vp > 1 && l.micro_batches() % l.pp != 0) {
+    return fail("the interleaved schedule (vp " + Ll(l.vp) + ") needs the micro-batches (" +
+                Ll(l.micro_batches()) + ") a multiple of pp (" + Ll(l.pp) + ")");
+  }
+  if (l.sequence_parallel && l.tp == 1) return fail("sequence_parallel needs tp > 1");
+  if (l.zero < 0 || l.zero > 3) return fail("zero must be 0..3");
+  if (l.tp_overlap && !l.sequence_parallel) {
+    return fail("tp_overlap needs sequence_parallel (as Transformer Engine's overlap does)");
+  }
+  return Status::Ok();
+}
+
+std::string LayoutText(const Layout& l) {
+  std::string s = "tp=" + Ll(l.tp) + " pp=" + Ll(l.pp);
+  if (l.vp > 1) s += " vp=" + Ll(l.vp);
+  s += " dp=" + Ll(l.dp) + " mbs=" + Ll(l.mbs) + " gbs=" + Ll(l.global_batch());
+  if (l.sequence_parallel) s += " sp";
+  s += std::string(" recompute=") + models::RecomputeName(l.recompute);
+  s += " zero=" + std::to_string(l.zero);
+  if (l.tp_overlap) s += " tp-overlap";
+  return s;
+}
+
+std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& space) {
+  std::vector<Layout> out;
+  for (int64_t tp = 1; tp <= space.gpus_per_node && tp <= space.gpus; ++tp) {
+    if (space.gpus % tp != 0) continue;
+    for (int64_t pp = 1; pp <= spec.layers && tp * pp <= space.gpus; ++pp) {
+      if ((space.gpus / tp) % pp != 0) continue;
+      const int64_t dp = space.gpus / (tp * pp);
+      for (const int64_t mbs : space.mbs) {
+        const int64_t gbs = space.gbs > 0 ? space.gbs : dp * mbs;
+        for (const int64_t vp : space.vp) {
+          for (int recompute = 0; recompute < (space.recompute ? 3 : 1); ++recompute) {
+            for (int zero = 0; zero <= (space.zero && dp > 1 ? 1 : 0); ++zero) {
+              Layout l;
+              l.tp = tp;
+              l.pp = pp;
+              l.dp = dp;
+              l.vp = vp;
+              l.mbs = mbs;
+              l.gbs = gbs;
+              l.sequence_parallel = tp > 1;
+              l.recompute = static_cast<models::Recompute>(recompute);
+              l.zero = zero;
+              if (CheckLayout(spec, l, space.gpus_per_node).ok()) out.push_back(l);
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace lumos::modeler::plan

@@ -1,0 +1,69 @@
+// Design: how a model is laid out on GPUs (issue 25): tensor (tp), pipeline (pp, with vp
+// virtual stages per GPU for the interleaved schedule), data parallel (dp) degrees, the
+// micro-batch size and the global batch, sequence parallelism, activation recomputation and the
+// ZeRO stage (1 = Megatron's distributed optimizer). Ranks are ordered tp fastest, then dp,
+// then pp (Megatron-LM's default), so a tensor group sits in one node and pipeline neighbours
+// are tp x dp ranks apart.
+// CheckLayout names the first rule a layout breaks (the command exits 2 on it):
+//   tp divides heads (and kv_heads, ffn), tp <= GPUs per node (its collectives stay on NVLink);
+//   pp <= layers and divides them; vp > 1 needs pp > 1, vp dividing layers / pp and the
+//   micro-batches a multiple of pp (Megatron's interleaved schedule);
+//   gbs a multiple of dp x mbs; sequence parallelism needs tp > 1; zero in 0..3.
+// Threading: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/models/memory/memory_model.h"
+#include "modeler/plan/model_spec.h"
+
+namespace lumos::modeler::plan {
+
+struct Layout {
+  int64_t tp = 1, pp = 1, dp = 1, vp = 1;
+  int64_t mbs = 1;
+  int64_t gbs = 0;  // Sequences per step, all replicas; 0: dp x mbs (one micro-batch).
+  bool sequence_parallel = false;
+  models::Recompute recompute = models::Recompute::kNone;
+  int zero = 0;
+  // Tensor-parallel collectives overlapped with the layer's GEMMs (Transformer Engine's
+  // userbuffers, NeMo's ub_tp_comm_overlap): the layer waits for the longer of the two.
+  bool tp_overlap = false;
+  int64_t grad_sync_bytes = 4;  // Bytes a gradient element is reduced in (2: bf16, 4: fp32).
+
+  int64_t gpus() const { return tp * pp * dp; }
+  int64_t global_batch() const { return gbs > 0 ? gbs : dp * mbs; }
+  int64_t micro_batches() const { return global_batch() / (dp * mbs); }
+};
+
+// "tp=4,pp=8,dp=16,vp=2,mbs=1,gbs=2048,sequence_parallel=1,recompute=full,zero=1,
+// tp_overlap=1,grad_sync_bytes=2", applied
+// over `layout` (later keys win).
+Status ApplyLayoutSettings(std::string_view text, Layout* layout);
+
+// The first rule the layout breaks, as one line; ok when it can exist.
+Status CheckLayout(const ModelSpec& spec, const Layout& layout, int64_t gpus_per_node);
+
+// "tp=4 pp=8 dp=16 mbs=1 gbs=2048 sp recompute=none zero=1" (vp when > 1).
+std::string LayoutText(const Layout& layout);
+
+struct SearchSpace {
+  int64_t gpus = 0;
+  int64_t gbs = 0;  // Sequences per step; 0: one micro-batch per replica (dp x mbs).
+  int64_t gpus_per_node = 8;
+  std::vector<int64_t> mbs = {1, 2, 4, 8};
+  std::vector<int64_t> vp = {1, 2, 4, 8};
+  bool recompute = true;  // Try selective and full recomputation too.
+  bool zero = true;       // Try the distributed optimizer (ZeRO 1) too.
+};
+
+// Every layout of `space.gpus` GPUs that CheckLayout accepts, with sequence parallelism
+// whenever tp > 1 (it only saves memory and turns each all-reduce into a reduce-scatter and
+// an all-gather of the same traffic).
+std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& space);
+
+}  // namespace lumos::modeler::plan

@@ -1,0 +1,33 @@
+#include "modeler/plan/search.h"
+
+#include <algorithm>
+
+namespace lumos::modeler::plan {
+
+SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCosts& costs,
+                    const PlanSetup& setup, const std::function<void(size_t, size_t)>& progress) {
+  SearchResult out;
+  out.gpus = space.gpus;
+  const std::vector<Layout> layouts = EnumerateLayouts(spec, space);
+  out.ranked.reserve(layouts.size());
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    StatusOr<StepEstimate> e = EstimateStep(spec, layouts[i], costs, setup);
+    if (e.ok()) {
+      out.ranked.push_back(std::move(*e));
+    } else {
+      if (out.failed++ == 0) out.first_failure = e.status();
+    }
+    if (progress) progress(i + 1, layouts.size());
+  }
+  std::stable_sort(out.ranked.begin(), out.ranked.end(),
+                   [](const StepEstimate& a, const StepEstimate& b) {
+                     if (a.memory.fits != b.memory.fits) return a.memory.fits;
+                     if (a.memory.fits) return a.step_ns < b.step_ns;
+                     return a.memory.shortfall_bytes < b.memory.shortfall_bytes;
+                   });
+  out.fitting = static_cast<size_t>(std::count_if(
+      out.ranked.begin(), out.ranked.end(), [](const StepEstimate& e) { return e.memory.fits; }));
+  return out;
+}
+
+}  // namespace lumos::modeler::plan

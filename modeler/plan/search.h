@@ -1,0 +1,29 @@
+// Design: `lumos-model search` (issue 25 item 3): every layout of N GPUs (layout.h's
+// EnumerateLayouts) estimated on the fast path (step_model.h), those that fit in memory ranked
+// by step time, those that do not listed after them with their shortfall, never dropped.
+// Threading: pure function over a const GptCosts.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/plan/step_model.h"
+
+namespace lumos::modeler::plan {
+
+struct SearchResult {
+  int64_t gpus = 0;
+  std::vector<StepEstimate> ranked;  // Fitting layouts fastest first, then the others.
+  size_t fitting = 0;                // ranked[0, fitting) fit in memory.
+  size_t failed = 0;                 // Layouts the cost models could not answer (left out).
+  Status first_failure = Status::Ok();
+};
+
+// `progress` (may be empty) is called after each layout with (done, total).
+SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCosts& costs,
+                    const PlanSetup& setup,
+                    const std::function<void(size_t, size_t)>& progress = {});
+
+}  // namespace lumos::modeler::plan

@@ -1,0 +1,361 @@
+#include "modeler/plan/search_cli.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <string_view>
+
+#include "base/cli/arg_parser.h"
+#include "base/cli/command_outcome.h"
+#include "modeler/models/costs/cost_model.h"
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/plan/search.h"
+
+namespace lumos::modeler::plan {
+namespace {
+
+constexpr const char kDescription[] =
+    "Every layout of N GPUs for a model given by its sizes (no trace): tensor, pipeline (and\n"
+    "interleaved virtual stages), data parallel degrees, micro-batch size, recomputation and\n"
+    "the distributed optimizer; each estimated on the fast path (the step added up from the\n"
+    "cost models: modeler/plan/step_model.h says what it assumes), those that fit in memory\n"
+    "ranked by step time, the others listed after them with their shortfall.\n"
+    "\n"
+    "  lumos-model search --model gpt:layers=96,hidden=12288,heads=96,seq=2048,vocab=51200 \\n"
+    "    --gpus 512 --gpu H100-SXM5-80GB --gbs 2048 --dtype fp8 --costs costs.json\n"
+    "\n"
+    "Give a cost model (`lumos-model costs fit ../shared/data/costs -o costs.json`: measured\n"
+    "GEMM and NCCL tables) for answers from measurements; without one every kernel is its\n"
+    "roofline and every collective NCCL's constants on the specs' links.";
+
+constexpr const char kExitStatus[] =
+    "exit status: 0 answered; 1 the cost model file cannot be read; 2 bad arguments. Bad\n"
+    "arguments include an unknown key, a model or layout that cannot exist (the rule it breaks is\n"
+    "named) and a GPU or network the specs do not know.";
+
+StatusOr<std::vector<int64_t>> ParseCounts(std::string_view text) {
+  std::vector<int64_t> out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || v < 1 || v > 1'000'000) {
+      return ErrorStatus("--gpus: '%.*s' must be a whole number in 1..1000000",
+                         static_cast<int>(item.size()), item.data());
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return ErrorStatus("--gpus: give at least one count");
+  return out;
+}
+
+double Gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
+
+void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
+  std::fprintf(out, "\n%lld GPUs: %zu layouts, %zu fit in memory%s\n",
+               static_cast<long long>(r.gpus), r.ranked.size(), r.fitting,
+               r.failed > 0 ? (", " + std::to_string(r.failed) +
+                               " the models could not answer: " + r.first_failure.message())
+                                  .c_str()
+                            : "");
+  std::fprintf(out, "  %4s  %-52s %9s %11s %9s %8s %8s %8s %13s\n", "rank", "layout", "step s",
+               "tok/s/GPU", "bubble s", "dp s", "tp s/mb", "opt s", "memory GB");
+  const size_t shown = std::min(top, r.ranked.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const StepEstimate& e = r.ranked[i];
+    const std::string memory =
+        std::to_string(std::lround(Gb(e.memory.total_bytes()))) +
+        (e.memory.fits
+             ? ""
+             : " (short " + std::to_string(std::lround(Gb(e.memory.shortfall_bytes))) + ")");
+    std::fprintf(out, "  %4zu  %-52s %9.3f %11.0f %9.3f %8.3f %8.4f %8.4f %13s\n", i + 1,
+                 LayoutText(e.layout).c_str(), e.step_ns / 1e9, e.tokens_per_s_per_gpu,
+                 e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9, e.tp_comm_ns / 1e9, e.optimizer_ns / 1e9,
+                 memory.c_str());
+  }
+  if (r.fitting < shown) std::fprintf(out, "  (rows after %zu do not fit in memory)\n", r.fitting);
+}
+
+void PrintCsvRows(std::FILE* out, const SearchResult& r, size_t top) {
+  for (size_t i = 0; i < std::min(top, r.ranked.size()); ++i) {
+    const StepEstimate& e = r.ranked[i];
+    const Layout& l = e.layout;
+    std::fprintf(
+        out,
+        "%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.3f,%d,"
+        "%.3f\n",
+        static_cast<long long>(r.gpus), i + 1, static_cast<long long>(l.tp),
+        static_cast<long long>(l.pp), static_cast<long long>(l.vp), static_cast<long long>(l.dp),
+        static_cast<long long>(l.mbs), static_cast<long long>(l.global_batch()),
+        l.sequence_parallel ? 1 : 0, models::RecomputeName(l.recompute), l.zero, e.step_ns / 1e9,
+        e.tokens_per_s_per_gpu, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9, e.optimizer_ns / 1e9,
+        Gb(e.memory.total_bytes()), e.memory.fits ? 1 : 0, Gb(e.memory.shortfall_bytes));
+  }
+}
+
+void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t top) {
+  std::fprintf(out, "{\"searches\": [");
+  for (size_t s = 0; s < results.size(); ++s) {
+    const SearchResult& r = results[s];
+    std::fprintf(out, "%s{\"gpus\": %lld, \"layouts\": %zu, \"fitting\": %zu, \"ranked\": [",
+                 s ? ", " : "", static_cast<long long>(r.gpus), r.ranked.size(), r.fitting);
+    for (size_t i = 0; i < std::min(top, r.ranked.size()); ++i) {
+      const StepEstimate& e = r.ranked[i];
+      const Layout& l = e.layout;
+      std::fprintf(
+          out,
+          "%s{\"tp\": %lld, \"pp\": %lld, \"vp\": %lld, \"dp\": %lld, \"mbs\": %lld, "
+          "\"gbs\": %lld, \"sequence_parallel\": %s, \"recompute\": \"%s\", \"zero\": %d, "
+          "\"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, \"forward_ms\": %.4f, "
+          "\"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": %.6f, "
+          "\"optimizer_s\": %.6f, \"memory_gb\": %.3f, \"fits\": %s, \"shortfall_gb\": %.3f}",
+          i ? ", " : "", static_cast<long long>(l.tp), static_cast<long long>(l.pp),
+          static_cast<long long>(l.vp), static_cast<long long>(l.dp), static_cast<long long>(l.mbs),
+          static_cast<long long>(l.global_batch()), l.sequence_parallel ? "true" : "false",
+          models::RecomputeName(l.recompute), l.zero, e.step_ns / 1e9, e.tokens_per_s_per_gpu,
+          e.forward_ns / 1e6, e.backward_ns / 1e6, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
+          e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()), e.memory.fits ? "true" : "false",
+          Gb(e.memory.shortfall_bytes));
+    }
+    std::fprintf(out, "]}");
+  }
+  std::fprintf(out, "], \"assumptions\": [");
+  const auto& lines = StepAssumptions();
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::fprintf(out, "%s\"%s\"", i ? ", " : "", lines[i].c_str());
+  }
+  std::fprintf(out, "]}\n");
+}
+
+// The GPU, network, GEMM precision and cost model both commands take; a usage error is
+// returned as {exit 2, message}, an unreadable cost model as {exit 1, message}.
+struct Resolved {
+  PlanSetup setup;
+  std::unique_ptr<GptCosts> costs;
+};
+StatusOr<Resolved> Resolve(const std::string& gpu_name, const std::string& net_name,
+                           const std::string& dtype_name, const std::string& costs_file,
+                           int64_t gpus_per_node, int* exit_code) {
+  const models::SpecTable& specs = models::SpecTable::Builtin();
+  Resolved r;
+  *exit_code = 2;
+  r.setup.gpu = specs.FindGpu(gpu_name);
+  if (r.setup.gpu == nullptr) return ErrorStatus("--gpu '%s': not in the specs", gpu_name.c_str());
+  LUMOS_ASSIGN_OR_RETURN(r.setup.net, specs.ResolveNetwork(net_name));
+  if (dtype_name == "fp8") {
+    r.setup.gemm_dtype = models::DType::kFp8;
+  } else if (dtype_name != "bf16") {
+    return ErrorStatus("--dtype '%s': bf16 or fp8", dtype_name.c_str());
+  }
+  r.setup.gpus_per_node =
+      gpus_per_node > 0 ? gpus_per_node : r.setup.gpu->nvlink_domain_gpus.value_or(8);
+  *exit_code = 1;
+  models::CostModel model;
+  if (!costs_file.empty()) {
+    LUMOS_ASSIGN_OR_RETURN(model, models::ReadCostModel(costs_file));
+  }
+  LUMOS_ASSIGN_OR_RETURN(r.costs, GptCosts::Make(*r.setup.gpu, specs, std::move(model)));
+  *exit_code = 0;
+  return r;
+}
+
+void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate& e,
+              const PlanSetup& setup) {
+  const Layout& l = e.layout;
+  std::fprintf(out, "model %s on %lld x %s (%s between nodes)\n", model_text.c_str(),
+               static_cast<long long>(l.gpus()), setup.gpu->name.c_str(), setup.net.name.c_str());
+  std::fprintf(out, "layout %s (%lld micro-batches a replica)\n", LayoutText(l).c_str(),
+               static_cast<long long>(l.micro_batches()));
+  std::fprintf(out, "step %.3f s, %.0f tokens/s per GPU (fast path: the cost models added up)\n",
+               e.step_ns / 1e9, e.tokens_per_s_per_gpu);
+  std::fprintf(out, "  per micro-batch on the slowest stage: forward %.3f ms, backward %.3f ms\n",
+               e.forward_ns / 1e6, e.backward_ns / 1e6);
+  std::fprintf(
+      out,
+      "    of which GEMMs %.3f ms, attention %.3f ms, elementwise %.3f ms, tensor-parallel "
+      "collectives %.3f ms, pipeline sends %.3f ms\n",
+      e.gemm_ns / 1e6, e.attention_ns / 1e6, e.elementwise_ns / 1e6, e.tp_comm_ns / 1e6,
+      e.p2p_ns / 1e6);
+  std::fprintf(
+      out,
+      "  pipeline %.3f s (bubble %.3f s), data-parallel reduction %.3f s (exposed %.3f s), "
+      "optimizer %.3f s\n",
+      e.pipeline_ns / 1e9, e.bubble_ns / 1e9, e.dp_comm_ns / 1e9, e.dp_exposed_ns / 1e9,
+      e.optimizer_ns / 1e9);
+  std::fprintf(out, "memory per GPU %.1f GB of %.1f GB: %s\n", Gb(e.memory.total_bytes()),
+               e.memory.capacity_bytes ? Gb(*e.memory.capacity_bytes) : 0.0,
+               e.memory.fits
+                   ? "fits"
+                   : ("does not fit, short " + std::to_string(Gb(e.memory.shortfall_bytes)) + " GB")
+                         .c_str());
+  std::fprintf(out, "assumptions:\n");
+  for (const std::string& line : StepAssumptions()) std::fprintf(out, "  %s\n", line.c_str());
+  for (const std::string& line : e.memory.assumptions) std::fprintf(out, "  %s\n", line.c_str());
+}
+
+}  // namespace
+
+int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
+  std::string model_text, set_text, gpu_name, net_name = models::kDefaultNetwork, costs_file;
+  std::string dtype_name = "bf16";
+  int64_t gpus_per_node = 0;
+  bool json = false;
+  cli::ArgParser parser("lumos-model estimate",
+                        "--model SPEC --set tp=T,pp=P,dp=D,mbs=B,gbs=G[,...] --gpu NAME\n"
+                        "                            [--net NAME] [--dtype bf16|fp8] "
+                        "[--costs MODEL.json] [--json]");
+  parser
+      .Description(
+          "A layout's step from a model's sizes alone (no trace): the fast path of `search`\n"
+          "for one layout (modeler/plan/step_model.h), with memory per GPU and whether it fits.")
+      .String("--model", "SPEC", "gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,kv_heads=K]",
+              &model_text)
+      .String("--set", "K=V,...",
+              "the layout: tp, pp, dp, vp, mbs, gbs, sequence_parallel, recompute, zero", &set_text)
+      .String("--gpu", "NAME", "the GPU (a specs entry)", &gpu_name)
+      .String("--net", "NAME", "the network between nodes (default ib400)", &net_name)
+      .String("--dtype", "bf16|fp8", "the GEMMs' precision", &dtype_name)
+      .String("--costs", "MODEL.json", "a cost model from `lumos-model costs fit`", &costs_file)
+      .Int("--gpus-per-node", "G", "GPUs per node (default: the GPU's NVLink domain, else 8)",
+           int64_t{0}, int64_t{4096}, &gpus_per_node)
+      .Flag("--json", "print JSON", &json)
+      .Epilogue(kExitStatus);
+  if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
+  if (model_text.empty() || gpu_name.empty()) {
+    return parser.UsageError(err, "give --model and --gpu");
+  }
+  StatusOr<ModelSpec> spec = ParseModelSpec(model_text);
+  if (!spec.ok()) return parser.UsageError(err, spec.status().message());
+  Layout layout;
+  if (Status s = ApplyLayoutSettings(set_text, &layout); !s.ok()) {
+    return parser.UsageError(err, s.message());
+  }
+  int code = 0;
+  StatusOr<Resolved> r = Resolve(gpu_name, net_name, dtype_name, costs_file, gpus_per_node, &code);
+  if (!r.ok() && code == 2) return parser.UsageError(err, r.status().message());
+  cli::CommandOutcome outcome("lumos-model estimate", out, err);
+  if (!r.ok()) return outcome.Fail(r.status().message());
+  if (Status s = CheckLayout(*spec, layout, r->setup.gpus_per_node); !s.ok()) {
+    return parser.UsageError(err, s.message());
+  }
+  StatusOr<StepEstimate> e = EstimateStep(*spec, layout, *r->costs, r->setup);
+  if (!e.ok()) return outcome.Fail(e.status().message());
+  if (json) {
+    SearchResult one;
+    one.gpus = layout.gpus();
+    one.ranked.push_back(*e);
+    one.fitting = e->memory.fits ? 1 : 0;
+    PrintJson(out, {one}, 1);
+  } else {
+    PrintOne(out, model_text, *e, r->setup);
+  }
+  return outcome.Finish();
+}
+
+int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
+  std::string model_text, gpus_text, gpu_name, net_name = models::kDefaultNetwork, costs_file;
+  std::string dtype_name = "bf16";
+  int64_t gbs = 0, top = 20, gpus_per_node = 0;
+  bool json = false, csv = false, no_recompute = false, no_zero = false;
+  cli::ArgParser parser(
+      "lumos-model search",
+      "--model SPEC --gpus N[,N2,...] --gpu NAME [--net NAME] [--gbs G]\n"
+      "                          [--dtype bf16|fp8] [--costs MODEL.json] [--top K] "
+      "[--json|--csv]");
+  parser.Description(kDescription)
+      .String("--model", "SPEC",
+              "gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,kv_heads=K] (or llama:...)",
+              &model_text)
+      .String("--gpus", "N[,N2,...]",
+              "GPU counts to lay the model out on (several: a Pareto table)", &gpus_text)
+      .String("--gpu", "NAME", "the GPU (a specs entry: H100-SXM5-80GB, A100-SXM4-80GB, ...)",
+              &gpu_name)
+      .String("--net", "NAME", "the network between nodes (default ib400)", &net_name)
+      .Int("--gbs", "G", "sequences per step (default: one micro-batch per replica)", int64_t{0},
+           int64_t{1} << 24, &gbs)
+      .String("--dtype", "bf16|fp8", "the GEMMs' precision (attention stays bf16)", &dtype_name)
+      .String("--costs", "MODEL.json", "a cost model from `lumos-model costs fit`", &costs_file)
+      .Int("--top", "K", "layouts to print per GPU count (default 20)", int64_t{1},
+           int64_t{1} << 20, &top)
+      .Int("--gpus-per-node", "G", "GPUs per node (default: the GPU's NVLink domain, else 8)",
+           int64_t{0}, int64_t{4096}, &gpus_per_node)
+      .Flag("--no-recompute", "do not try activation recomputation", &no_recompute)
+      .Flag("--no-zero", "do not try the distributed optimizer (ZeRO 1)", &no_zero)
+      .Flag("--json", "print JSON", &json)
+      .Flag("--csv", "print CSV, one row per layout", &csv)
+      .Epilogue(kExitStatus);
+  if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
+  if (model_text.empty()) return parser.UsageError(err, "give --model");
+  if (gpus_text.empty()) return parser.UsageError(err, "give --gpus");
+  if (gpu_name.empty()) return parser.UsageError(err, "give --gpu");
+  if (json && csv) return parser.UsageError(err, "--json or --csv, not both");
+  StatusOr<ModelSpec> spec = ParseModelSpec(model_text);
+  if (!spec.ok()) return parser.UsageError(err, spec.status().message());
+  StatusOr<std::vector<int64_t>> counts = ParseCounts(gpus_text);
+  if (!counts.ok()) return parser.UsageError(err, counts.status().message());
+  int code = 0;
+  StatusOr<Resolved> resolved =
+      Resolve(gpu_name, net_name, dtype_name, costs_file, gpus_per_node, &code);
+  if (!resolved.ok() && code == 2) return parser.UsageError(err, resolved.status().message());
+  cli::CommandOutcome outcome("lumos-model search", out, err);
+  if (!resolved.ok()) return outcome.Fail(resolved.status().message());
+  const PlanSetup& setup = resolved->setup;
+  const GptCosts* costs = resolved->costs.get();
+  const bool terminal = isatty(fileno(err)) != 0;
+  std::vector<SearchResult> results;
+  for (const int64_t n : *counts) {
+    SearchSpace space;
+    space.gpus = n;
+    space.gbs = gbs;
+    space.gpus_per_node = setup.gpus_per_node;
+    space.recompute = !no_recompute;
+    space.zero = !no_zero;
+    auto progress = [&](size_t done, size_t total) {
+      if (terminal && (done % 64 == 0 || done == total)) {
+        std::fprintf(err, "\r%lld GPUs: %zu/%zu layouts", static_cast<long long>(n), done, total);
+        if (done == total) std::fprintf(err, "\n");
+      }
+    };
+    results.push_back(Search(*spec, space, *costs, setup, progress));
+  }
+  const auto k = static_cast<size_t>(top);
+  if (json) {
+    PrintJson(out, results, k);
+  } else if (csv) {
+    std::fprintf(out,
+                 "gpus,rank,tp,pp,vp,dp,mbs,gbs,sequence_parallel,recompute,zero,step_s,"
+                 "tokens_per_s_per_gpu,bubble_s,dp_exposed_s,optimizer_s,memory_gb,fits,"
+                 "shortfall_gb\n");
+    for (const SearchResult& r : results) PrintCsvRows(out, r, k);
+  } else {
+    std::fprintf(out, "model %s on %s (%lld a node), %s between nodes, GEMMs in %s; %s\n",
+                 model_text.c_str(), setup.gpu->name.c_str(),
+                 static_cast<long long>(setup.gpus_per_node), setup.net.name.c_str(),
+                 dtype_name.c_str(),
+                 costs_file.empty() ? "no cost model: rooflines and NCCL's constants"
+                                    : ("costs " + costs_file).c_str());
+    for (const SearchResult& r : results) PrintText(out, r, k);
+    if (results.size() > 1) {
+      std::fprintf(out, "\nfastest layout per GPU count (Pareto: time against GPUs)\n");
+      for (const SearchResult& r : results) {
+        if (r.fitting == 0) {
+          std::fprintf(out, "  %6lld GPUs  none fits in memory\n", static_cast<long long>(r.gpus));
+          continue;
+        }
+        const StepEstimate& e = r.ranked.front();
+        std::fprintf(out, "  %6lld GPUs  %9.3f s  %11.0f tok/s/GPU  %s\n",
+                     static_cast<long long>(r.gpus), e.step_ns / 1e9, e.tokens_per_s_per_gpu,
+                     LayoutText(e.layout).c_str());
+      }
+    }
+    std::fprintf(out, "\nassumptions:\n");
+    for (const std::string& line : StepAssumptions()) std::fprintf(out, "  %s\n", line.c_str());
+  }
+  return outcome.Finish();
+}
+
+}  // namespace lumos::modeler::plan
