@@ -151,8 +151,13 @@ StatusOr<Resolved> Resolve(const std::string& gpu_name, const std::string& net_n
   } else if (dtype_name != "bf16") {
     return ErrorStatus("--dtype '%s': bf16 or fp8", dtype_name.c_str());
   }
-  r.setup.gpus_per_node =
-      gpus_per_node > 0 ? gpus_per_node : r.setup.gpu->nvlink_domain_gpus.value_or(8);
+  const int64_t domain = r.setup.gpu->nvlink_domain_gpus.value_or(8);
+  if (gpus_per_node > domain) {
+    return ErrorStatus("--gpus-per-node %lld: more than %s's NVLink domain holds (%lld)",
+                       static_cast<long long>(gpus_per_node), r.setup.gpu->name.c_str(),
+                       static_cast<long long>(domain));
+  }
+  r.setup.gpus_per_node = gpus_per_node > 0 ? gpus_per_node : domain;
   *exit_code = 1;
   models::CostModel model;
   if (!costs_file.empty()) {

@@ -217,6 +217,9 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
            {" search --model " + std::string(kGpt3) + " --gpus 0 --gpu H100-SXM5-80GB",
             "--gpus: '0'"},
            {" search --model " + std::string(kGpt3) + " --gpus 8 --gpu Z80", "'Z80': not in"},
+           {" search --model " + std::string(kGpt3) +
+                " --gpus 16 --gpu H100-SXM5-80GB --gpus-per-node 16",
+            "more than H100-SXM5-80GB's NVLink domain holds (8)"},
            {" estimate --model " + std::string(kGpt3) + " --set tp=5 --gpu H100-SXM5-80GB",
             "tp (5) must divide heads (96)"},
            {" estimate --model " + std::string(kGpt3) + " --set pp=200 --gpu H100-SXM5-80GB",
