@@ -140,7 +140,7 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& s
         const int64_t gbs = space.gbs > 0 ? space.gbs : dp * mbs;
         for (const int64_t vp : space.vp) {
           for (int recompute = 0; recompute < (space.recompute ? 3 : 1); ++recompute) {
-            for (int zero = 0; zero <= (space.zero && dp > 1 ? 1 : 0); ++zero) {
+            for (int zero = 0; zero <= (space.zero && dp > 1 ? 3 : 0); ++zero) {
               Layout l;
               l.tp = tp;
               l.pp = pp;

@@ -58,7 +58,7 @@ struct SearchSpace {
   std::vector<int64_t> mbs = {1, 2, 4, 8};
   std::vector<int64_t> vp = {1, 2, 4, 8};
   bool recompute = true;  // Try selective and full recomputation too.
-  bool zero = true;       // Try the distributed optimizer (ZeRO 1) too.
+  bool zero = true;       // Try ZeRO 1 (Megatron's distributed optimizer), 2 and 3 too.
 };
 
 // Every layout of `space.gpus` GPUs that CheckLayout accepts, with sequence parallelism

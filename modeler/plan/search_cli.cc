@@ -289,7 +289,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       .Int("--gpus-per-node", "G", "GPUs per node (default: the GPU's NVLink domain, else 8)",
            int64_t{0}, int64_t{4096}, &gpus_per_node)
       .Flag("--no-recompute", "do not try activation recomputation", &no_recompute)
-      .Flag("--no-zero", "do not try the distributed optimizer (ZeRO 1)", &no_zero)
+      .Flag("--no-zero", "do not try ZeRO stages 1-3", &no_zero)
       .Flag("--json", "print JSON", &json)
       .Flag("--csv", "print CSV, one row per layout", &csv)
       .Epilogue(kExitStatus);

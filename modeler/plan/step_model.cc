@@ -56,7 +56,8 @@ const std::vector<std::string>& StepAssumptions() {
       "TP overlap: the GEMMs' slowdown from sharing the SMs not counted",
       "pipeline: 1F1B (interleaved with vp), m + (pp - 1) / vp slots of the slowest stage",
       "DP gradient reduction hidden behind the last micro-batch's backward",
-      "ZeRO weights' all-gather hidden behind the first micro-batch's forward",
+      "ZeRO 1-2: the weights' all-gather hidden behind the first micro-batch's forward",
+      "ZeRO 3: the weights gathered before every forward and backward, hidden behind them",
       "Adam: 32 bytes a parameter of the GPU's shard",
       "attention fused (flash), causal, bf16",
   };
@@ -195,30 +196,42 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
     p2p *= 2.0 * static_cast<double>(l.vp);
   }
   out.p2p_ns = p2p;
-  const double slot = out.forward_ns + out.backward_ns + p2p;
-  const double m = static_cast<double>(l.micro_batches());
-  const double bubble_slots = static_cast<double>(l.pp - 1) / static_cast<double>(l.vp);
-  out.pipeline_ns = (m + bubble_slots) * slot;
-  out.bubble_ns = bubble_slots * slot;
-
   LUMOS_ASSIGN_OR_RETURN(models::MemoryEstimate mem, models::EstimateMemory(memory, setup.gpu));
   out.memory = mem;
   // The stage with the most parameters (the embedding's or the head's).
   int64_t parameters = 0;
   for (const models::StageMemory& s : mem.stages) parameters = std::max(parameters, s.parameters);
+  // A data-parallel group: ranks tp apart, across nodes once tp x dp spans more than one.
+  const int64_t nodes =
+      std::max<int64_t>(1, std::min<int64_t>(l.dp, (t * l.dp) / setup.gpus_per_node));
+  // ZeRO 3: the stage's weights gathered before each micro-batch's forward and again before its
+  // backward, each hidden behind the pass it feeds as far as it can be.
+  double zero3 = 0;
+  if (l.zero == 3 && l.dp > 1) {
+    LUMOS_ASSIGN_OR_RETURN(double gather,
+                           TimeCollective(costs, CollectiveOp::kAllGather,
+                                          static_cast<double>(parameters) * 2, l.dp, nodes));
+    zero3 = std::max(0.0, gather - out.forward_ns) + std::max(0.0, gather - out.backward_ns);
+  }
+  const double slot = out.forward_ns + out.backward_ns + p2p + zero3;
+  const double m = static_cast<double>(l.micro_batches());
+  const double bubble_slots = static_cast<double>(l.pp - 1) / static_cast<double>(l.vp);
+  out.pipeline_ns = (m + bubble_slots) * slot;
+  out.bubble_ns = bubble_slots * slot;
+
   if (l.dp > 1) {
-    // A data-parallel group: ranks tp apart, across nodes once tp x dp spans more than one.
-    const int64_t nodes =
-        std::max<int64_t>(1, std::min<int64_t>(l.dp, (t * l.dp) / setup.gpus_per_node));
     const double grads = static_cast<double>(parameters * l.grad_sync_bytes);
     double reduce = 0, gather = 0;
     if (l.zero >= 1) {
       LUMOS_ASSIGN_OR_RETURN(
           reduce, TimeCollective(costs, CollectiveOp::kReduceScatter, grads, l.dp, nodes));
+    }
+    if (l.zero == 1 || l.zero == 2) {  // The updated shards gathered once a step.
       LUMOS_ASSIGN_OR_RETURN(gather,
                              TimeCollective(costs, CollectiveOp::kAllGather,
                                             static_cast<double>(parameters) * 2, l.dp, nodes));
-    } else {
+    }
+    if (l.zero == 0) {
       LUMOS_ASSIGN_OR_RETURN(reduce,
                              TimeCollective(costs, CollectiveOp::kAllReduce, grads, l.dp, nodes));
     }

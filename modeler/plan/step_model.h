@@ -16,10 +16,11 @@
 // The step: pipeline = (m + (pp - 1) / vp) x (the slowest stage's forward + backward + the
 // point-to-point sends of T x h x 2 bytes, /tp with sequence parallelism, x vp per
 // micro-batch), over the network when the neighbours are on different nodes; then the
-// data-parallel gradient reduction (all-reduce of the stage's gradients, 4 bytes each, or with
-// ZeRO >= 1 a reduce-scatter and an all-gather of the 2-byte weights) less what the last
-// micro-batch's backward hides (bucketed reduction overlapped with it) and the first forward
-// hides (the weights' all-gather); then the Adam step over the GPU's shard (32 bytes a
+// data-parallel gradient reduction (all-reduce of the stage's gradients, grad_sync_bytes each;
+// ZeRO 1-2 a reduce-scatter and an all-gather of the 2-byte weights; ZeRO 3 the reduce-scatter,
+// the weights gathered before every micro-batch's forward and backward instead) less what the
+// last micro-batch's backward hides (bucketed reduction overlapped with it) and the first
+// forward hides (the weights' all-gather); then the Adam step over the GPU's shard (32 bytes a
 // parameter). Memory per GPU from models/memory. Each of these is an assumption the result
 // lists; the full simulation of a built graph is the slow path (not this file).
 // Threading: pure functions over a const GptCosts.

@@ -161,6 +161,17 @@ TEST(StepModelTest, KnobsMoveTheStepTheWayTheyShould) {
   EXPECT_LT(StepSeconds(base + ",gbs=1024"), StepSeconds(base + ",gbs=2048"));
   EXPECT_LE(StepSeconds(base + ",gbs=2048,tp_overlap=1"), StepSeconds(base + ",gbs=2048"));
   EXPECT_GT(StepSeconds(base + ",gbs=2048,recompute=full"), StepSeconds(base + ",gbs=2048"));
+  // ZeRO 3 gathers the weights for every pass: never faster than ZeRO 1, and smaller.
+  const std::string small = "tp=8,pp=1,dp=64,mbs=1,gbs=512,sequence_parallel=1";
+  EXPECT_GE(StepSeconds(small + ",zero=3"), StepSeconds(small + ",zero=1"));
+  const PlanSetup setup = H100Fp8();
+  Layout one, three;
+  ASSERT_TRUE(ApplyLayoutSettings(small + ",zero=1", &one).ok());
+  ASSERT_TRUE(ApplyLayoutSettings(small + ",zero=3", &three).ok());
+  StatusOr<StepEstimate> a = EstimateStep(Gpt3(), one, SharedCosts(*setup.gpu), setup);
+  StatusOr<StepEstimate> b = EstimateStep(Gpt3(), three, SharedCosts(*setup.gpu), setup);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_LT(b->memory.total_bytes(), a->memory.total_bytes());
 }
 
 TEST(SearchTest, RanksTheFittingAndListsTheRestWithTheirShortfall) {
