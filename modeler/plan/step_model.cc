@@ -117,6 +117,8 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   models::MemoryConfig stored = memory;
   stored.recompute = models::Recompute::kNone;
   const double activation_bytes = models::LayerActivationBytes(stored);
+  LUMOS_ASSIGN_OR_RETURN(models::MemoryEstimate mem, models::EstimateMemory(memory, setup.gpu));
+  out.memory = mem;
   LUMOS_ASSIGN_OR_RETURN(int64_t elementwise,
                          costs.Kernel("elementwise_kernel", 2 * activation_bytes, 0, DType::kBf16));
   layer.forward += static_cast<double>(elementwise);
@@ -160,9 +162,9 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   StageTimes body;
   body.forward = layer.forward * per_stage;
   body.backward = layer.backward * per_stage;
-  const int64_t padded_vocab = (spec.vocab + 128 * t - 1) / (128 * t) * (128 * t);
-  LUMOS_ASSIGN_OR_RETURN(GemmTimes head, TimeGemm(costs, {tokens, padded_vocab / t, h}, dtype));
-  const int64_t vocab_per_gpu = padded_vocab / t;
+  // The vocabulary as the memory model pads it (Megatron's multiple of 128 x tp), split over tp.
+  const int64_t vocab_per_gpu = mem.padded_vocab / t;
+  LUMOS_ASSIGN_OR_RETURN(GemmTimes head, TimeGemm(costs, {tokens, vocab_per_gpu, h}, dtype));
   const double logits = static_cast<double>(tokens) * static_cast<double>(vocab_per_gpu) * 4;
   LUMOS_ASSIGN_OR_RETURN(int64_t loss, costs.Kernel("softmax_kernel", 4 * logits, 0, DType::kBf16));
   LUMOS_ASSIGN_OR_RETURN(int64_t embedding,
@@ -196,8 +198,6 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
     p2p *= 2.0 * static_cast<double>(l.vp);
   }
   out.p2p_ns = p2p;
-  LUMOS_ASSIGN_OR_RETURN(models::MemoryEstimate mem, models::EstimateMemory(memory, setup.gpu));
-  out.memory = mem;
   // The stage with the most parameters (the embedding's or the head's).
   int64_t parameters = 0;
   for (const models::StageMemory& s : mem.stages) parameters = std::max(parameters, s.parameters);

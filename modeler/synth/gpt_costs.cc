@@ -1,5 +1,6 @@
 #include "modeler/synth/gpt_costs.h"
 
+#include "modeler/models/collectives/collective_class.h"
 #include "modeler/models/collectives/collective_costs.h"
 #include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/models/kernels/kernel_class.h"
@@ -100,10 +101,10 @@ StatusOr<GptCosts::Collective> GptCosts::Run(schema::CollectiveOp op, uint64_t b
   query.nodes = nodes;
   const models::CollectivePrediction p = collectives_->Predict(query);
   if (p.source == models::CostSource::kNone || p.duration_ns <= 0) {
-    return ErrorStatus(
-        "the collective model cannot answer a collective (op %d) of %llu bytes over %u ranks "
-        "on %s",
-        static_cast<int>(op), static_cast<unsigned long long>(bytes), ranks, gpu_->name.c_str());
+    const std::optional<models::CollectiveClass> cls = models::ClassOf(op);
+    return ErrorStatus("the collective model cannot answer a %s of %llu bytes over %u ranks on %s",
+                       cls ? models::ClassName(*cls) : "collective",
+                       static_cast<unsigned long long>(bytes), ranks, gpu_->name.c_str());
   }
   return Collective{p.duration_ns, p.algorithm, p.protocol};
 }
