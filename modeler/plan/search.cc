@@ -30,4 +30,28 @@ SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCo
   return out;
 }
 
+void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup, size_t k,
+                 SearchResult* result, const std::function<void(size_t, size_t)>& progress) {
+  const size_t n = std::min(k, result->fitting);
+  for (size_t i = 0; i < n; ++i) {
+    StepEstimate& e = result->ranked[i];
+    StatusOr<SimulatedStep> simulated = SimulateStep(spec, e.layout, costs, setup);
+    if (simulated.ok()) {
+      e.simulated = *simulated;
+      const double tokens =
+          static_cast<double>(e.layout.global_batch()) * static_cast<double>(spec.seq);
+      e.tokens_per_s_per_gpu =
+          tokens / (simulated->step_ns / 1e9) / static_cast<double>(e.layout.gpus());
+    } else if (result->simulated_failures++ == 0) {
+      result->first_simulation_failure = simulated.status();
+    }
+    if (progress) progress(i + 1, n);
+  }
+  result->simulated = n;
+  std::stable_sort(result->ranked.begin(), result->ranked.begin() + static_cast<ptrdiff_t>(n),
+                   [](const StepEstimate& a, const StepEstimate& b) {
+                     return a.best_step_ns() < b.best_step_ns();
+                   });
+}
+
 }  // namespace lumos::modeler::plan

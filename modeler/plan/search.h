@@ -19,11 +19,21 @@ struct SearchResult {
   size_t fitting = 0;                // ranked[0, fitting) fit in memory.
   size_t failed = 0;                 // Layouts the cost models could not answer (left out).
   Status first_failure = Status::Ok();
+  size_t simulated = 0;           // ranked[0, simulated) went through the slow path.
+  size_t simulated_failures = 0;  // Of those, the ones it could not take.
+  Status first_simulation_failure = Status::Ok();
 };
 
 // `progress` (may be empty) is called after each layout with (done, total).
 SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCosts& costs,
                     const PlanSetup& setup,
                     const std::function<void(size_t, size_t)>& progress = {});
+
+// The slow path for the first `k` layouts that fit (pipeline_graph.h): each simulated, those k
+// ranked again by their simulated step (still ahead of the rest). A layout the slow path cannot
+// take (its graph beyond the bound) keeps its fast-path figure; `simulated_failures` counts them
+// and `first_simulation_failure` says why. `progress` as for Search.
+void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup, size_t k,
+                 SearchResult* result, const std::function<void(size_t, size_t)>& progress = {});
 
 }  // namespace lumos::modeler::plan

@@ -55,6 +55,31 @@ StatusOr<std::vector<int64_t>> ParseCounts(std::string_view text) {
 
 double Gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
 
+// The simulated step in seconds, "-" when the layout was not simulated.
+std::string Seconds(const StepEstimate& e) {
+  if (!e.simulated) return "-";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", e.simulated->step_ns / 1e9);
+  return text;
+}
+
+// JSON's value of the simulated step's fields (null when not simulated).
+std::string SimulatedJson(const StepEstimate& e) {
+  if (!e.simulated) {
+    return "\"simulated_step_s\": null, \"simulated_stage\": null, \"simulated_idle_s\": null, "
+           "\"simulated_dp_exposed_s\": null, \"graph_nodes\": null";
+  }
+  const SimulatedStep& s = *e.simulated;
+  char text[256];
+  std::snprintf(
+      text, sizeof(text),
+      "\"simulated_step_s\": %.6f, \"simulated_stage\": %lld, \"simulated_idle_s\": %.6f, "
+      "\"simulated_dp_exposed_s\": %.6f, \"graph_nodes\": %zu",
+      s.step_ns / 1e9, static_cast<long long>(s.stage), s.idle_ns / 1e9, s.dp_exposed_ns / 1e9,
+      s.nodes);
+  return text;
+}
+
 void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
   std::fprintf(out, "\n%lld GPUs: %zu layouts, %zu fit in memory%s\n",
                static_cast<long long>(r.gpus), r.ranked.size(), r.fitting,
@@ -62,8 +87,8 @@ void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
                                " the models could not answer: " + r.first_failure.message())
                                   .c_str()
                             : "");
-  std::fprintf(out, "  %4s  %-52s %9s %11s %9s %8s %8s %8s %13s\n", "rank", "layout", "step s",
-               "tok/s/GPU", "bubble s", "dp s", "tp s/mb", "opt s", "memory GB");
+  std::fprintf(out, "  %4s  %-60s %9s %9s %11s %9s %8s %8s %8s %13s\n", "rank", "layout", "sim s",
+               "fast s", "tok/s/GPU", "bubble s", "dp s", "tp s/mb", "opt s", "memory GB");
   const size_t shown = std::min(top, r.ranked.size());
   for (size_t i = 0; i < shown; ++i) {
     const StepEstimate& e = r.ranked[i];
@@ -72,28 +97,33 @@ void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
         (e.memory.fits
              ? ""
              : " (short " + std::to_string(std::lround(Gb(e.memory.shortfall_bytes))) + ")");
-    std::fprintf(out, "  %4zu  %-52s %9.3f %11.0f %9.3f %8.3f %8.4f %8.4f %13s\n", i + 1,
-                 LayoutText(e.layout).c_str(), e.step_ns / 1e9, e.tokens_per_s_per_gpu,
-                 e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9, e.tp_comm_ns / 1e9, e.optimizer_ns / 1e9,
-                 memory.c_str());
+    std::fprintf(out, "  %4zu  %-60s %9s %9.3f %11.0f %9.3f %8.3f %8.4f %8.4f %13s\n", i + 1,
+                 LayoutText(e.layout).c_str(), Seconds(e).c_str(), e.step_ns / 1e9,
+                 e.tokens_per_s_per_gpu, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
+                 e.tp_comm_ns / 1e9, e.optimizer_ns / 1e9, memory.c_str());
   }
   if (r.fitting < shown) std::fprintf(out, "  (rows after %zu do not fit in memory)\n", r.fitting);
+  if (r.simulated_failures > 0) {
+    std::fprintf(out, "  %zu of the %zu simulated kept the fast path's figure: %s\n",
+                 r.simulated_failures, r.simulated, r.first_simulation_failure.message().c_str());
+  }
 }
 
 void PrintCsvRows(std::FILE* out, const SearchResult& r, size_t top) {
   for (size_t i = 0; i < std::min(top, r.ranked.size()); ++i) {
     const StepEstimate& e = r.ranked[i];
     const Layout& l = e.layout;
-    std::fprintf(
-        out,
-        "%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.3f,%d,"
-        "%.3f\n",
-        static_cast<long long>(r.gpus), i + 1, static_cast<long long>(l.tp),
-        static_cast<long long>(l.pp), static_cast<long long>(l.vp), static_cast<long long>(l.dp),
-        static_cast<long long>(l.mbs), static_cast<long long>(l.global_batch()),
-        l.sequence_parallel ? 1 : 0, models::RecomputeName(l.recompute), l.zero, e.step_ns / 1e9,
-        e.tokens_per_s_per_gpu, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9, e.optimizer_ns / 1e9,
-        Gb(e.memory.total_bytes()), e.memory.fits ? 1 : 0, Gb(e.memory.shortfall_bytes));
+    std::fprintf(out,
+                 "%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.3f,%d,"
+                 "%.3f,%s\n",
+                 static_cast<long long>(r.gpus), i + 1, static_cast<long long>(l.tp),
+                 static_cast<long long>(l.pp), static_cast<long long>(l.vp),
+                 static_cast<long long>(l.dp), static_cast<long long>(l.mbs),
+                 static_cast<long long>(l.global_batch()), l.sequence_parallel ? 1 : 0,
+                 models::RecomputeName(l.recompute), l.zero, e.step_ns / 1e9,
+                 e.tokens_per_s_per_gpu, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
+                 e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()), e.memory.fits ? 1 : 0,
+                 Gb(e.memory.shortfall_bytes), e.simulated ? Seconds(e).c_str() : "");
   }
 }
 
@@ -112,14 +142,15 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           "\"gbs\": %lld, \"sequence_parallel\": %s, \"recompute\": \"%s\", \"zero\": %d, "
           "\"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, \"forward_ms\": %.4f, "
           "\"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": %.6f, "
-          "\"optimizer_s\": %.6f, \"memory_gb\": %.3f, \"fits\": %s, \"shortfall_gb\": %.3f}",
+          "\"optimizer_s\": %.6f, \"memory_gb\": %.3f, \"fits\": %s, \"shortfall_gb\": %.3f, "
+          "%s}",
           i ? ", " : "", static_cast<long long>(l.tp), static_cast<long long>(l.pp),
           static_cast<long long>(l.vp), static_cast<long long>(l.dp), static_cast<long long>(l.mbs),
           static_cast<long long>(l.global_batch()), l.sequence_parallel ? "true" : "false",
           models::RecomputeName(l.recompute), l.zero, e.step_ns / 1e9, e.tokens_per_s_per_gpu,
           e.forward_ns / 1e6, e.backward_ns / 1e6, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
           e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()), e.memory.fits ? "true" : "false",
-          Gb(e.memory.shortfall_bytes));
+          Gb(e.memory.shortfall_bytes), SimulatedJson(e).c_str());
     }
     std::fprintf(out, "]}");
   }
@@ -175,8 +206,22 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
                static_cast<long long>(l.gpus()), setup.gpu->name.c_str(), setup.net.name.c_str());
   std::fprintf(out, "layout %s (%lld micro-batches a replica)\n", LayoutText(l).c_str(),
                static_cast<long long>(l.micro_batches()));
-  std::fprintf(out, "step %.3f s, %.0f tokens/s per GPU (fast path: the cost models added up)\n",
-               e.step_ns / 1e9, e.tokens_per_s_per_gpu);
+  if (e.simulated) {
+    const SimulatedStep& s = *e.simulated;
+    std::fprintf(out,
+                 "step %.3f s, %.0f tokens/s per GPU (simulated: a graph of %zu nodes, one GPU per "
+                 "pipeline stage)\n",
+                 s.step_ns / 1e9, e.tokens_per_s_per_gpu, s.nodes);
+    std::fprintf(out,
+                 "  stage %lld ends last: compute %.3f s, waiting %.3f s (bubble, sends, weight "
+                 "gathers), data-parallel reduction exposed %.3f s, optimizer %.3f s\n",
+                 static_cast<long long>(s.stage), s.busy_ns / 1e9, s.idle_ns / 1e9,
+                 s.dp_exposed_ns / 1e9, s.optimizer_ns / 1e9);
+    std::fprintf(out, "fast path (the cost models added up): step %.3f s\n", e.step_ns / 1e9);
+  } else {
+    std::fprintf(out, "step %.3f s, %.0f tokens/s per GPU (fast path: the cost models added up)\n",
+                 e.step_ns / 1e9, e.tokens_per_s_per_gpu);
+  }
   std::fprintf(out, "  per micro-batch on the slowest stage: forward %.3f ms, backward %.3f ms\n",
                e.forward_ns / 1e6, e.backward_ns / 1e6);
   std::fprintf(
@@ -199,6 +244,10 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
                          .c_str());
   std::fprintf(out, "assumptions:\n");
   for (const std::string& line : StepAssumptions()) std::fprintf(out, "  %s\n", line.c_str());
+  if (e.simulated) {
+    for (const std::string& line : SimulationAssumptions())
+      std::fprintf(out, "  %s\n", line.c_str());
+  }
   for (const std::string& line : e.memory.assumptions) std::fprintf(out, "  %s\n", line.c_str());
 }
 
@@ -208,15 +257,16 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   std::string model_text, set_text, gpu_name, net_name = models::kDefaultNetwork, costs_file;
   std::string dtype_name = "bf16";
   int64_t gpus_per_node = 0;
-  bool json = false;
+  bool json = false, fast = false;
   cli::ArgParser parser("lumos-model estimate",
                         "--model SPEC --set tp=T,pp=P,dp=D,mbs=B,gbs=G[,...] --gpu NAME\n"
                         "                            [--net NAME] [--dtype bf16|fp8] "
-                        "[--costs MODEL.json] [--json]");
+                        "[--costs MODEL.json] [--fast] [--json]");
   parser
       .Description(
-          "A layout's step from a model's sizes alone (no trace): the fast path of `search`\n"
-          "for one layout (modeler/plan/step_model.h), with memory per GPU and whether it fits.")
+          "A layout's step from a model's sizes alone (no trace): the step built as a graph\n"
+          "(one GPU per pipeline stage) and simulated (modeler/plan/pipeline_graph.h), beside\n"
+          "the fast path's sum (step_model.h), with memory per GPU and whether it fits.")
       .String("--model", "SPEC", "gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,kv_heads=K]",
               &model_text)
       .String("--set", "K=V,...",
@@ -227,6 +277,7 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
       .String("--costs", "MODEL.json", "a cost model from `lumos-model costs fit`", &costs_file)
       .Int("--gpus-per-node", "G", "GPUs per node (default: the GPU's NVLink domain, else 8)",
            int64_t{0}, int64_t{4096}, &gpus_per_node)
+      .Flag("--fast", "the fast path only (no graph simulated)", &fast)
       .Flag("--json", "print JSON", &json)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
@@ -249,11 +300,20 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   }
   StatusOr<StepEstimate> e = EstimateStep(*spec, layout, *r->costs, r->setup);
   if (!e.ok()) return outcome.Fail(e.status().message());
+  SearchResult one;
+  one.gpus = layout.gpus();
+  one.ranked.push_back(*e);
+  one.fitting = 1;  // Simulated whether it fits or not: the user asked for this layout.
+  if (!fast) SimulateTop(*spec, *r->costs, r->setup, 1, &one);
+  if (one.simulated_failures > 0) {
+    std::fprintf(err,
+                 "lumos-model estimate: the slow path cannot take it (%s); the fast path's "
+                 "figure stands\n",
+                 one.first_simulation_failure.message().c_str());
+  }
+  e = one.ranked.front();
+  one.fitting = e->memory.fits ? 1 : 0;
   if (json) {
-    SearchResult one;
-    one.gpus = layout.gpus();
-    one.ranked.push_back(*e);
-    one.fitting = e->memory.fits ? 1 : 0;
     PrintJson(out, {one}, 1);
   } else {
     PrintOne(out, model_text, *e, r->setup);
@@ -264,7 +324,7 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
 int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::string model_text, gpus_text, gpu_name, net_name = models::kDefaultNetwork, costs_file;
   std::string dtype_name = "bf16";
-  int64_t gbs = 0, top = 20, gpus_per_node = 0;
+  int64_t gbs = 0, top = 20, gpus_per_node = 0, simulate = 10;
   bool json = false, csv = false, no_recompute = false, no_zero = false;
   cli::ArgParser parser(
       "lumos-model search",
@@ -288,6 +348,10 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
            int64_t{1} << 20, &top)
       .Int("--gpus-per-node", "G", "GPUs per node (default: the GPU's NVLink domain, else 8)",
            int64_t{0}, int64_t{4096}, &gpus_per_node)
+      .Int("--simulate", "K",
+           "the first K layouts that fit simulated as graphs and ranked again (default 10; 0: "
+           "the fast path alone)",
+           int64_t{0}, int64_t{10000}, &simulate)
       .Flag("--no-recompute", "do not try activation recomputation", &no_recompute)
       .Flag("--no-zero", "do not try ZeRO stages 1-3", &no_zero)
       .Flag("--json", "print JSON", &json)
@@ -326,6 +390,13 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       }
     };
     results.push_back(Search(*spec, space, *costs, setup, progress));
+    auto simulating = [&](size_t done, size_t total) {
+      if (terminal) {
+        std::fprintf(err, "\r%lld GPUs: %zu/%zu simulated", static_cast<long long>(n), done, total);
+        if (done == total) std::fprintf(err, "\n");
+      }
+    };
+    SimulateTop(*spec, *costs, setup, static_cast<size_t>(simulate), &results.back(), simulating);
   }
   const auto k = static_cast<size_t>(top);
   if (json) {
@@ -334,7 +405,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     std::fprintf(out,
                  "gpus,rank,tp,pp,vp,dp,mbs,gbs,sequence_parallel,recompute,zero,step_s,"
                  "tokens_per_s_per_gpu,bubble_s,dp_exposed_s,optimizer_s,memory_gb,fits,"
-                 "shortfall_gb\n");
+                 "shortfall_gb,simulated_step_s\n");
     for (const SearchResult& r : results) PrintCsvRows(out, r, k);
   } else {
     std::fprintf(out, "model %s on %s (%lld a node), %s between nodes, GEMMs in %s; %s\n",
@@ -353,12 +424,17 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
         }
         const StepEstimate& e = r.ranked.front();
         std::fprintf(out, "  %6lld GPUs  %9.3f s  %11.0f tok/s/GPU  %s\n",
-                     static_cast<long long>(r.gpus), e.step_ns / 1e9, e.tokens_per_s_per_gpu,
+                     static_cast<long long>(r.gpus), e.best_step_ns() / 1e9, e.tokens_per_s_per_gpu,
                      LayoutText(e.layout).c_str());
       }
     }
     std::fprintf(out, "\nassumptions:\n");
     for (const std::string& line : StepAssumptions()) std::fprintf(out, "  %s\n", line.c_str());
+    if (simulate > 0) {
+      for (const std::string& line : SimulationAssumptions()) {
+        std::fprintf(out, "  %s\n", line.c_str());
+      }
+    }
   }
   return outcome.Finish();
 }

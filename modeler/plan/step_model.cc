@@ -8,42 +8,7 @@
 namespace lumos::modeler::plan {
 namespace {
 
-using models::DType;
 using schema::CollectiveOp;
-
-struct Gemm3 {
-  int64_t m, n, k;
-};
-
-// Forward, input-gradient and weight-gradient times of a row-major GEMM (m = tokens).
-struct GemmTimes {
-  double forward = 0, backward = 0;
-};
-
-StatusOr<GemmTimes> TimeGemm(const GptCosts& costs, const Gemm3& g, DType dtype) {
-  GemmTimes t;
-  LUMOS_ASSIGN_OR_RETURN(int64_t f, costs.Gemm(g.m, g.n, g.k, dtype));
-  LUMOS_ASSIGN_OR_RETURN(int64_t dx, costs.Gemm(g.m, g.k, g.n, dtype));
-  LUMOS_ASSIGN_OR_RETURN(int64_t dw, costs.Gemm(g.k, g.n, g.m, dtype));
-  t.forward = static_cast<double>(f);
-  t.backward = static_cast<double>(dx + dw);
-  return t;
-}
-
-StatusOr<double> TimeCollective(const GptCosts& costs, CollectiveOp op, double bytes, int64_t ranks,
-                                int64_t nodes) {
-  if (ranks <= 1 || bytes <= 0) return 0.0;
-  LUMOS_ASSIGN_OR_RETURN(GptCosts::Collective c,
-                         costs.Run(op, static_cast<uint64_t>(bytes), schema::DataType::kBfloat16,
-                                   static_cast<uint32_t>(ranks), static_cast<uint32_t>(nodes)));
-  return static_cast<double>(c.transfer_ns);
-}
-
-// Stage times per micro-batch (one GPU of the stage).
-struct StageTimes {
-  double forward = 0, backward = 0;
-  double gemm = 0, attention = 0, elementwise = 0, tp_comm = 0;
-};
 
 }  // namespace
 
@@ -69,141 +34,38 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   LUMOS_RETURN_IF_ERROR(CheckLayout(spec, l, setup.gpus_per_node));
   StepEstimate out;
   out.layout = l;
-  const int64_t t = l.tp;
-  const int64_t tokens = l.mbs * spec.seq;
-  const int64_t h = spec.hidden;
-  const int64_t f = spec.ffn_size();
-  const int64_t kv = spec.kv_heads_count() * spec.head_dim();
-  const DType dtype = setup.gemm_dtype;
-
-  // One layer's work.
-  StageTimes layer;
-  double gemm_forward = 0, gemm_backward = 0;
-  const Gemm3 gemms[] = {{tokens, (h + 2 * kv) / t, h},
-                         {tokens, h, h / t},
-                         {tokens, f * (spec.gated() ? 2 : 1) / t, h},
-                         {tokens, h, f / t}};
-  for (const Gemm3& g : gemms) {
-    LUMOS_ASSIGN_OR_RETURN(GemmTimes gt, TimeGemm(costs, g, dtype));
-    layer.forward += gt.forward;
-    layer.backward += gt.backward;
-    layer.gemm += gt.forward + gt.backward;
-    gemm_forward += gt.forward;
-    gemm_backward += gt.backward;
-  }
-  models::AttentionShape a;
-  a.batch = l.mbs;
-  a.heads = spec.heads / t;
-  a.kv_heads = spec.kv_heads_count() / t;
-  a.seq_q = spec.seq;
-  a.head_dim = spec.head_dim();
-  a.causal = true;
-  LUMOS_ASSIGN_OR_RETURN(int64_t attention_forward, costs.Attention(a));
-  a.backward = true;
-  LUMOS_ASSIGN_OR_RETURN(int64_t attention_backward, costs.Attention(a));
-  layer.forward += static_cast<double>(attention_forward);
-  layer.backward += static_cast<double>(attention_backward);
-  layer.attention = static_cast<double>(attention_forward + attention_backward);
-
-  models::MemoryConfig memory = MemoryConfigOf(spec);
-  memory.tp = t;
-  memory.pp = l.pp;
-  memory.dp = l.dp;
-  memory.mbs = l.mbs;
-  memory.micro_batches = l.micro_batches();
-  memory.sequence_parallel = l.sequence_parallel;
-  memory.zero_stage = l.zero;
-  memory.recompute = l.recompute;
-  models::MemoryConfig stored = memory;
-  stored.recompute = models::Recompute::kNone;
-  const double activation_bytes = models::LayerActivationBytes(stored);
-  LUMOS_ASSIGN_OR_RETURN(models::MemoryEstimate mem, models::EstimateMemory(memory, setup.gpu));
-  out.memory = mem;
-  LUMOS_ASSIGN_OR_RETURN(int64_t elementwise,
-                         costs.Kernel("elementwise_kernel", 2 * activation_bytes, 0, DType::kBf16));
-  layer.forward += static_cast<double>(elementwise);
-  layer.backward += 2.0 * static_cast<double>(elementwise);
-  layer.elementwise = 3.0 * static_cast<double>(elementwise);
-
-  const double activation = static_cast<double>(tokens) * static_cast<double>(h) * 2;
-  double tp_forward = 0;
-  if (t > 1) {
-    if (l.sequence_parallel) {
-      LUMOS_ASSIGN_OR_RETURN(double gather,
-                             TimeCollective(costs, CollectiveOp::kAllGather, activation, t, 1));
-      LUMOS_ASSIGN_OR_RETURN(double scatter,
-                             TimeCollective(costs, CollectiveOp::kReduceScatter, activation, t, 1));
-      tp_forward = 2 * (gather + scatter);
-    } else {
-      LUMOS_ASSIGN_OR_RETURN(double reduce,
-                             TimeCollective(costs, CollectiveOp::kAllReduce, activation, t, 1));
-      tp_forward = 2 * reduce;
-    }
-  }
-  layer.tp_comm = 2 * tp_forward;
-  if (l.tp_overlap) {
-    // Hidden behind the layer's GEMMs, each pass waiting for the longer of the two.
-    layer.forward += std::max(0.0, tp_forward - gemm_forward);
-    layer.backward += std::max(0.0, tp_forward - gemm_backward);
-  } else {
-    layer.forward += tp_forward;
-    layer.backward += tp_forward;
-  }
-  // Recomputation runs (part of) the forward again inside the backward.
-  if (l.recompute == models::Recompute::kFull) {
-    layer.backward += layer.forward;
-  } else if (l.recompute == models::Recompute::kSelective) {
-    layer.backward += static_cast<double>(attention_forward);
-  }
+  LUMOS_ASSIGN_OR_RETURN(LayoutWork work, LayoutWorkOf(spec, l, costs, setup));
+  out.memory = work.memory;
+  const models::MemoryEstimate& mem = work.memory;
 
   // Stages: the layers, the embedding on the first, the LM head and loss on the last.
   const int64_t layers_per_stage = spec.layers / l.pp;  // CheckLayout: pp divides layers.
   const double per_stage = static_cast<double>(layers_per_stage);
-  StageTimes body;
-  body.forward = layer.forward * per_stage;
-  body.backward = layer.backward * per_stage;
-  // The vocabulary as the memory model pads it (Megatron's multiple of 128 x tp), split over tp.
-  const int64_t vocab_per_gpu = mem.padded_vocab / t;
-  LUMOS_ASSIGN_OR_RETURN(GemmTimes head, TimeGemm(costs, {tokens, vocab_per_gpu, h}, dtype));
-  const double logits = static_cast<double>(tokens) * static_cast<double>(vocab_per_gpu) * 4;
-  LUMOS_ASSIGN_OR_RETURN(int64_t loss, costs.Kernel("softmax_kernel", 4 * logits, 0, DType::kBf16));
-  LUMOS_ASSIGN_OR_RETURN(int64_t embedding,
-                         costs.Kernel("embedding_kernel", 3 * activation, 0, DType::kBf16));
-  double first_forward = body.forward + static_cast<double>(embedding);
-  double first_backward = body.backward + static_cast<double>(embedding);
-  double last_forward = body.forward + head.forward + static_cast<double>(loss) / 2;
-  double last_backward = body.backward + head.backward + static_cast<double>(loss) / 2;
+  const double body_forward = work.layer_forward.ns() * per_stage;
+  const double body_backward = work.layer_backward.ns() * per_stage;
+  double first_forward = body_forward + work.first_forward.ns();
+  double first_backward = body_backward + work.first_backward.ns();
+  double last_forward = body_forward + work.last_forward.ns();
+  double last_backward = body_backward + work.last_backward.ns();
   if (l.pp == 1) {
-    first_forward = last_forward = first_forward + head.forward + static_cast<double>(loss) / 2;
-    first_backward = last_backward = first_backward + head.backward + static_cast<double>(loss) / 2;
+    first_forward = last_forward = first_forward + work.last_forward.ns();
+    first_backward = last_backward = first_backward + work.last_backward.ns();
   }
   const bool last_slower = last_forward + last_backward >= first_forward + first_backward;
   out.backward_ns = last_slower ? last_backward : first_backward;
   out.forward_ns = last_slower ? last_forward : first_forward;
-  out.gemm_ns = layer.gemm * per_stage;
-  out.attention_ns = layer.attention * per_stage;
-  out.elementwise_ns = layer.elementwise * per_stage;
-  out.tp_comm_ns = layer.tp_comm * per_stage;
+  out.gemm_ns = work.gemm_ns * per_stage;
+  out.attention_ns = work.attention_ns * per_stage;
+  out.elementwise_ns = work.elementwise_ns * per_stage;
+  out.tp_comm_ns = work.tp_comm_ns * per_stage;
 
-  // Pipeline neighbours are tp x dp ranks apart: on another node once that spans a node.
-  double p2p = 0;
-  if (l.pp > 1) {
-    const double bytes = activation / (l.sequence_parallel ? static_cast<double>(t) : 1.0);
-    const bool across = t * l.dp >= setup.gpus_per_node;
-    const double bandwidth =
-        across ? setup.net.bytes_per_s : setup.gpu->nvlink_bytes_per_s.value_or(0) / 2;
-    const double latency = across ? static_cast<double>(setup.net.latency_ns) : 2000.0;
-    if (bandwidth > 0) p2p = latency + bytes / bandwidth * 1e9;
-    // A send forward and one backward per micro-batch and virtual stage.
-    p2p *= 2.0 * static_cast<double>(l.vp);
-  }
+  // A send forward and one backward per micro-batch and virtual stage.
+  const double p2p = work.p2p_ns * 2.0 * static_cast<double>(l.vp);
   out.p2p_ns = p2p;
   // The stage with the most parameters (the embedding's or the head's).
   int64_t parameters = 0;
   for (const models::StageMemory& s : mem.stages) parameters = std::max(parameters, s.parameters);
-  // A data-parallel group: ranks tp apart, across nodes once tp x dp spans more than one.
-  const int64_t nodes =
-      std::max<int64_t>(1, std::min<int64_t>(l.dp, (t * l.dp) / setup.gpus_per_node));
+  const int64_t nodes = work.dp_nodes;
   // ZeRO 3: the stage's weights gathered before each micro-batch's forward and again before its
   // backward, each hidden behind the pass it feeds as far as it can be.
   double zero3 = 0;
@@ -241,9 +103,7 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   }
   const double shard =
       static_cast<double>(parameters) / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);
-  LUMOS_ASSIGN_OR_RETURN(int64_t adam,
-                         costs.Kernel("multi_tensor_apply_kernel", 32 * shard, 0, DType::kFp32));
-  out.optimizer_ns = static_cast<double>(adam);
+  LUMOS_ASSIGN_OR_RETURN(out.optimizer_ns, TimeOptimizer(costs, shard));
   out.step_ns = out.pipeline_ns + out.dp_exposed_ns + out.optimizer_ns;
   const double step_tokens = static_cast<double>(l.global_batch()) * static_cast<double>(spec.seq);
   out.tokens_per_s_per_gpu = step_tokens / (out.step_ns / 1e9) / static_cast<double>(l.gpus());

@@ -1,0 +1,214 @@
+#include "modeler/plan/pass_work.h"
+
+#include <algorithm>
+
+#include "modeler/models/collectives/collective_class.h"
+
+namespace lumos::modeler::plan {
+namespace {
+
+using models::DType;
+using schema::CollectiveOp;
+
+struct Gemm3 {
+  int64_t m, n, k;
+};
+
+// Forward, and input plus weight gradient, times of a row-major GEMM (m = tokens).
+struct GemmTimes {
+  double forward = 0, backward = 0;
+};
+
+StatusOr<GemmTimes> TimeGemm(const GptCosts& costs, const Gemm3& g, DType dtype) {
+  GemmTimes t;
+  LUMOS_ASSIGN_OR_RETURN(int64_t f, costs.Gemm(g.m, g.n, g.k, dtype));
+  LUMOS_ASSIGN_OR_RETURN(int64_t dx, costs.Gemm(g.m, g.k, g.n, dtype));
+  LUMOS_ASSIGN_OR_RETURN(int64_t dw, costs.Gemm(g.k, g.n, g.m, dtype));
+  t.forward = static_cast<double>(f);
+  t.backward = static_cast<double>(dx + dw);
+  return t;
+}
+
+// One block's tensor-parallel collectives (before and after it) for one pass.
+struct BlockCollectives {
+  PlanOp before, after;  // ns 0: none.
+};
+
+}  // namespace
+
+double PassWork::ns() const {
+  double sum = 0;
+  for (const PlanOp& op : ops) sum += op.ns;
+  return sum;
+}
+
+StatusOr<double> TimeCollective(const GptCosts& costs, CollectiveOp op, double bytes, int64_t ranks,
+                                int64_t nodes) {
+  if (ranks <= 1 || bytes <= 0) return 0.0;
+  LUMOS_ASSIGN_OR_RETURN(GptCosts::Collective c,
+                         costs.Run(op, static_cast<uint64_t>(bytes), schema::DataType::kBfloat16,
+                                   static_cast<uint32_t>(ranks), static_cast<uint32_t>(nodes)));
+  return static_cast<double>(c.transfer_ns);
+}
+
+StatusOr<double> TimeOptimizer(const GptCosts& costs, double parameters) {
+  LUMOS_ASSIGN_OR_RETURN(
+      int64_t adam, costs.Kernel("multi_tensor_apply_kernel", 32 * parameters, 0, DType::kFp32));
+  return static_cast<double>(adam);
+}
+
+StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const GptCosts& costs,
+                                  const PlanSetup& setup) {
+  LayoutWork out;
+  const int64_t t = l.tp;
+  const int64_t tokens = l.mbs * spec.seq;
+  const int64_t h = spec.hidden;
+  const int64_t f = spec.ffn_size();
+  const int64_t kv = spec.kv_heads_count() * spec.head_dim();
+  const DType dtype = setup.gemm_dtype;
+
+  const Gemm3 qkv{tokens, (h + 2 * kv) / t, h}, projection{tokens, h, h / t},
+      fc1{tokens, f * (spec.gated() ? 2 : 1) / t, h}, fc2{tokens, h, f / t};
+  LUMOS_ASSIGN_OR_RETURN(GemmTimes qkv_t, TimeGemm(costs, qkv, dtype));
+  LUMOS_ASSIGN_OR_RETURN(GemmTimes projection_t, TimeGemm(costs, projection, dtype));
+  LUMOS_ASSIGN_OR_RETURN(GemmTimes fc1_t, TimeGemm(costs, fc1, dtype));
+  LUMOS_ASSIGN_OR_RETURN(GemmTimes fc2_t, TimeGemm(costs, fc2, dtype));
+  const double gemm_forward = qkv_t.forward + projection_t.forward + fc1_t.forward + fc2_t.forward;
+  const double gemm_backward =
+      qkv_t.backward + projection_t.backward + fc1_t.backward + fc2_t.backward;
+  out.layer_parameters = 4 * h;  // The two norms' weights and biases (replicated).
+  for (const Gemm3& g : {qkv, projection, fc1, fc2}) out.layer_parameters += g.n * g.k;
+
+  models::AttentionShape a;
+  a.batch = l.mbs;
+  a.heads = spec.heads / t;
+  a.kv_heads = spec.kv_heads_count() / t;
+  a.seq_q = spec.seq;
+  a.head_dim = spec.head_dim();
+  a.causal = true;
+  LUMOS_ASSIGN_OR_RETURN(int64_t attention_forward_ns, costs.Attention(a));
+  a.backward = true;
+  LUMOS_ASSIGN_OR_RETURN(int64_t attention_backward_ns, costs.Attention(a));
+  const auto attention_forward = static_cast<double>(attention_forward_ns);
+  const auto attention_backward = static_cast<double>(attention_backward_ns);
+
+  models::MemoryConfig memory = MemoryConfigOf(spec);
+  memory.tp = t;
+  memory.pp = l.pp;
+  memory.dp = l.dp;
+  memory.mbs = l.mbs;
+  memory.micro_batches = l.micro_batches();
+  memory.sequence_parallel = l.sequence_parallel;
+  memory.zero_stage = l.zero;
+  memory.recompute = l.recompute;
+  models::MemoryConfig stored = memory;
+  stored.recompute = models::Recompute::kNone;
+  const double activation_bytes = models::LayerActivationBytes(stored);
+  LUMOS_ASSIGN_OR_RETURN(out.memory, models::EstimateMemory(memory, setup.gpu));
+  LUMOS_ASSIGN_OR_RETURN(int64_t elementwise_ns,
+                         costs.Kernel("elementwise_kernel", 2 * activation_bytes, 0, DType::kBf16));
+  const double half_elementwise = static_cast<double>(elementwise_ns) / 2;
+
+  // Tensor parallel: per block and pass an all-reduce, or an all-gather and a reduce-scatter.
+  const double activation = static_cast<double>(tokens) * static_cast<double>(h) * 2;
+  BlockCollectives block;
+  if (t > 1) {
+    if (l.sequence_parallel) {
+      LUMOS_ASSIGN_OR_RETURN(double gather,
+                             TimeCollective(costs, CollectiveOp::kAllGather, activation, t, 1));
+      LUMOS_ASSIGN_OR_RETURN(double scatter,
+                             TimeCollective(costs, CollectiveOp::kReduceScatter, activation, t, 1));
+      block.before = {"tp_all_gather", gather, OpClass::kTensorParallel};
+      block.after = {"tp_reduce_scatter", scatter, OpClass::kTensorParallel};
+    } else {
+      LUMOS_ASSIGN_OR_RETURN(double reduce,
+                             TimeCollective(costs, CollectiveOp::kAllReduce, activation, t, 1));
+      block.after = {"tp_all_reduce", reduce, OpClass::kTensorParallel};
+    }
+  }
+  const double tp_pass = 2 * (block.before.ns + block.after.ns);
+  out.gemm_ns = gemm_forward + gemm_backward;
+  out.attention_ns = attention_forward + attention_backward;
+  out.elementwise_ns = 6 * half_elementwise;
+  out.tp_comm_ns = 2 * tp_pass;
+
+  // The passes in order; `collective` adds a TP op unless the GEMMs hide them (tp_overlap), in
+  // which case one op at the pass's end carries what they do not hide.
+  auto build = [&](bool backward) {
+    std::vector<PlanOp> ops;
+    auto collective = [&](const PlanOp& op) {
+      if (op.ns > 0 && !l.tp_overlap) ops.push_back(op);
+    };
+    const double ew = backward ? 2 * half_elementwise : half_elementwise;
+    if (!backward) {
+      collective(block.before);
+      ops.push_back({"qkv_gemm", qkv_t.forward, OpClass::kGemm});
+      ops.push_back({"attention", attention_forward, OpClass::kAttention});
+      ops.push_back({"projection_gemm", projection_t.forward, OpClass::kGemm});
+      collective(block.after);
+      ops.push_back({"elementwise", ew, OpClass::kElementwise});
+      collective(block.before);
+      ops.push_back({"fc1_gemm", fc1_t.forward, OpClass::kGemm});
+      ops.push_back({"fc2_gemm", fc2_t.forward, OpClass::kGemm});
+      collective(block.after);
+      ops.push_back({"elementwise", ew, OpClass::kElementwise});
+    } else {
+      ops.push_back({"elementwise_backward", ew, OpClass::kElementwise});
+      collective(block.before);
+      ops.push_back({"fc2_gemm_backward", fc2_t.backward, OpClass::kGemm});
+      ops.push_back({"fc1_gemm_backward", fc1_t.backward, OpClass::kGemm});
+      collective(block.after);
+      ops.push_back({"elementwise_backward", ew, OpClass::kElementwise});
+      collective(block.before);
+      ops.push_back({"projection_gemm_backward", projection_t.backward, OpClass::kGemm});
+      ops.push_back({"attention_backward", attention_backward, OpClass::kAttention});
+      ops.push_back({"qkv_gemm_backward", qkv_t.backward, OpClass::kGemm});
+      collective(block.after);
+    }
+    if (l.tp_overlap && tp_pass > 0) {
+      const double hidden_by = backward ? gemm_backward : gemm_forward;
+      ops.push_back({"tp_exposed", std::max(0.0, tp_pass - hidden_by), OpClass::kTensorParallel});
+    }
+    return ops;
+  };
+  out.layer_forward.ops = build(false);
+  std::vector<PlanOp> backward;
+  if (l.recompute == models::Recompute::kFull) {
+    backward = out.layer_forward.ops;
+  } else if (l.recompute == models::Recompute::kSelective) {
+    backward.push_back({"attention_recompute", attention_forward, OpClass::kAttention});
+  }
+  for (const PlanOp& op : build(true)) backward.push_back(op);
+  out.layer_backward.ops = std::move(backward);
+
+  // The vocabulary as the memory model pads it (Megatron's multiple of 128 x tp), split over tp.
+  const int64_t vocab_per_gpu = out.memory.padded_vocab / t;
+  LUMOS_ASSIGN_OR_RETURN(GemmTimes head, TimeGemm(costs, {tokens, vocab_per_gpu, h}, dtype));
+  const double logits = static_cast<double>(tokens) * static_cast<double>(vocab_per_gpu) * 4;
+  LUMOS_ASSIGN_OR_RETURN(int64_t loss, costs.Kernel("softmax_kernel", 4 * logits, 0, DType::kBf16));
+  LUMOS_ASSIGN_OR_RETURN(int64_t embedding,
+                         costs.Kernel("embedding_kernel", 3 * activation, 0, DType::kBf16));
+  out.first_forward.ops = {{"embedding", static_cast<double>(embedding), OpClass::kElementwise}};
+  out.first_backward.ops = {
+      {"embedding_backward", static_cast<double>(embedding), OpClass::kElementwise}};
+  out.last_forward.ops = {{"lm_head_gemm", head.forward, OpClass::kGemm},
+                          {"loss", static_cast<double>(loss) / 2, OpClass::kElementwise}};
+  out.last_backward.ops = {{"loss_backward", static_cast<double>(loss) / 2, OpClass::kElementwise},
+                           {"lm_head_gemm_backward", head.backward, OpClass::kGemm}};
+  out.embedding_parameters = vocab_per_gpu * h;
+
+  // Pipeline neighbours are tp x dp ranks apart: on another node once that spans a node.
+  if (l.pp > 1) {
+    const double bytes = activation / (l.sequence_parallel ? static_cast<double>(t) : 1.0);
+    const bool across = t * l.dp >= setup.gpus_per_node;
+    const double bandwidth =
+        across ? setup.net.bytes_per_s : setup.gpu->nvlink_bytes_per_s.value_or(0) / 2;
+    const double latency = across ? static_cast<double>(setup.net.latency_ns) : 2000.0;
+    if (bandwidth > 0) out.p2p_ns = latency + bytes / bandwidth * 1e9;
+  }
+  // A data-parallel group: ranks tp apart, across nodes once tp x dp spans more than one.
+  out.dp_nodes = std::max<int64_t>(1, std::min<int64_t>(l.dp, (t * l.dp) / setup.gpus_per_node));
+  return out;
+}
+
+}  // namespace lumos::modeler::plan

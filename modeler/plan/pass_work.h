@@ -1,0 +1,77 @@
+// Design: the work one GPU of a layout does (issue 25), as ordered ops with their modelled
+// durations, so the fast path (step_model.h) adds them up and the slow path (pipeline_graph.h)
+// lays the same ops out as a graph and simulates it: the two differ only in how the schedule,
+// the bubble and the overlaps are found, never in what an op costs.
+// Per layer and micro-batch (one GPU of a stage, ranks symmetric within it):
+//   forward  QKV GEMM (T, (h + 2 kv d)/tp, h), fused causal attention, output projection
+//            (T, h, h/tp), its TP collective, the attention block's elementwise share, fc1
+//            (T, f/tp, x2 gated, h), fc2 (T, h, f/tp), its TP collective, the MLP block's
+//            elementwise share; elementwise and norms move 2 x the stored activations' bytes
+//            (models/memory), split evenly between the two blocks;
+//   backward the reverse, each GEMM its input and weight gradient, attention backward, the
+//            TP collectives again, the elementwise traffic x2; recomputation first (full: the
+//            forward again; selective: the attention forward);
+//   TP       an all-reduce of T x h x 2 bytes after each block, or with sequence parallelism
+//            an all-gather before it and a reduce-scatter after it; with tp_overlap the pass
+//            waits only for what the GEMMs do not hide (one op, the longer of the two).
+// The first stage adds the embedding to both passes; the last the LM head GEMM (T, V/tp, h),
+// its two backward GEMMs and the loss (4 passes over the fp32 logits, half in each pass).
+// Threading: pure functions over a const GptCosts.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/models/memory/memory_model.h"
+#include "modeler/plan/layout.h"
+#include "modeler/plan/model_spec.h"
+#include "modeler/synth/gpt_costs.h"
+
+namespace lumos::modeler::plan {
+
+struct PlanSetup {
+  const models::GpuSpec* gpu = nullptr;
+  models::NetworkSpec net;
+  models::DType gemm_dtype = models::DType::kBf16;
+  int64_t gpus_per_node = 8;
+};
+
+enum class OpClass : uint8_t { kGemm, kAttention, kElementwise, kTensorParallel };
+
+struct PlanOp {
+  const char* name = "";  // A static string: graph nodes view it.
+  double ns = 0;
+  OpClass cls = OpClass::kGemm;
+};
+
+struct PassWork {
+  std::vector<PlanOp> ops;
+  double ns() const;
+};
+
+struct LayoutWork {
+  PassWork layer_forward, layer_backward;  // One layer, one micro-batch.
+  PassWork first_forward, first_backward;  // The first stage's extra work (embedding).
+  PassWork last_forward, last_backward;    // The last stage's (LM head, loss).
+  // One layer's totals per micro-batch, forward and backward together, before overlap.
+  double gemm_ns = 0, attention_ns = 0, elementwise_ns = 0, tp_comm_ns = 0;
+  double p2p_ns = 0;                 // One micro-batch's activation to the next stage.
+  int64_t layer_parameters = 0;      // One layer's weights on one GPU (its TP shard).
+  int64_t embedding_parameters = 0;  // The word embedding's shard (first stage; the last again).
+  int64_t dp_nodes = 1;              // Nodes a data-parallel group spans.
+  models::MemoryEstimate memory;
+};
+
+StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& layout,
+                                  const GptCosts& costs, const PlanSetup& setup);
+
+// The modelled time of `op` of `bytes` per rank over `ranks` ranks on `nodes` nodes (0 when
+// there is nobody to talk to).
+StatusOr<double> TimeCollective(const GptCosts& costs, schema::CollectiveOp op, double bytes,
+                                int64_t ranks, int64_t nodes);
+
+// The Adam step over `parameters` (32 bytes each: fp32 weight, gradient, two moments).
+StatusOr<double> TimeOptimizer(const GptCosts& costs, double parameters);
+
+}  // namespace lumos::modeler::plan

@@ -1,0 +1,328 @@
+#include "modeler/plan/pipeline_graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "modeler/sim/simulator.h"
+
+namespace lumos::modeler::plan {
+namespace {
+
+using schema::CollectiveOp;
+
+// Megatron-LM's DDP bucket size (parameters); a chunk's last bucket may be smaller.
+constexpr int64_t kBucketParameters = 40'000'000;
+
+int64_t Ns(double ns) { return std::llround(std::max(0.0, ns)); }
+
+WorkClass WorkOf(OpClass cls) {
+  return cls == OpClass::kTensorParallel ? WorkClass::kCommunication : WorkClass::kCompute;
+}
+
+// Nodes on processors, stream-order edges as they are added, other edges by Wait.
+class GraphMaker {
+ public:
+  uint32_t Processor(uint32_t rank, uint64_t id) {
+    g_.processors.push_back({rank, true, id, {}});
+    return static_cast<uint32_t>(g_.processors.size() - 1);
+  }
+  uint32_t Add(uint32_t processor, const char* name, double ns, WorkClass work) {
+    const auto node = static_cast<uint32_t>(g_.nodes.size());
+    Node n;
+    n.duration_ns = Ns(ns);
+    n.name = name;
+    n.processor = processor;
+    n.rank_index = g_.processors[processor].rank_index;
+    n.kind = NodeKind::kKernel;
+    n.work = work;
+    g_.nodes.push_back(n);
+    std::vector<uint32_t>& order = g_.processors[processor].nodes;
+    if (!order.empty()) edges_.push_back({order.back(), node, 0, EdgeKind::kStreamOrder});
+    order.push_back(node);
+    return node;
+  }
+  void Wait(uint32_t from, uint32_t to) {
+    if (from != kNoNode) edges_.push_back({from, to, 0, EdgeKind::kEventWait});
+  }
+  ExecutionGraph Finish(uint32_t ranks) {
+    std::stable_sort(edges_.begin(), edges_.end(),
+                     [](const Edge& a, const Edge& b) { return a.from < b.from; });
+    g_.edges = std::move(edges_);
+    g_.out_begin.assign(g_.nodes.size() + 1, 0);
+    for (const Edge& e : g_.edges) ++g_.out_begin[e.from + 1];
+    for (size_t i = 1; i < g_.out_begin.size(); ++i) g_.out_begin[i] += g_.out_begin[i - 1];
+    g_.rank_offset_ns.assign(ranks, 0);
+    g_.typical_launch_ns.assign(ranks, 0);
+    return std::move(g_);
+  }
+  ExecutionGraph& graph() { return g_; }
+
+ private:
+  ExecutionGraph g_;
+  std::vector<Edge> edges_;
+};
+
+// What a pass hands to the next virtual stage, and where the receiver starts.
+using PassKey = std::tuple<bool, int64_t, int64_t>;  // backward, virtual stage, micro-batch.
+
+}  // namespace
+
+std::vector<PipelinePass> StageSchedule(int64_t pp, int64_t vp, int64_t m, int64_t s) {
+  std::vector<PipelinePass> out;
+  const int64_t total = m * vp;
+  out.reserve(static_cast<size_t>(2 * total));
+  auto pass = [&](int64_t k, bool backward) {
+    const int64_t group = k / (pp * vp), in = k % (pp * vp);
+    const int64_t chunk = backward ? vp - 1 - in / pp : in / pp;
+    return PipelinePass{backward, chunk, vp == 1 ? k : group * pp + in % pp};
+  };
+  int64_t warm = vp == 1 ? pp - s - 1 : (pp - s - 1) * 2 + (vp - 1) * pp;
+  if (vp > 1 && m == pp) warm = total;  // Megatron: all forwards first.
+  warm = std::min(warm, total);
+  for (int64_t k = 0; k < warm; ++k) out.push_back(pass(k, false));
+  for (int64_t k = 0; k < total - warm; ++k) {
+    out.push_back(pass(warm + k, false));
+    out.push_back(pass(k, true));
+  }
+  for (int64_t k = total - warm; k < total; ++k) out.push_back(pass(k, true));
+  return out;
+}
+
+const std::vector<std::string>& SimulationAssumptions() {
+  static const auto* const lines = new std::vector<std::string>{
+      "slow path: one GPU per pipeline stage simulated as a graph, the schedule Megatron-LM's "
+      "1F1B (interleaved with vp)",
+      "slow path: sends start when their pass ends and do not wait for the receiver",
+      "slow path: gradients reduced in 40M-parameter buckets as each chunk's last backward "
+      "frees them; ZeRO 1-2 weights gathered bucket by bucket at the step's start",
+      "slow path: no host time (launches never late)",
+  };
+  return *lines;
+}
+
+int64_t PipelineNodeCount(const ModelSpec& spec, const Layout& l, const LayoutWork& work) {
+  const int64_t m = l.micro_batches();
+  const auto ops = static_cast<int64_t>(work.layer_forward.ops.size() +
+                                        work.layer_backward.ops.size() + (l.zero == 3 ? 2 : 0));
+  const auto ends =
+      static_cast<int64_t>(work.first_forward.ops.size() + work.first_backward.ops.size() +
+                           work.last_forward.ops.size() + work.last_backward.ops.size());
+  // Layers, the stage ends, two sends a pass pair, buckets and optimizers (one a layer at most).
+  return m * (spec.layers * ops + ends + 2 * l.vp * l.pp) + spec.layers + 2 * l.pp;
+}
+
+StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& l,
+                                           const LayoutWork& work, const GptCosts& costs) {
+  const int64_t pp = l.pp, vp = l.vp, m = l.micro_batches();
+  const int64_t virtual_stages = pp * vp;
+  const int64_t chunk_layers = spec.layers / virtual_stages;  // CheckLayout: divides.
+  const int64_t count = PipelineNodeCount(spec, l, work);
+  if (count > kMaxPipelineNodes) {
+    return ErrorStatus(
+        "the step's graph would hold %lld nodes (%lld micro-batches x %lld layers), more than "
+        "the slow path simulates (%lld): fewer micro-batches, or the fast path alone",
+        static_cast<long long>(count), static_cast<long long>(m),
+        static_cast<long long>(spec.layers), static_cast<long long>(kMaxPipelineNodes));
+  }
+  const bool dp = l.dp > 1;
+  const CollectiveOp reduce_op =
+      l.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+  auto collective = [&](CollectiveOp op, double bytes) {
+    return TimeCollective(costs, op, bytes, l.dp, work.dp_nodes);
+  };
+  const auto layer_parameters = static_cast<double>(work.layer_parameters);
+
+  GraphMaker maker;
+  maker.graph().nodes.reserve(static_cast<size_t>(count));
+  PipelineGraph out;
+  std::vector<uint32_t> send(pp), dp_stream(pp), gather(pp);
+  for (int64_t s = 0; s < pp; ++s) {
+    const auto rank = static_cast<uint32_t>(s);
+    maker.graph().ranks.push_back(static_cast<int32_t>(s * l.tp * l.dp));
+    out.compute_stream.push_back(maker.Processor(rank, 1));
+    send[s] = maker.Processor(rank, 2);
+    dp_stream[s] = maker.Processor(rank, 3);
+    gather[s] = maker.Processor(rank, 4);
+  }
+
+  // Per virtual stage, its gradient buckets in backward order: items are the head (-1, last
+  // virtual stage), the layers from the last, the embedding (-2, virtual stage 0).
+  struct Bucket {
+    double parameters = 0;
+    std::vector<int64_t> items;
+  };
+  auto buckets_of = [&](int64_t v) {
+    std::vector<int64_t> items;
+    if (v == virtual_stages - 1 && virtual_stages > 1) items.push_back(-1);
+    for (int64_t i = chunk_layers - 1; i >= 0; --i) items.push_back(i);
+    if (v == 0) items.push_back(-2);
+    std::vector<Bucket> buckets(1);
+    for (int64_t item : items) {
+      if (buckets.back().parameters >= static_cast<double>(kBucketParameters))
+        buckets.emplace_back();
+      buckets.back().parameters +=
+          item < 0 ? static_cast<double>(work.embedding_parameters) : layer_parameters;
+      buckets.back().items.push_back(item);
+    }
+    return buckets;
+  };
+
+  std::map<PassKey, std::pair<uint32_t, uint32_t>> pass_nodes;  // First and last node.
+  std::vector<std::vector<PipelinePass>> schedules(pp);
+  for (int64_t s = 0; s < pp; ++s) {
+    const uint32_t compute = out.compute_stream[s];
+    schedules[s] = StageSchedule(pp, vp, m, s);
+    // ZeRO 1-2: the updated weights gathered at the step's start, bucket by bucket in the
+    // order the forwards need them; a layer's first forward waits for its bucket.
+    std::map<std::pair<int64_t, int64_t>, uint32_t> weights_ready;  // (chunk, item) -> gather.
+    if (dp && (l.zero == 1 || l.zero == 2)) {
+      for (int64_t c = 0; c < vp; ++c) {
+        std::vector<Bucket> buckets = buckets_of(c * pp + s);
+        for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) {
+          LUMOS_ASSIGN_OR_RETURN(double ns,
+                                 collective(CollectiveOp::kAllGather, 2 * b->parameters));
+          const uint32_t node =
+              maker.Add(dp_stream[s], "dp_weight_all_gather", ns, WorkClass::kCommunication);
+          for (int64_t item : b->items) weights_ready[{c, item}] = node;
+        }
+      }
+    }
+    std::vector<uint32_t> recent_layers;  // ZeRO 3: the last node of each layer pass so far.
+    double stage_parameters = 0;
+    for (const PipelinePass& p : schedules[s]) {
+      const int64_t v = p.chunk * pp + s;
+      const bool first_stage = v == 0, last_stage = v == virtual_stages - 1;
+      uint32_t first = kNoNode, last = kNoNode;
+      std::map<int64_t, uint32_t> item_end;  // Gradients ready (last micro-batch's backward).
+      auto add_ops = [&](const PassWork& pass, int64_t item) {
+        for (const PlanOp& op : pass.ops) {
+          last = maker.Add(compute, op.name, op.ns, WorkOf(op.cls));
+          if (first == kNoNode) first = last;
+        }
+        item_end[item] = last;
+      };
+      auto add_layer = [&](const PassWork& pass, int64_t layer) {
+        const size_t before = maker.graph().nodes.size();
+        uint32_t gathered = kNoNode;
+        if (dp && l.zero == 3) {
+          gathered = maker.Add(gather[s], "dp_weight_all_gather", 0, WorkClass::kCommunication);
+          LUMOS_ASSIGN_OR_RETURN(double ns,
+                                 collective(CollectiveOp::kAllGather, 2 * layer_parameters));
+          maker.graph().nodes[gathered].duration_ns = Ns(ns);
+          // At most two layers' weights gathered ahead of the one running.
+          if (recent_layers.size() >= 2)
+            maker.Wait(recent_layers[recent_layers.size() - 2], gathered);
+        }
+        add_ops(pass, layer);
+        const auto layer_first = static_cast<uint32_t>(before + (gathered != kNoNode ? 1 : 0));
+        maker.Wait(gathered, layer_first);
+        if (!p.backward && p.micro == 0) {
+          auto it = weights_ready.find({p.chunk, layer});
+          if (it != weights_ready.end()) maker.Wait(it->second, layer_first);
+        }
+        recent_layers.push_back(last);
+        return Status::Ok();
+      };
+      if (!p.backward) {
+        if (first_stage) add_ops(work.first_forward, -2);
+        for (int64_t i = 0; i < chunk_layers; ++i)
+          LUMOS_RETURN_IF_ERROR(add_layer(work.layer_forward, i));
+        if (last_stage) add_ops(work.last_forward, -1);
+      } else {
+        if (last_stage) add_ops(work.last_backward, -1);
+        for (int64_t i = chunk_layers - 1; i >= 0; --i) {
+          LUMOS_RETURN_IF_ERROR(add_layer(work.layer_backward, i));
+        }
+        if (first_stage) add_ops(work.first_backward, -2);
+      }
+      pass_nodes[{p.backward, v, p.micro}] = {first, last};
+      if (p.backward && p.micro == m - 1) {
+        // This chunk's gradients are complete: its buckets reduced as they fill.
+        for (const Bucket& b : buckets_of(v)) {
+          stage_parameters += b.parameters;
+          if (!dp) continue;
+          LUMOS_ASSIGN_OR_RETURN(
+              double ns,
+              collective(reduce_op, b.parameters * static_cast<double>(l.grad_sync_bytes)));
+          const uint32_t node =
+              maker.Add(dp_stream[s], "dp_gradient_reduce", ns, WorkClass::kCommunication);
+          maker.Wait(item_end[b.items.back()], node);
+        }
+      }
+    }
+    out.last_backward.push_back(maker.graph().processors[compute].nodes.back());
+    // The memory model counts the end stages' extras exactly (position embeddings, the final
+    // norm): its figure where it has one, as the fast path's optimizer takes it.
+    const std::vector<models::StageMemory>& stages = work.memory.stages;
+    if (s == 0) stage_parameters = static_cast<double>(stages.front().parameters);
+    if (s == pp - 1) stage_parameters = static_cast<double>(stages.back().parameters);
+    const double shard = stage_parameters / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);
+    LUMOS_ASSIGN_OR_RETURN(double adam, TimeOptimizer(costs, shard));
+    const uint32_t optimizer = maker.Add(compute, "optimizer", adam, WorkClass::kCompute);
+    const std::vector<uint32_t>& reduced = maker.graph().processors[dp_stream[s]].nodes;
+    if (!reduced.empty()) maker.Wait(reduced.back(), optimizer);
+    out.optimizer_node.push_back(optimizer);
+  }
+
+  // The sends, in each stage's order of passes: forward to the next virtual stage, backward to
+  // the previous; the receiving pass starts when its send is done.
+  if (work.p2p_ns > 0) {
+    for (int64_t s = 0; s < pp; ++s) {
+      for (const PipelinePass& p : schedules[s]) {
+        const int64_t v = p.chunk * pp + s;
+        const int64_t to = p.backward ? v - 1 : v + 1;
+        if (to < 0 || to >= virtual_stages) continue;
+        const uint32_t node = maker.Add(send[s], p.backward ? "send_backward" : "send_forward",
+                                        work.p2p_ns, WorkClass::kCommunication);
+        maker.Wait(pass_nodes.at({p.backward, v, p.micro}).second, node);
+        maker.Wait(node, pass_nodes.at({p.backward, to, p.micro}).first);
+      }
+    }
+  } else {
+    for (const auto& [key, nodes] : pass_nodes) {
+      const auto& [backward, v, micro] = key;
+      const int64_t to = backward ? v - 1 : v + 1;
+      if (to < 0 || to >= virtual_stages) continue;
+      maker.Wait(nodes.second, pass_nodes.at({backward, to, micro}).first);
+    }
+  }
+  out.graph = maker.Finish(static_cast<uint32_t>(pp));
+  return out;
+}
+
+StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout,
+                                     const GptCosts& costs, const PlanSetup& setup) {
+  LUMOS_RETURN_IF_ERROR(CheckLayout(spec, layout, setup.gpus_per_node));
+  LUMOS_ASSIGN_OR_RETURN(LayoutWork work, LayoutWorkOf(spec, layout, costs, setup));
+  LUMOS_ASSIGN_OR_RETURN(PipelineGraph built, BuildPipelineGraph(spec, layout, work, costs));
+  const ExecutionGraph& g = built.graph;
+  const SimResult r = Simulate(g, MeasuredScenario(g));
+  if (r.not_run > 0) {
+    return ErrorStatus("the pipeline graph of %s deadlocked: %s", LayoutText(layout).c_str(),
+                       r.diagnostics.empty() ? "" : r.diagnostics.front().what.c_str());
+  }
+  SimulatedStep out;
+  out.nodes = g.nodes.size();
+  for (size_t s = 0; s < built.optimizer_node.size(); ++s) {
+    const uint32_t optimizer = built.optimizer_node[s];
+    if (s > 0 && r.end_ns[optimizer] <= out.step_ns) continue;
+    out.step_ns = static_cast<double>(r.end_ns[optimizer]);
+    out.stage = static_cast<int64_t>(s);
+  }
+  const auto stage = static_cast<size_t>(out.stage);
+  double busy = 0;
+  for (uint32_t node : g.processors[built.compute_stream[stage]].nodes) {
+    if (node != built.optimizer_node[stage]) busy += static_cast<double>(g.nodes[node].duration_ns);
+  }
+  const auto backward_end = static_cast<double>(r.end_ns[built.last_backward[stage]]);
+  const uint32_t optimizer = built.optimizer_node[stage];
+  out.busy_ns = busy;
+  out.idle_ns = backward_end - busy;
+  out.dp_exposed_ns = static_cast<double>(r.start_ns[optimizer]) - backward_end;
+  out.optimizer_ns = static_cast<double>(r.end_ns[optimizer] - r.start_ns[optimizer]);
+  return out;
+}
+
+}  // namespace lumos::modeler::plan

@@ -1,0 +1,85 @@
+// Design: the slow path of `lumos-model search` and `estimate --model` (issue 25): one
+// training step of a layout built as an execution graph (modeler/graph) and run by the replay's
+// simulator (modeler/sim), so the pipeline bubble, the waits for sends and what the data-parallel
+// collectives leave exposed emerge from the dependencies instead of a formula.
+// Representative ranks: one GPU per pipeline stage (tensor rank 0 of data-parallel replica 0;
+// the other ranks of a stage are symmetric, so their collectives end when this one's do and
+// cost their modelled transfer time). Per stage three GPU streams:
+//   compute  the stage's schedule: Megatron-LM's 1F1B (vp 1: pp - s - 1 warm-up forwards, then
+//            one forward and one backward in turn, then the cool-down backwards) or its
+//            interleaved schedule (vp > 1: the virtual micro-batch k runs chunk (k mod pp vp) / pp
+//            of micro-batch (k / pp vp) pp + k mod pp; (pp - s - 1) x 2 + (vp - 1) x pp warm-up
+//            forwards); each pass of a chunk its layers' ops in order (pass_work.h: GEMMs,
+//            attention, elementwise, TP collectives), the embedding on virtual stage 0, the LM
+//            head and loss on the last; then the optimizer once the gradients are reduced;
+//   send     a pass's output sent to the next virtual stage (backward: the previous) when the
+//            pass ends, taking LayoutWork::p2p_ns; the receiving pass waits for it (the send
+//            does not wait for the receiver: Megatron's overlapped p2p);
+//   dp       the gradients reduced in buckets of >= 40M parameters (Megatron's DDP buckets, one
+//            buffer per model chunk) as each chunk's last micro-batch's backward frees them
+//            (ZeRO 0: all-reduce; 1-3: reduce-scatter), then the optimizer; with ZeRO 1-2 the
+//            updated weights gathered bucket by bucket at the step's start, each layer's first
+//            forward waiting for its bucket (Megatron's overlapped parameter gather); with
+//            ZeRO 3 every layer's weights gathered before each of its passes, at most two layers
+//            ahead.
+// No host threads: launches never late (a GPU-bound job). Sizes are bounded before anything is
+// allocated (kMaxPipelineNodes: one clear error naming the count).
+// Threading: pure functions; each call builds and simulates its own graph.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "modeler/graph/execution_graph.h"
+#include "modeler/plan/pass_work.h"
+
+namespace lumos::modeler::plan {
+
+// One pass of one model chunk (virtual stage) over one micro-batch.
+struct PipelinePass {
+  bool backward = false;
+  int64_t chunk = 0;  // 0..vp-1: the virtual stage chunk x pp + the stage.
+  int64_t micro = 0;
+};
+
+// Megatron-LM's order of passes on stage `stage` of `pp`, with `vp` chunks and `m` micro-batches
+// (1F1B, or interleaved when vp > 1).
+std::vector<PipelinePass> StageSchedule(int64_t pp, int64_t vp, int64_t m, int64_t stage);
+
+// About 160 bytes a node with its edges: 4M nodes are well under a GB.
+inline constexpr int64_t kMaxPipelineNodes = 4'000'000;
+
+struct PipelineGraph {
+  ExecutionGraph graph;
+  std::vector<uint32_t> compute_stream;  // Per stage: its compute stream's processor.
+  std::vector<uint32_t> optimizer_node;  // Per stage.
+  std::vector<uint32_t> last_backward;   // Per stage: the last node of its last backward pass.
+};
+
+// The graph of one step; `work` from LayoutWorkOf(spec, layout, ...).
+StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& layout,
+                                           const LayoutWork& work, const GptCosts& costs);
+
+struct SimulatedStep {
+  double step_ns = 0;        // The last stage's optimizer end, from the step's start.
+  int64_t stage = 0;         // The stage that ends last.
+  double busy_ns = 0;        // Its compute stream's work before the optimizer.
+  double idle_ns = 0;        // Its compute stream waiting before its last backward ends
+                             // (the bubble, sends, exposed weight gathers).
+  double dp_exposed_ns = 0;  // From its last backward's end to the optimizer's start.
+  double optimizer_ns = 0;
+  size_t nodes = 0;
+};
+
+StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout,
+                                     const GptCosts& costs, const PlanSetup& setup);
+
+// What the slow path assumes beyond the ops' costs, one line each (for reports).
+const std::vector<std::string>& SimulationAssumptions();
+
+// The nodes BuildPipelineGraph would make, computed without building (the bound's check).
+int64_t PipelineNodeCount(const ModelSpec& spec, const Layout& layout, const LayoutWork& work);
+
+}  // namespace lumos::modeler::plan

@@ -1,0 +1,192 @@
+// modeler/plan's slow path: Megatron-LM's schedules, the graph of a step and its simulation.
+// Mechanics, whatever the costs: the cost models answer from their defaults (rooflines, NCCL's
+// constants); what the slow path scores against published step times is in plan_test.cc and
+// scripts/validate-plan-mlperf.sh.
+#include "modeler/plan/pipeline_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "modeler/models/hardware/hardware_specs.h"
+#include "modeler/plan/search.h"
+#include "modeler/plan/step_model.h"
+
+namespace lumos::modeler::plan {
+namespace {
+
+constexpr const char* kSmall = "gpt:layers=16,hidden=2048,heads=16,seq=2048,vocab=512";
+
+struct Fixture {
+  ModelSpec spec;
+  PlanSetup setup;
+  std::unique_ptr<GptCosts> costs;
+};
+
+const Fixture& Small() {
+  static const Fixture* const f = [] {
+    auto* out = new Fixture;
+    StatusOr<ModelSpec> spec = ParseModelSpec(kSmall);
+    EXPECT_TRUE(spec.ok());
+    out->spec = *spec;
+    const models::SpecTable& specs = models::SpecTable::Builtin();
+    out->setup.gpu = specs.FindGpu("H100-SXM5-80GB");
+    StatusOr<models::NetworkSpec> net = specs.ResolveNetwork("ib400");
+    EXPECT_TRUE(net.ok());
+    if (net.ok()) out->setup.net = *net;
+    StatusOr<std::unique_ptr<GptCosts>> costs = GptCosts::Make(*out->setup.gpu, specs, {});
+    EXPECT_TRUE(costs.ok());
+    if (costs.ok()) out->costs = std::move(*costs);
+    return out;
+  }();
+  return *f;
+}
+
+Layout LayoutOf(const std::string& set) {
+  Layout l;
+  EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
+  return l;
+}
+
+struct Both {
+  StepEstimate fast;
+  SimulatedStep slow;
+  LayoutWork work;
+};
+
+Both RunBoth(const std::string& set) {
+  const Fixture& f = Small();
+  const Layout l = LayoutOf(set);
+  Both out;
+  StatusOr<StepEstimate> fast = EstimateStep(f.spec, l, *f.costs, f.setup);
+  StatusOr<SimulatedStep> slow = SimulateStep(f.spec, l, *f.costs, f.setup);
+  StatusOr<LayoutWork> work = LayoutWorkOf(f.spec, l, *f.costs, f.setup);
+  EXPECT_TRUE(fast.ok() && slow.ok() && work.ok())
+      << set << ": " << (slow.ok() ? fast.status().message() : slow.status().message());
+  if (fast.ok()) out.fast = *fast;
+  if (slow.ok()) out.slow = *slow;
+  if (work.ok()) out.work = *work;
+  return out;
+}
+
+std::string Text(const std::vector<PipelinePass>& passes) {
+  std::string out;
+  for (const PipelinePass& p : passes) {
+    out += (p.backward ? "B" : "F") + std::to_string(p.chunk) + "." + std::to_string(p.micro) + " ";
+  }
+  return out;
+}
+
+// Every pass once, each backward after its forward; 1F1B's warm-up is pp - s - 1 forwards; the
+// interleaved order is Megatron-LM's (pp 2, vp 2, 4 micro-batches, stage 0, written out).
+TEST(StageScheduleTest, EveryPassOnceInMegatronsOrder) {
+  for (int64_t pp : {1, 2, 4}) {
+    for (int64_t vp : {1, 2, 3}) {
+      if (vp > 1 && pp == 1) continue;
+      for (int64_t m : {pp, 2 * pp, 3 * pp, pp == 1 ? 5 : 2 * pp}) {
+        for (int64_t s = 0; s < pp; ++s) {
+          const std::vector<PipelinePass> passes = StageSchedule(pp, vp, m, s);
+          ASSERT_EQ(passes.size(), static_cast<size_t>(2 * m * vp));
+          std::set<std::tuple<bool, int64_t, int64_t>> seen;
+          for (const PipelinePass& p : passes) {
+            EXPECT_TRUE(seen.insert({p.backward, p.chunk, p.micro}).second) << Text(passes);
+            if (p.backward) {
+              EXPECT_TRUE(seen.count({false, p.chunk, p.micro})) << Text(passes);
+            }
+          }
+          if (vp == 1) {
+            size_t leading = 0;
+            while (leading < passes.size() && !passes[leading].backward) ++leading;
+            EXPECT_EQ(leading, static_cast<size_t>(std::min(pp - s, m))) << Text(passes);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(Text(StageSchedule(2, 2, 4, 0)),
+            "F0.0 F0.1 F1.0 F1.1 F0.2 B1.0 F0.3 B1.1 F1.2 B0.0 F1.3 B0.1 B1.2 B1.3 B0.2 B0.3 ");
+}
+
+// One stage, no data parallelism: nothing overlaps, so the simulated step is the fast path's
+// sum (each op rounded to a nanosecond).
+TEST(PipelineGraphTest, WithoutAPipelineOrReplicasTheSlowPathIsTheSum) {
+  for (const std::string set : {"tp=1,pp=1,dp=1,mbs=1,gbs=4", "tp=2,pp=1,dp=1,mbs=2,gbs=8",
+                                "tp=2,pp=1,dp=1,mbs=1,gbs=3,recompute=full"}) {
+    const Both b = RunBoth(set);
+    EXPECT_NEAR(b.slow.step_ns, b.fast.step_ns, static_cast<double>(b.slow.nodes)) << set;
+    EXPECT_NEAR(b.slow.idle_ns, 0, static_cast<double>(b.slow.nodes)) << set;
+  }
+}
+
+// 1F1B on pp stages: m + pp - 1 slots of a stage's forward and backward, the sends between; the
+// bubble (pp - 1 slots) emerges from the dependencies. Interleaving divides it by about vp.
+TEST(PipelineGraphTest, TheBubbleEmergesAndInterleavingShrinksIt) {
+  const int64_t pp = 4, m = 8;
+  const Both one = RunBoth("tp=1,pp=4,dp=1,mbs=1,gbs=8");
+  const int64_t layers_per_stage = Small().spec.layers / pp;
+  const double slot = (one.work.layer_forward.ns() + one.work.layer_backward.ns()) *
+                      static_cast<double>(layers_per_stage);
+  const double sends = 2 * one.work.p2p_ns;
+  ASSERT_GT(one.work.p2p_ns, 0);
+  const double lower = static_cast<double>(m + pp - 1) * slot;
+  EXPECT_GE(one.slow.step_ns, lower);
+  EXPECT_LE(one.slow.step_ns, lower + static_cast<double>(m + pp - 1) * (sends + 0.02 * slot) +
+                                  one.slow.optimizer_ns);
+  EXPECT_NEAR(one.slow.idle_ns, static_cast<double>(pp - 1) * slot,
+              0.1 * slot * (pp - 1) + 2 * m * sends);
+  const Both two = RunBoth("tp=1,pp=4,vp=2,dp=1,mbs=1,gbs=8");
+  EXPECT_LT(two.slow.idle_ns, 0.7 * one.slow.idle_ns);
+  EXPECT_GT(two.slow.idle_ns, 0.4 * one.slow.idle_ns);
+  EXPECT_LT(two.slow.step_ns, one.slow.step_ns);
+}
+
+// Data parallel: buckets reduced while the last micro-batch's backward runs; only what is left
+// when it ends is exposed, never more than the whole reduction.
+TEST(PipelineGraphTest, GradientReductionHidesBehindTheBackward) {
+  const Both b = RunBoth("tp=1,pp=1,dp=64,mbs=1,gbs=256");
+  const Both alone = RunBoth("tp=1,pp=1,dp=1,mbs=1,gbs=4");
+  EXPECT_GT(b.fast.dp_comm_ns, 0);
+  EXPECT_GE(b.slow.dp_exposed_ns, 0);
+  EXPECT_LT(b.slow.dp_exposed_ns, b.fast.dp_comm_ns);
+  EXPECT_NEAR(b.slow.busy_ns, alone.slow.busy_ns, 1e-6 * alone.slow.busy_ns + 100);
+}
+
+// Every layout a search finds for 32 GPUs simulates to the end: no schedule deadlocks, whatever
+// pp, vp, micro-batches or ZeRO stage.
+TEST(PipelineGraphTest, EveryLayoutOfASearchRunsToTheEnd) {
+  const Fixture& f = Small();
+  SearchSpace space;
+  space.gpus = 32;
+  space.gbs = 64;
+  SearchResult r = Search(f.spec, space, *f.costs, f.setup);
+  ASSERT_GT(r.fitting, 100u);
+  SimulateTop(f.spec, *f.costs, f.setup, r.fitting, &r);
+  EXPECT_EQ(r.simulated, r.fitting);
+  EXPECT_EQ(r.simulated_failures, 0u) << r.first_simulation_failure.message();
+  std::set<std::tuple<int64_t, int64_t, int>> kinds;  // pp, vp, zero.
+  for (size_t i = 0; i < r.simulated; ++i) {
+    const StepEstimate& e = r.ranked[i];
+    ASSERT_TRUE(e.simulated.has_value());
+    EXPECT_GT(e.simulated->step_ns, 0);
+    if (i > 0) {
+      EXPECT_LE(r.ranked[i - 1].best_step_ns(), e.best_step_ns());
+    }
+    kinds.insert({e.layout.pp, e.layout.vp, e.layout.zero});
+  }
+  EXPECT_GT(kinds.size(), 20u);
+}
+
+TEST(PipelineGraphTest, AStepTooLargeToSimulateIsRefusedBeforeBuilding) {
+  const Fixture& f = Small();
+  StatusOr<SimulatedStep> s =
+      SimulateStep(f.spec, LayoutOf("tp=1,pp=2,dp=1,mbs=1,gbs=1000000"), *f.costs, f.setup);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("more than the slow path simulates (4000000)"),
+            std::string::npos)
+      << s.status().message();
+}
+
+}  // namespace
+}  // namespace lumos::modeler::plan
