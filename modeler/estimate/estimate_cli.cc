@@ -9,6 +9,7 @@
 #include "base/cli/command_outcome.h"
 #include "base/cli/progress.h"
 #include "modeler/estimate/estimate_report.h"
+#include "modeler/estimate/repartition.h"
 #include "modeler/graph/clock_alignment.h"
 #include "modeler/io/output_file.h"
 #include "modeler/models/collectives/collective_costs.h"
@@ -31,9 +32,13 @@ constexpr const char kDescription[] =
     "what it assumed.\n"
     "\n"
     "keys of --set and --sweep: layers, hidden, ffn, heads, seq, mbs, micro_batches, vocab,\n"
-    "world, dp (tp, pp, cp, ep only at their measured values), gpu, net, net_gbps, net_us,\n"
+    "world, dp, tp, pp, vp (cp, ep only at their measured values), gpu, net, net_gbps, net_us,\n"
     "zero (0-3), recompute (none|selective|full), sequence_parallel (0|1), host (the host's\n"
     "time for its own work x F: another CPU, or a run whose host was slower or faster).\n"
+    "A new tp, pp, vp or sequence parallelism re-partitions the model: the measured layout and\n"
+    "the asked one are built as step graphs (one GPU per pipeline stage, Megatron-LM's\n"
+    "schedules) on the trace's own costs, simulated, and the measured iteration scaled by\n"
+    "their ratio (modeler/estimate/repartition.h).\n"
     "\n"
     "inputs: trace files, directories (every *.pb.zst inside, recursively) or glob patterns.";
 
@@ -202,6 +207,33 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   header.structure = &job.structure;
   header.iteration_choice = job.ctx.iteration_choice;
   header.warnings = job.job.warnings;
+  // A re-partitioning (tp, pp, vp, sequence parallelism) takes the step graph's path
+  // (repartition.h) for every configuration of the invocation.
+  const whatif::SetupValues measured = MeasuredSetup(job.structure);
+  const bool repartition =
+      std::any_of(configurations.begin(), configurations.end(),
+                  [&](const whatif::SettingList& c) { return ChangesPartitioning(c, measured); });
+  if (repartition) {
+    if (!timeline.empty()) {
+      return parser.UsageError(err,
+                               "--timeline: not with a re-partitioning (tp, pp, vp, "
+                               "sequence_parallel): its step graph is not the trace's");
+    }
+    std::vector<RepartitionResult> results;
+    for (const whatif::SettingList& c : configurations) {
+      StatusOr<RepartitionResult> r = RunRepartition(ctx, c);
+      if (!r.ok()) return parser.UsageError(err, r.status().message());
+      results.push_back(std::move(*r));
+    }
+    if (sweep_given) {
+      WriteRepartitionSweep(header, results, json, out);
+    } else if (json) {
+      WriteRepartitionJson(header, results.front(), out);
+    } else {
+      WriteRepartitionText(header, results.front(), out);
+    }
+    return outcome.Finish();
+  }
   // Every configuration is checked before any is run: a bad one is exit 2 with nothing printed.
   for (const whatif::SettingList& c : configurations) {
     StatusOr<Plan> plan = MakePlan({ctx.structure, ctx.specs, ctx.source_gpu, ctx.source_net}, c);

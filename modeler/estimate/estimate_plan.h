@@ -20,7 +20,8 @@
 //   host=F            the host's own work (API calls, the gaps between them and the
 //                     hand-offs between threads, sync overheads) x F, after the rewrites.
 // A key whose measured value the trace does not show (and --base does not give) is an error
-// naming it; so is changing tp, pp, cp or ep (re-partitioning is not estimated yet), a setup
+// naming it; so is changing cp or ep (tp, pp, vp and sequence parallelism go to
+// repartition.h before a plan is made), a setup
 // CheckSetup refuses, and a GPU the specs cannot run. Each is one line; the command exits 2.
 // Threading: pure functions.
 #pragma once

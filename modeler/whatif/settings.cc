@@ -52,6 +52,7 @@ constexpr std::array<KeyInfo, kSettingKeyCount> kKeys = {{
     {SettingKey::kRecompute, "recompute", ValueKind::kRecompute, false},
     {SettingKey::kSequenceParallel, "sequence_parallel", ValueKind::kFlag, false},
     {SettingKey::kHost, "host", ValueKind::kFactor, false},
+    {SettingKey::kVp, "vp", ValueKind::kPositive, false},
 }};
 
 const KeyInfo& Info(SettingKey key) { return kKeys[static_cast<int>(key)]; }

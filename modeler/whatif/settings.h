@@ -76,8 +76,9 @@ enum class SettingKey : uint8_t {
   kRecompute,
   kSequenceParallel,
   kHost,
+  kVp,  // Virtual pipeline stages (interleaved schedule): a re-partitioning key.
 };
-inline constexpr int kSettingKeyCount = 22;
+inline constexpr int kSettingKeyCount = 23;
 inline constexpr int64_t kMaxWholeNumber = INT32_MAX;
 // A sweep of more combinations is refused (each one is a simulation).
 inline constexpr uint64_t kMaxSweepCombinations = 100000;

@@ -349,7 +349,9 @@ TEST(EstimateCommandTest, BadSettingsAreOneLineAndExitTwo) {
       {"--set hidden=1000,heads=16", "hidden"},  // 16 heads do not divide 1000.
       {"--set heads=7", "heads"},                // tp = 2 does not divide 7.
       {"--set gpu=TPU-v5", "gpu=TPU-v5"},
-      {"--set tp=4", "re-partitioning"},
+      {"--set cp=2", "re-partitioning"},  // Context parallelism: not estimated.
+      {"--set tp=3", "tp (3) must divide heads (8)"},
+      {"--set tp=4,host=2", "not estimated together with a re-partitioning"},
       {"--set layers=0", "layers=0"},
       {"--sweep 'layers=2,x'", "layers=x"},
   };
