@@ -51,10 +51,17 @@ StatusOr<double> TimeCollective(const GptCosts& costs, CollectiveOp op, double b
   return static_cast<double>(c.transfer_ns);
 }
 
-StatusOr<double> TimeOptimizer(const GptCosts& costs, double parameters) {
-  LUMOS_ASSIGN_OR_RETURN(
-      int64_t adam, costs.Kernel("multi_tensor_apply_kernel", 32 * parameters, 0, DType::kFp32));
-  return static_cast<double>(adam);
+StatusOr<double> TimeOptimizer(const GptCosts& costs, double shard, double stage_parameters,
+                               DType gemm_dtype) {
+  LUMOS_ASSIGN_OR_RETURN(int64_t adam,
+                         costs.Kernel("multi_tensor_apply_kernel", 32 * shard, 0, DType::kFp32));
+  double cast = 0;
+  if (gemm_dtype == DType::kFp8) {  // The updated weights cast to FP8 with their transposes.
+    LUMOS_ASSIGN_OR_RETURN(
+        int64_t ns, costs.Kernel("cast_transpose_kernel", 4 * stage_parameters, 0, DType::kBf16));
+    cast = static_cast<double>(ns);
+  }
+  return static_cast<double>(adam) + cast;
 }
 
 StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const GptCosts& costs,
@@ -66,6 +73,7 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   const int64_t f = spec.ffn_size();
   const int64_t kv = spec.kv_heads_count() * spec.head_dim();
   const DType dtype = setup.gemm_dtype;
+  out.gemm_dtype = dtype;
 
   const Gemm3 qkv{tokens, (h + 2 * kv) / t, h}, projection{tokens, h, h / t},
       fc1{tokens, f * (spec.gated() ? 2 : 1) / t, h}, fc2{tokens, h, f / t};
@@ -76,6 +84,22 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   const double gemm_forward = qkv_t.forward + projection_t.forward + fc1_t.forward + fc2_t.forward;
   const double gemm_backward =
       qkv_t.backward + projection_t.backward + fc1_t.backward + fc2_t.backward;
+  // FP8 training (Transformer Engine): every GEMM's input cast to FP8 with its transpose (for
+  // the weight gradient) before the forward, its output gradient likewise before the backward:
+  // 2 bytes read and 2 written an element, one kernel each.
+  double cast_forward = 0, cast_backward = 0;
+  if (dtype == DType::kFp8) {
+    for (const Gemm3& g : {qkv, projection, fc1, fc2}) {
+      LUMOS_ASSIGN_OR_RETURN(
+          int64_t in, costs.Kernel("cast_transpose_kernel", 4.0 * static_cast<double>(g.m * g.k), 0,
+                                   DType::kBf16));
+      LUMOS_ASSIGN_OR_RETURN(
+          int64_t grad, costs.Kernel("cast_transpose_kernel", 4.0 * static_cast<double>(g.m * g.n),
+                                     0, DType::kBf16));
+      cast_forward += static_cast<double>(in);
+      cast_backward += static_cast<double>(grad);
+    }
+  }
   out.layer_parameters = 4 * h;  // The two norms' weights and biases (replicated).
   for (const Gemm3& g : {qkv, projection, fc1, fc2}) out.layer_parameters += g.n * g.k;
 
@@ -129,7 +153,7 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   const double tp_pass = 2 * (block.before.ns + block.after.ns);
   out.gemm_ns = gemm_forward + gemm_backward;
   out.attention_ns = attention_forward + attention_backward;
-  out.elementwise_ns = 6 * half_elementwise;
+  out.elementwise_ns = 6 * half_elementwise + cast_forward + cast_backward;
   out.tp_comm_ns = 2 * tp_pass;
 
   // The passes in order; `collective` adds a TP op unless the GEMMs hide them (tp_overlap), in
@@ -164,6 +188,10 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
       ops.push_back({"attention_backward", attention_backward, OpClass::kAttention});
       ops.push_back({"qkv_gemm_backward", qkv_t.backward, OpClass::kGemm});
       collective(block.after);
+    }
+    if (backward ? cast_backward > 0 : cast_forward > 0) {
+      ops.push_back({backward ? "fp8_cast_backward" : "fp8_cast",
+                     backward ? cast_backward : cast_forward, OpClass::kElementwise});
     }
     if (l.tp_overlap && tp_pass > 0) {
       const double hidden_by = backward ? gemm_backward : gemm_forward;

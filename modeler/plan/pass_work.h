@@ -11,6 +11,9 @@
 //   backward the reverse, each GEMM its input and weight gradient, attention backward, the
 //            TP collectives again, the elementwise traffic x2; recomputation first (full: the
 //            forward again; selective: the attention forward);
+//   FP8      with FP8 GEMMs each GEMM's input cast with its transpose before the forward, its
+//            output gradient before the backward (2 bytes read, 2 written an element; one op a
+//            pass, one kernel a GEMM);
 //   TP       an all-reduce of T x h x 2 bytes after each block, or with sequence parallelism
 //            an all-gather before it and a reduce-scatter after it; with tp_overlap the pass
 //            waits only for what the GEMMs do not hide (one op, the longer of the two).
@@ -60,6 +63,7 @@ struct LayoutWork {
   int64_t layer_parameters = 0;      // One layer's weights on one GPU (its TP shard).
   int64_t embedding_parameters = 0;  // The word embedding's shard (first stage; the last again).
   int64_t dp_nodes = 1;              // Nodes a data-parallel group spans.
+  models::DType gemm_dtype = models::DType::kBf16;
   models::MemoryEstimate memory;
 };
 
@@ -71,7 +75,10 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& layout,
 StatusOr<double> TimeCollective(const GptCosts& costs, schema::CollectiveOp op, double bytes,
                                 int64_t ranks, int64_t nodes);
 
-// The Adam step over `parameters` (32 bytes each: fp32 weight, gradient, two moments).
-StatusOr<double> TimeOptimizer(const GptCosts& costs, double parameters);
+// The Adam step over the GPU's `shard` of parameters (32 bytes each: fp32 weight, gradient,
+// two moments); with FP8 GEMMs the stage's updated weights cast to FP8 with their transposes
+// once a step (Transformer Engine keeps them across micro-batches: 4 bytes each).
+StatusOr<double> TimeOptimizer(const GptCosts& costs, double shard, double stage_parameters,
+                               models::DType gemm_dtype);
 
 }  // namespace lumos::modeler::plan

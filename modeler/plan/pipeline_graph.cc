@@ -259,7 +259,8 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     if (s == 0) stage_parameters = static_cast<double>(stages.front().parameters);
     if (s == pp - 1) stage_parameters = static_cast<double>(stages.back().parameters);
     const double shard = stage_parameters / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);
-    LUMOS_ASSIGN_OR_RETURN(double adam, TimeOptimizer(costs, shard));
+    LUMOS_ASSIGN_OR_RETURN(double adam,
+                           TimeOptimizer(costs, shard, stage_parameters, work.gemm_dtype));
     const uint32_t optimizer = maker.Add(compute, "optimizer", adam, WorkClass::kCompute);
     const std::vector<uint32_t>& reduced = maker.graph().processors[dp_stream[s]].nodes;
     if (!reduced.empty()) maker.Wait(reduced.back(), optimizer);

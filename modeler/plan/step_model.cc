@@ -24,6 +24,8 @@ const std::vector<std::string>& StepAssumptions() {
       "ZeRO 1-2: the weights' all-gather hidden behind the first micro-batch's forward",
       "ZeRO 3: the weights gathered before every forward and backward, hidden behind them",
       "Adam: 32 bytes a parameter of the GPU's shard",
+      "FP8: each GEMM's input and output gradient cast with its transpose (4 bytes an element), "
+      "the weights once a step",
       "attention fused (flash), causal, bf16",
   };
   return *lines;
@@ -103,7 +105,9 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   }
   const double shard =
       static_cast<double>(parameters) / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);
-  LUMOS_ASSIGN_OR_RETURN(out.optimizer_ns, TimeOptimizer(costs, shard));
+  LUMOS_ASSIGN_OR_RETURN(
+      out.optimizer_ns,
+      TimeOptimizer(costs, shard, static_cast<double>(parameters), setup.gemm_dtype));
   out.step_ns = out.pipeline_ns + out.dp_exposed_ns + out.optimizer_ns;
   const double step_tokens = static_cast<double>(l.global_batch()) * static_cast<double>(spec.seq);
   out.tokens_per_s_per_gpu = step_tokens / (out.step_ns / 1e9) / static_cast<double>(l.gpus());
