@@ -1,6 +1,7 @@
 // `lumos-model costs fit IN... -o MODEL.json [--net NAME] [--specs FILE]` and `lumos-model
 // costs predict MODEL.json QUERIES.csv [--gpu NAME] [--net NAME] [-o OUT.csv] [--specs FILE]`:
 // the cost models (modeler/models/costs/cost_queries.h). Argument handling only.
+#include <charconv>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -74,6 +75,8 @@ constexpr const char kDescription[] =
     "  lumos-model costs predict costs.json ar.csv --gpu H100-SXM5-80GB --net ib400\n"
     "  lumos-model costs predict costs.json ar.csv --gpu B200 --net ib800 -o ar_b200.csv\n"
     "  lumos-model costs fit examples/dlrm-8rank -o dlrm.json\n"
+    "  lumos-model costs fit run.pb.zst --attention batch=8,heads=16,seq_q=1024,head_dim=128 \\\n"
+    "    -o run.json\n"
     "  printf 'class,dtype,bytes,flops\\nmemcpy HtoD pinned,fp32,8388608,\\n' > k.csv\n"
     "  lumos-model costs predict dlrm.json k.csv --gpu V100-SXM2-32GB";
 
@@ -82,6 +85,54 @@ constexpr const char kExitStatus[] =
     "GPU or an impossible query (one line on stderr names the file and line; nothing is\n"
     "written), a trace was damaged or unreadable (fit: named, the rest is fitted and written),\n"
     "nothing could be fitted, or the output could not be written; 2 bad arguments.";
+
+// --attention "batch=B,heads=H,seq_q=S,head_dim=D[,seq_kv=S,kv_heads=K,causal=0|1]" (causal by
+// default: a GPT's training attention).
+StatusOr<models::AttentionShape> ParseAttention(std::string_view text) {
+  models::AttentionShape shape;
+  shape.causal = true;
+  bool batch = false, heads = false, seq = false, dim = false;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (eq == std::string_view::npos || ec != std::errc() || end != value.data() + value.size() ||
+        v < 0 || v > (int64_t{1} << 31)) {
+      return ErrorStatus("--attention: '%.*s' must be KEY=N (a whole number)",
+                         static_cast<int>(item.size()), item.data());
+    }
+    if (key == "batch") {
+      shape.batch = v, batch = true;
+    } else if (key == "heads") {
+      shape.heads = v, heads = true;
+    } else if (key == "seq_q") {
+      shape.seq_q = v, seq = true;
+    } else if (key == "head_dim") {
+      shape.head_dim = v, dim = true;
+    } else if (key == "seq_kv") {
+      shape.seq_kv = v;
+    } else if (key == "kv_heads") {
+      shape.kv_heads = v;
+    } else if (key == "causal" && v <= 1) {
+      shape.causal = v == 1;
+    } else {
+      return ErrorStatus(
+          "--attention: '%.*s': keys batch, heads, seq_q, head_dim (required), seq_kv, kv_heads, "
+          "causal (0|1)",
+          static_cast<int>(item.size()), item.data());
+    }
+  }
+  if (!batch || !heads || !seq || !dim) {
+    return ErrorStatus("--attention: give batch, heads, seq_q and head_dim");
+  }
+  LUMOS_RETURN_IF_ERROR(models::AttentionWork(shape, models::DType::kBf16).status());
+  return shape;
+}
 
 // --specs: the built-in table, plus the user's file.
 std::optional<models::SpecTable> LoadSpecs(const std::string& file, bool given,
@@ -127,10 +178,11 @@ std::optional<models::NetworkSpec> ResolveNet(const models::SpecTable& specs,
 
 int RunFit(const Args& args) {
   std::vector<std::string> inputs;
-  std::string output, specs_file, net_name, gpu_name;
-  bool specs_given = false, net_given = false, gpu_given = false;
+  std::string output, specs_file, net_name, gpu_name, attention_text;
+  bool specs_given = false, net_given = false, gpu_given = false, attention_given = false;
   cli::ArgParser parser("lumos-model costs fit",
-                        "IN... -o MODEL.json [--net NAME] [--gpu NAME] [--specs FILE]");
+                        "IN... -o MODEL.json [--net NAME] [--gpu NAME] [--attention SHAPE] "
+                        "[--specs FILE]");
   parser.Description(kDescription)
       .String("-o, --output", "MODEL.json", "the model file to write", &output)
       .Required()
@@ -144,6 +196,12 @@ int RunFit(const Args& args) {
               "2.4); a GPU the files name always wins",
               &gpu_name)
       .Given(&gpu_given)
+      .String("--attention", "batch=B,heads=H,seq_q=S,head_dim=D[,seq_kv=,kv_heads=,causal=0|1]",
+              "the attention problem (per GPU) the traced jobs' attention kernels solved: their "
+              "main forward and backward kernels calibrate the attention class (causal unless "
+              "causal=0)",
+              &attention_text)
+      .Given(&attention_given)
       .String("--specs", "FILE",
               "more GPUs and networks (modeler/models/hardware/specs/hardware.txt)", &specs_file)
       .Given(&specs_given)
@@ -154,6 +212,12 @@ int RunFit(const Args& args) {
     if (io::SameFile(input, output)) {
       return parser.UsageError(stderr, "the output " + output + " is also an input");
     }
+  }
+  std::optional<models::AttentionShape> attention;
+  if (attention_given) {
+    StatusOr<models::AttentionShape> parsed = ParseAttention(attention_text);
+    if (!parsed.ok()) return parser.UsageError(stderr, parsed.status().message());
+    attention = *parsed;
   }
   cli::CommandOutcome outcome("lumos-model costs fit", stdout, stderr);
   std::optional<models::SpecTable> specs = LoadSpecs(specs_file, specs_given, &outcome);
@@ -167,6 +231,7 @@ int RunFit(const Args& args) {
   auto expanded = models::ExpandCostInputs(inputs, &log.problems);
   if (!expanded.ok()) return outcome.Fail(expanded.status().message());
   if (gpu_given) expanded->unnamed_gpu = gpu_name;
+  expanded->attention = attention;
   auto model = models::FitCostInputs(*expanded, *specs, *network, &log);
   for (const std::string& line : log.problems) outcome.InputProblem(line);
   if (!model.ok()) return outcome.Fail(model.status().message());

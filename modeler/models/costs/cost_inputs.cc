@@ -225,12 +225,23 @@ void PlaceGemms(TraceCalibration* c) {
 }
 
 // The job's non-GEMM GPU work of known work, per key (cost_inputs.h), once its GPU is placed.
-void ReadTracedKernels(const Job& job, TraceCalibration* c) {
+bool BackwardAttention(std::string_view name) {
+  return Contains(name, "bprop") || Contains(name, "bwd") || Contains(name, "backward");
+}
+
+void ReadTracedKernels(const Job& job, TraceCalibration* c, const AttentionShape* attention) {
   std::map<std::string, TraceCalibration::KernelSamples> by_key;  // By KeyName: a stable order.
+  // Attention kernels by direction and name: durations (CostInputs::attention).
+  std::map<std::pair<bool, std::string_view>, std::vector<int64_t>> attention_kernels;
   for (const RankTrace& rank : job.ranks) {
     for (const TraceGpuWork& w : ClassifyRank(rank)) {
       if (w.key.kind == KernelClass::kGemm || w.key.kind == KernelClass::kCommunication) continue;
       ++c->gpu_records;
+      if (attention != nullptr && c->gpu != nullptr && w.key.kind == KernelClass::kAttention &&
+          w.duration_ns > 0) {
+        attention_kernels[{BackwardAttention(w.name), w.name}].push_back(w.duration_ns);
+        continue;
+      }
       if (c->gpu == nullptr || w.duration_ns <= 0 || w.bytes == 0 ||
           (w.key.kind != KernelClass::kMemcpy && w.key.kind != KernelClass::kMemset)) {
         ++c->without_work;
@@ -241,6 +252,35 @@ void ReadTracedKernels(const Job& job, TraceCalibration* c) {
       k.samples.push_back(KernelSample{KernelWork{0, static_cast<double>(w.bytes)}, w.duration_ns});
     }
   }
+  // Per direction the name with the most time is the attention; the others are its helpers.
+  for (const bool backward : {false, true}) {
+    const std::vector<int64_t>* main = nullptr;
+    int64_t most = 0;
+    uint64_t launches = 0;
+    for (const auto& [key, durations] : attention_kernels) {
+      if (key.first != backward) continue;
+      launches += durations.size();
+      int64_t total = 0;
+      for (int64_t d : durations) total += d;
+      if (main == nullptr || total > most) {
+        main = &durations;
+        most = total;
+      }
+    }
+    if (main == nullptr) continue;
+    c->attention_auxiliary += launches - main->size();
+    AttentionShape shape = *attention;
+    shape.backward = backward;
+    StatusOr<KernelWork> work = AttentionWork(shape, DType::kBf16);
+    if (!work.ok()) {
+      c->without_work += launches;
+      continue;
+    }
+    TraceCalibration::KernelSamples& k = by_key["attention"];
+    k.key.kind = KernelClass::kAttention;
+    for (int64_t d : *main) k.samples.push_back(KernelSample{*work, d});
+  }
+  c->without_work += c->attention_auxiliary;
   for (auto& [name, k] : by_key) c->kernel_samples.push_back(std::move(k));
 }
 
@@ -320,7 +360,12 @@ std::string DescribeKernels(const TraceCalibration& c) {
     samples += k.samples.size();
     keys += (keys.empty() ? "" : ", ") + KeyName(k.key) + " " + std::to_string(k.samples.size());
   }
-  return out + ": " + std::to_string(samples) + " sample(s) on " + c.gpu->name + " (" + keys + ")";
+  out += ": " + std::to_string(samples) + " sample(s) on " + c.gpu->name + " (" + keys + ")";
+  if (c.attention_auxiliary > 0) {
+    out += ", " + std::to_string(c.attention_auxiliary) +
+           " attention helper kernel(s) left out (not the direction's main kernel)";
+  }
+  return out;
 }
 
 }  // namespace
@@ -362,7 +407,8 @@ namespace {
 
 // What one loaded job calibrates, its GPU from `headers`' device names.
 StatusOr<TraceCalibration> CalibrateLoaded(const Job& job, const std::vector<TraceHeader>& headers,
-                                           const SpecTable& specs) {
+                                           const SpecTable& specs,
+                                           const AttentionShape* attention) {
   TraceCalibration c;
   c.job_id = job.job_id;
   c.ranks = job.ranks.size();
@@ -380,24 +426,26 @@ StatusOr<TraceCalibration> CalibrateLoaded(const Job& job, const std::vector<Tra
   ReadTracedGemms(job, &c);
   LUMOS_RETURN_IF_ERROR(PlaceJob(headers, specs, &c));
   PlaceGemms(&c);
-  ReadTracedKernels(job, &c);
+  ReadTracedKernels(job, &c, attention);
   return c;
 }
 
 }  // namespace
 
-StatusOr<TraceCalibration> CalibrateJob(const Job& job, const SpecTable& specs) {
+StatusOr<TraceCalibration> CalibrateJob(const Job& job, const SpecTable& specs,
+                                        const AttentionShape* attention) {
   std::vector<TraceHeader> headers;
   for (const RankTrace& rank : job.ranks) {
     headers.push_back({rank.path, rank.host, {}});
     if (!rank.device.empty()) headers.back().devices.push_back(rank.device);
   }
-  return CalibrateLoaded(job, headers, specs);
+  return CalibrateLoaded(job, headers, specs, attention);
 }
 
 StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
     const std::vector<std::string>& traces, const SpecTable& specs,
-    std::vector<std::string>* problems, const std::string& unnamed_gpu) {
+    std::vector<std::string>* problems, const std::string& unnamed_gpu,
+    const AttentionShape* attention) {
   // The headers first (cheap): which files make which job, and on what GPUs.
   std::map<std::string, std::vector<TraceHeader>> jobs;
   for (const std::string& path : traces) {
@@ -433,7 +481,7 @@ StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
       }
       if (h.devices.empty() && !unnamed_gpu.empty()) h.devices.push_back(unnamed_gpu);
     }
-    LUMOS_ASSIGN_OR_RETURN(TraceCalibration c, CalibrateLoaded(*job, named, specs));
+    LUMOS_ASSIGN_OR_RETURN(TraceCalibration c, CalibrateLoaded(*job, named, specs, attention));
     out.push_back(std::move(c));
   }
   return out;

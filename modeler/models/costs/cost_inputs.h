@@ -47,6 +47,7 @@
 #include "modeler/models/gemm/gemm_fit.h"
 #include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/models/kernels/kernel_model.h"
+#include "modeler/models/kernels/kernel_work.h"
 #include "schema/writer/trace_events.h"
 
 namespace lumos::modeler::models {
@@ -57,6 +58,13 @@ struct CostInputs {
   // The GPU (a spec or CUDA name) of traced files that name none, header or trailer (an agent
   // before schema 2.4); empty: such a job is refused when it has something to place.
   std::string unnamed_gpu;
+  // The attention problem every traced job's attention kernels solved (`costs fit
+  // --attention`): the traces do not record it, so the user says it. Then each job's main
+  // attention kernel per direction (by name: "bprop", "bwd" or "backward" is the backward; the
+  // name with the most time of each direction is the main one, the smaller ones, a backward's
+  // pre- and post-processing, are counted and left out) is a sample of the attention class
+  // with FlashAttention's work for that shape. None: attention kernels have no known work.
+  std::optional<AttentionShape> attention;
 };
 
 // The tables and traces that `inputs` name. Arguments that name no trace go to `problems`
@@ -92,8 +100,9 @@ struct TraceCalibration {
     std::vector<KernelSample> samples;
   };
   std::vector<KernelSamples> kernel_samples;
-  uint64_t gpu_records = 0;   // Non-GEMM, non-communication kernels, copies and memsets.
-  uint64_t without_work = 0;  // Of them: no work known (kernels), or no duration.
+  uint64_t gpu_records = 0;          // Non-GEMM, non-communication kernels, copies and memsets.
+  uint64_t without_work = 0;         // Of them: no work known (kernels), or no duration.
+  uint64_t attention_auxiliary = 0;  // Attention kernels besides each direction's main one.
 
   // "job dlrm_kineto (8 ranks, Tesla V100-SXM2-32GB): 8 collective operations, 6 timed, none
   // with a message size: calibrates nothing; GEMM: none with a shape", or "...; GEMM: 1782
@@ -109,14 +118,16 @@ std::optional<DType> GemmDType(const schema::GemmCallEvent& call, bool tf32_kern
 
 // What one job already in memory (with its events) calibrates, as ReadTraceCalibrations does
 // for each job it reads; the GPU from the ranks' device names (RankTrace::device).
-StatusOr<TraceCalibration> CalibrateJob(const Job& job, const SpecTable& specs);
+StatusOr<TraceCalibration> CalibrateJob(const Job& job, const SpecTable& specs,
+                                        const AttentionShape* attention = nullptr);
 
 // Reads the traces job by job. Unreadable, damaged and unclosed files are named in `problems`
 // (what could be read is used); an error is a job the specs cannot place (see above) that has
 // collective points with a size or GEMM points.
-// `unnamed_gpu`: CostInputs::unnamed_gpu.
+// `unnamed_gpu`, `attention` (may be null): CostInputs' fields.
 StatusOr<std::vector<TraceCalibration>> ReadTraceCalibrations(
     const std::vector<std::string>& traces, const SpecTable& specs,
-    std::vector<std::string>* problems, const std::string& unnamed_gpu = "");
+    std::vector<std::string>* problems, const std::string& unnamed_gpu = "",
+    const AttentionShape* attention = nullptr);
 
 }  // namespace lumos::modeler::models

@@ -35,8 +35,10 @@ KernelModel FitKernelSamples(const KernelSamplesByGpu& samples, std::vector<std:
                          std::to_string(KernelCalibration::kMinSamples) + ": not fitted");
       continue;
     }
+    // Attention runs on the tensor cores in bf16 (kernel_work.h); the rest is fp32 traffic.
+    const DType dtype = k.key.kind == KernelClass::kAttention ? DType::kBf16 : DType::kFp32;
     StatusOr<KernelCalibration> c = KernelCalibration::Fit(
-        k.gpu->name, k.key, DType::kFp32, KernelRooflineFor(*k.gpu, DType::kFp32), k.samples);
+        k.gpu->name, k.key, dtype, KernelRooflineFor(*k.gpu, dtype), k.samples);
     if (!c.ok()) {
       skipped->push_back(what + c.status().message() + ": not fitted");
       continue;
@@ -127,7 +129,8 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
       traced = std::move(*calibrated);
     } else {
       LUMOS_ASSIGN_OR_RETURN(
-          traced, ReadTraceCalibrations(inputs.traces, specs, &log->problems, inputs.unnamed_gpu));
+          traced, ReadTraceCalibrations(inputs.traces, specs, &log->problems, inputs.unnamed_gpu,
+                                        inputs.attention ? &*inputs.attention : nullptr));
     }
     for (TraceCalibration& job : traced) {
       log->notes.push_back(job.Describe());
