@@ -209,13 +209,13 @@ StatusOr<RepartitionResult> RunRepartition(const EstimateContext& ctx,
   const double tokens = static_cast<double>(r.after.global_batch() * r.spec_after.seq);
   r.tokens_per_s = r.estimate_ns > 0 ? tokens / (r.estimate_ns / 1e9) : 0;
   r.assumptions = {
-      "re-partitioning: the GPU-busy share of the measured iteration scaled by the simulated step "
-      "of the asked layout over that of the measured one (both built as modeler/plan's step "
-      "graph on the trace's costs); the share the GPU waited (for the host) kept as measured",
-      "the measured kernels are not rewritten: each layer's ops are the plan's (Megatron-LM's "
-      "fused kernels), their share of the measured step carried by the ratio",
+      "re-partitioning: the measured GPU-busy time x simulated(asked) / simulated(measured)",
+      "both layouts built as modeler/plan's step graph on the trace's own costs",
+      "the time the GPU waited (for the host) kept as measured",
+      "the measured kernels are not rewritten: each layer's ops are the plan's",
       "micro-batches per data-parallel replica as measured unless micro_batches= is given",
   };
+
   for (const std::string& line : plan::StepAssumptions()) r.assumptions.push_back(line);
   for (const std::string& line : plan::SimulationAssumptions()) r.assumptions.push_back(line);
   return r;

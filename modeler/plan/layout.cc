@@ -40,8 +40,8 @@ Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
       return ErrorStatus("--set: %s=%.*s: must be a whole number in 0..16777216", key.c_str(),
                          static_cast<int>(value.size()), value.data());
     }
-    const bool positive =
-        key != "zero" && key != "sequence_parallel" && key != "gbs" && key != "tp_overlap";
+    const bool positive = key != "zero" && key != "sequence_parallel" && key != "gbs" &&
+                          key != "tp_overlap" && key != "dp_overlap" && key != "flash_attention";
     if (positive && v == 0) return ErrorStatus("--set: %s must be at least 1", key.c_str());
     if (key == "tp") {
       layout->tp = v;
@@ -63,13 +63,19 @@ Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
     } else if (key == "tp_overlap") {
       if (v > 1) return ErrorStatus("--set: tp_overlap is 0 or 1");
       layout->tp_overlap = v == 1;
+    } else if (key == "dp_overlap") {
+      if (v > 1) return ErrorStatus("--set: dp_overlap is 0 or 1");
+      layout->dp_overlap = v == 1;
+    } else if (key == "flash_attention") {
+      if (v > 1) return ErrorStatus("--set: flash_attention is 0 or 1");
+      layout->flash_attention = v == 1;
     } else if (key == "grad_sync_bytes") {
       if (v != 2 && v != 4) return ErrorStatus("--set: grad_sync_bytes is 2 (bf16) or 4 (fp32)");
       layout->grad_sync_bytes = v;
     } else {
       return ErrorStatus(
           "--set: unknown layout key '%s' (tp, pp, dp, vp, mbs, gbs, sequence_parallel, "
-          "recompute, zero, tp_overlap, grad_sync_bytes)",
+          "recompute, zero, tp_overlap, dp_overlap, flash_attention, grad_sync_bytes)",
           key.c_str());
     }
   }
@@ -126,6 +132,8 @@ std::string LayoutText(const Layout& l) {
   s += std::string(" recompute=") + models::RecomputeName(l.recompute);
   s += " zero=" + std::to_string(l.zero);
   if (l.tp_overlap) s += " tp-overlap";
+  if (!l.dp_overlap) s += " no-dp-overlap";
+  if (!l.flash_attention) s += " unfused-attention";
   return s;
 }
 

@@ -34,6 +34,13 @@ struct Layout {
   // userbuffers, NeMo's ub_tp_comm_overlap): the layer waits for the longer of the two.
   bool tp_overlap = false;
   int64_t grad_sync_bytes = 4;  // Bytes a gradient element is reduced in (2: bf16, 4: fp32).
+  // Gradients reduced while the backward still runs (Megatron-core's overlap_grad_reduce, PyTorch
+  // DDP's buckets) and ZeRO 1-2's weights gathered behind the next forward; 0: both after the
+  // backward and the optimizer, exposed (Megatron-LM before its 2023 DDP).
+  bool dp_overlap = true;
+  // Fused (flash) attention; 0: Megatron-LM's attention before FlashAttention (2022): two
+  // batched GEMMs with the scores written, a fused scale-mask-softmax and dropout over them.
+  bool flash_attention = true;
 
   int64_t gpus() const { return tp * pp * dp; }
   int64_t global_batch() const { return gbs > 0 ? gbs : dp * mbs; }
@@ -41,7 +48,7 @@ struct Layout {
 };
 
 // "tp=4,pp=8,dp=16,vp=2,mbs=1,gbs=2048,sequence_parallel=1,recompute=full,zero=1,
-// tp_overlap=1,grad_sync_bytes=2", applied
+// tp_overlap=1,dp_overlap=0,grad_sync_bytes=2", applied
 // over `layout` (later keys win).
 Status ApplyLayoutSettings(std::string_view text, Layout* layout);
 

@@ -11,6 +11,9 @@
 //   backward the reverse, each GEMM its input and weight gradient, attention backward, the
 //            TP collectives again, the elementwise traffic x2; recomputation first (full: the
 //            forward again; selective: the attention forward);
+//   attention  fused (flash) from the kernel model; with flash_attention=0 as Megatron-LM did
+//            before FlashAttention: two batched GEMMs and a softmax and dropout over the
+//            stored s x s scores (pass_work.cc, TimeUnfusedAttention);
 //   FP8      with FP8 GEMMs each GEMM's input cast with its transpose before the forward, its
 //            output gradient before the backward (2 bytes read, 2 written an element; one op a
 //            pass, one kernel a GEMM);

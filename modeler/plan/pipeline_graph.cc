@@ -92,11 +92,10 @@ std::vector<PipelinePass> StageSchedule(int64_t pp, int64_t vp, int64_t m, int64
 
 const std::vector<std::string>& SimulationAssumptions() {
   static const auto* const lines = new std::vector<std::string>{
-      "slow path: one GPU per pipeline stage simulated as a graph, the schedule Megatron-LM's "
-      "1F1B (interleaved with vp)",
+      "slow path: one GPU a pipeline stage simulated as a graph, Megatron-LM's schedules",
       "slow path: sends start when their pass ends and do not wait for the receiver",
-      "slow path: gradients reduced in 40M-parameter buckets as each chunk's last backward "
-      "frees them; ZeRO 1-2 weights gathered bucket by bucket at the step's start",
+      "slow path: 40M-parameter gradient buckets reduced as each chunk's last backward ends",
+      "slow path: ZeRO 1-2 weights gathered bucket by bucket at the step's start",
       "slow path: no host time (launches never late)",
   };
   return *lines;
@@ -177,7 +176,8 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     // ZeRO 1-2: the updated weights gathered at the step's start, bucket by bucket in the
     // order the forwards need them; a layer's first forward waits for its bucket.
     std::map<std::pair<int64_t, int64_t>, uint32_t> weights_ready;  // (chunk, item) -> gather.
-    if (dp && (l.zero == 1 || l.zero == 2)) {
+    const bool gathers = dp && (l.zero == 1 || l.zero == 2);
+    if (gathers && l.dp_overlap) {
       for (int64_t c = 0; c < vp; ++c) {
         std::vector<Bucket> buckets = buckets_of(c * pp + s);
         for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) {
@@ -191,6 +191,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     }
     std::vector<uint32_t> recent_layers;  // ZeRO 3: the last node of each layer pass so far.
     double stage_parameters = 0;
+    std::vector<double> deferred;  // Without dp_overlap: buckets reduced after the backward.
     for (const PipelinePass& p : schedules[s]) {
       const int64_t v = p.chunk * pp + s;
       const bool first_stage = v == 0, last_stage = v == virtual_stages - 1;
@@ -243,6 +244,10 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
         for (const Bucket& b : buckets_of(v)) {
           stage_parameters += b.parameters;
           if (!dp) continue;
+          if (!l.dp_overlap) {
+            deferred.push_back(b.parameters);
+            continue;
+          }
           LUMOS_ASSIGN_OR_RETURN(
               double ns,
               collective(reduce_op, b.parameters * static_cast<double>(l.grad_sync_bytes)));
@@ -252,7 +257,14 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
         }
       }
     }
-    out.last_backward.push_back(maker.graph().processors[compute].nodes.back());
+    const uint32_t backward_end = maker.graph().processors[compute].nodes.back();
+    out.last_backward.push_back(backward_end);
+    for (const double parameters : deferred) {
+      LUMOS_ASSIGN_OR_RETURN(
+          double ns, collective(reduce_op, parameters * static_cast<double>(l.grad_sync_bytes)));
+      maker.Wait(backward_end,
+                 maker.Add(dp_stream[s], "dp_gradient_reduce", ns, WorkClass::kCommunication));
+    }
     // The memory model counts the end stages' extras exactly (position embeddings, the final
     // norm): its figure where it has one, as the fast path's optimizer takes it.
     const std::vector<models::StageMemory>& stages = work.memory.stages;
@@ -265,6 +277,20 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     const std::vector<uint32_t>& reduced = maker.graph().processors[dp_stream[s]].nodes;
     if (!reduced.empty()) maker.Wait(reduced.back(), optimizer);
     out.optimizer_node.push_back(optimizer);
+    uint32_t end = optimizer;
+    if (gathers && !l.dp_overlap) {  // The updated weights gathered before the step ends.
+      uint32_t gathered = kNoNode;
+      for (int64_t c = 0; c < vp; ++c) {
+        for (const Bucket& b : buckets_of(c * pp + s)) {
+          LUMOS_ASSIGN_OR_RETURN(double ns, collective(CollectiveOp::kAllGather, 2 * b.parameters));
+          gathered = maker.Add(dp_stream[s], "dp_weight_all_gather", ns, WorkClass::kCommunication);
+          maker.Wait(optimizer, gathered);
+        }
+      }
+      end = maker.Add(compute, "weights_gathered", 0, WorkClass::kCommunication);
+      maker.Wait(gathered, end);
+    }
+    out.end_node.push_back(end);
   }
 
   // The sends, in each stage's order of passes: forward to the next virtual stage, backward to
@@ -306,22 +332,26 @@ StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout
   }
   SimulatedStep out;
   out.nodes = g.nodes.size();
-  for (size_t s = 0; s < built.optimizer_node.size(); ++s) {
-    const uint32_t optimizer = built.optimizer_node[s];
-    if (s > 0 && r.end_ns[optimizer] <= out.step_ns) continue;
-    out.step_ns = static_cast<double>(r.end_ns[optimizer]);
+  for (size_t s = 0; s < built.end_node.size(); ++s) {
+    const uint32_t end = built.end_node[s];
+    if (s > 0 && r.end_ns[end] <= out.step_ns) continue;
+    out.step_ns = static_cast<double>(r.end_ns[end]);
     out.stage = static_cast<int64_t>(s);
   }
   const auto stage = static_cast<size_t>(out.stage);
   double busy = 0;
   for (uint32_t node : g.processors[built.compute_stream[stage]].nodes) {
-    if (node != built.optimizer_node[stage]) busy += static_cast<double>(g.nodes[node].duration_ns);
+    if (node != built.optimizer_node[stage] && node != built.end_node[stage]) {
+      busy += static_cast<double>(g.nodes[node].duration_ns);
+    }
   }
   const auto backward_end = static_cast<double>(r.end_ns[built.last_backward[stage]]);
   const uint32_t optimizer = built.optimizer_node[stage];
   out.busy_ns = busy;
   out.idle_ns = backward_end - busy;
-  out.dp_exposed_ns = static_cast<double>(r.start_ns[optimizer]) - backward_end;
+  // Before the optimizer (the gradients' reduction) and after it (ZeRO's gathers, no overlap).
+  out.dp_exposed_ns = static_cast<double>(r.start_ns[optimizer]) - backward_end +
+                      static_cast<double>(r.end_ns[built.end_node[stage]] - r.end_ns[optimizer]);
   out.optimizer_ns = static_cast<double>(r.end_ns[optimizer] - r.start_ns[optimizer]);
   return out;
 }

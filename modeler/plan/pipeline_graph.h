@@ -21,7 +21,8 @@
 //            updated weights gathered bucket by bucket at the step's start, each layer's first
 //            forward waiting for its bucket (Megatron's overlapped parameter gather); with
 //            ZeRO 3 every layer's weights gathered before each of its passes, at most two layers
-//            ahead.
+//            ahead. Without dp_overlap (Megatron-LM before 2023) the buckets are reduced after
+//            the stage's last backward and ZeRO 1-2's weights gathered after the optimizer.
 // No host threads: launches never late (a GPU-bound job). Sizes are bounded before anything is
 // allocated (kMaxPipelineNodes: one clear error naming the count).
 // Threading: pure functions; each call builds and simulates its own graph.
@@ -55,6 +56,8 @@ struct PipelineGraph {
   ExecutionGraph graph;
   std::vector<uint32_t> compute_stream;  // Per stage: its compute stream's processor.
   std::vector<uint32_t> optimizer_node;  // Per stage.
+  std::vector<uint32_t> end_node;        // Per stage: its last node (the optimizer, or after it
+                                         // the gathered weights without dp_overlap).
   std::vector<uint32_t> last_backward;   // Per stage: the last node of its last backward pass.
 };
 

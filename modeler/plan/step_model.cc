@@ -24,9 +24,8 @@ const std::vector<std::string>& StepAssumptions() {
       "ZeRO 1-2: the weights' all-gather hidden behind the first micro-batch's forward",
       "ZeRO 3: the weights gathered before every forward and backward, hidden behind them",
       "Adam: 32 bytes a parameter of the GPU's shard",
-      "FP8: each GEMM's input and output gradient cast with its transpose (4 bytes an element), "
-      "the weights once a step",
-      "attention fused (flash), causal, bf16",
+      "FP8: GEMM inputs and output gradients cast with transposes; weights once a step",
+      "attention fused (flash), causal, bf16 (flash_attention=0: unfused, pass_work.h)",
   };
   return *lines;
 }
@@ -100,8 +99,10 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
                              TimeCollective(costs, CollectiveOp::kAllReduce, grads, l.dp, nodes));
     }
     out.dp_comm_ns = reduce + gather;
-    out.dp_exposed_ns = std::max(0.0, reduce - out.backward_ns / static_cast<double>(l.vp)) +
-                        std::max(0.0, gather - out.forward_ns / static_cast<double>(l.vp));
+    out.dp_exposed_ns = l.dp_overlap
+                            ? std::max(0.0, reduce - out.backward_ns / static_cast<double>(l.vp)) +
+                                  std::max(0.0, gather - out.forward_ns / static_cast<double>(l.vp))
+                            : reduce + gather;
   }
   const double shard =
       static_cast<double>(parameters) / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);

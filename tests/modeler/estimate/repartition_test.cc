@@ -80,7 +80,7 @@ TEST(RepartitionTest, TheTextSaysWhatItRestsOn) {
   for (const char* says :
        {"measured  tp=1 pp=1 dp=1 mbs=8", "asked     tp=2 pp=2 dp=2 mbs=8 gbs=64", "(8 GPUs)",
         "the GPU was busy", "step graph, simulated s",
-        "assumptions:", "slow path: one GPU per pipeline stage"}) {
+        "assumptions:", "slow path: one GPU a pipeline stage"}) {
     EXPECT_NE(r.out.find(says), std::string::npos) << says << "\n" << r.out;
   }
   const auto sweep = RunCommand(LumosModelBinary() + " estimate " + GptLumos() + kGptLumosBase +

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <map>
+#include <memory>
 #include <string>
 
 #include "modeler/models/costs/cost_inputs.h"
@@ -97,21 +99,25 @@ TEST(LayoutTest, EnumerationKeepsOnlyLayoutsThatCanExist) {
   }
 }
 
-// The cost model of the shared measured tables, fitted once.
+// The cost model of the shared measured tables, fitted once, on each GPU asked for.
 const GptCosts& SharedCosts(const models::GpuSpec& gpu) {
-  static std::unique_ptr<GptCosts> costs = [&] {
-    const models::SpecTable& specs = models::SpecTable::Builtin();
+  static auto* const model = [] {
     TempDir dir;
     const auto fit = RunCommand(LumosModelBinary() + " costs fit " + LUMOS_SOURCE_DIR +
                                 "/../shared/data/costs -o " + dir.File("costs.json"));
     EXPECT_EQ(fit.exit_code, 0) << fit.err;
-    StatusOr<models::CostModel> model = models::ReadCostModel(dir.File("costs.json"));
-    EXPECT_TRUE(model.ok()) << model.status().message();
-    StatusOr<std::unique_ptr<GptCosts>> made =
-        GptCosts::Make(gpu, specs, model.ok() ? std::move(*model) : models::CostModel{});
-    EXPECT_TRUE(made.ok());
-    return made.ok() ? std::move(*made) : nullptr;
+    StatusOr<models::CostModel> read = models::ReadCostModel(dir.File("costs.json"));
+    EXPECT_TRUE(read.ok()) << read.status().message();
+    return new models::CostModel(read.ok() ? std::move(*read) : models::CostModel{});
   }();
+  static auto* const by_gpu = new std::map<std::string, std::unique_ptr<GptCosts>>;
+  std::unique_ptr<GptCosts>& costs = (*by_gpu)[gpu.name];
+  if (costs == nullptr) {
+    StatusOr<std::unique_ptr<GptCosts>> made =
+        GptCosts::Make(gpu, models::SpecTable::Builtin(), *model);
+    EXPECT_TRUE(made.ok());
+    if (made.ok()) costs = std::move(*made);
+  }
   return *costs;
 }
 
@@ -151,6 +157,36 @@ TEST(StepModelTest, MlperfGpt3OnH100TheContrastAndTheBound) {
   EXPECT_NEAR(small / large, 11.07 / 1.629, 0.10 * 11.07 / 1.629);
   EXPECT_NEAR(small, 11.07, 0.20 * 11.07);
   EXPECT_NEAR(large, 1.629, 0.20 * 1.629);
+}
+
+// Narayanan et al., SC'21, Table 1 (scripts/validate-plan-megatron.sh scores all ten rows): the
+// 145.6B model (96 heads, hidden 12288, 80 layers) on 1,536 A100s, tp 8, pp 8, batch 2304, at
+// 148 TFLOP/s a GPU: 24.82 s a step by the paper's FLOP count. With that code's settings (full
+// recomputation, gradients all-reduced after the backward in 16 bits, attention unfused) the
+// fast path is within 15 % (today -9.8 %); the same layout with today's flash attention and
+// overlapped reduction is faster still.
+TEST(StepModelTest, MegatronSc21OnA100) {
+  PlanSetup setup;
+  setup.gpu = models::SpecTable::Builtin().FindGpu("A100-SXM4-80GB");
+  StatusOr<models::NetworkSpec> net = models::SpecTable::Builtin().ResolveNetwork("ib200");
+  ASSERT_TRUE(net.ok() && setup.gpu != nullptr);
+  setup.net = *net;
+  StatusOr<ModelSpec> spec =
+      ParseModelSpec("gpt:layers=80,hidden=12288,heads=96,seq=2048,vocab=51200");
+  ASSERT_TRUE(spec.ok());
+  auto step = [&](const std::string& set) {
+    Layout l;
+    EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
+    StatusOr<StepEstimate> e = EstimateStep(*spec, l, SharedCosts(*setup.gpu), setup);
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    return e.ok() ? e->step_ns / 1e9 : 0;
+  };
+  const std::string layout = "tp=8,pp=8,vp=2,dp=24,mbs=1,gbs=2304,recompute=full";
+  const double then = step(layout + ",dp_overlap=0,grad_sync_bytes=2,flash_attention=0");
+  std::printf("145.6B on 1536 A100s: %.3f s (published 24.817 s)\n", then);
+  EXPECT_NEAR(then, 24.817, 0.15 * 24.817);
+  EXPECT_LT(step(layout + ",dp_overlap=0,grad_sync_bytes=2"), then);
+  EXPECT_LT(step(layout + ",grad_sync_bytes=2,flash_attention=0"), then);
 }
 
 // What each knob does, whatever the costs: interleaving shrinks the bubble, more micro-batches
