@@ -32,3 +32,7 @@ else()
   set(LUMOS_HAVE_CUDA OFF)
   message(STATUS "Lumos: no CUDA under ${LUMOS_CUDA_ROOT}; building the CPU-only parts")
 endif()
+
+# RE2 for users' patterns (modeler/io/name_pattern.h): linear-time matching of untrusted names.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libprotobuf-dev protobuf-compiler
   libzstd-dev zstd
-  libsimdjson-dev zlib1g-dev
+  libsimdjson-dev zlib1g-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy git
 )

@@ -21,16 +21,15 @@ std::optional<size_t> Ordinal(std::string_view text) {
 }  // namespace
 
 bool MayMarkIteration(std::string_view name, bool step, const AnalysisOptions& options) {
-  if (options.iteration) return std::regex_search(name.begin(), name.end(), *options.iteration);
+  if (options.iteration) return options.iteration->Search(name);
   return step || IsStepName(name);
 }
 
 Status SetIterationPattern(const std::string& pattern, AnalysisOptions* options) {
-  try {
-    options->iteration = std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return Status::Error("--iteration '" + pattern + "': " + e.what());
-  }
+  StatusOr<NamePattern> regex = NamePattern::Compile(pattern);
+  if (!regex.ok())
+    return Status::Error("--iteration '" + pattern + "': " + regex.status().message());
+  options->iteration = std::move(regex).value();
   options->iteration_pattern = pattern;
   return Status::Ok();
 }

@@ -8,11 +8,11 @@
 
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
+#include "modeler/io/name_pattern.h"
 
 namespace lumos::modeler {
 
@@ -29,9 +29,9 @@ struct IterationChoice {
 };
 
 struct AnalysisOptions {
-  std::optional<std::regex> iteration;  // Range names that mark iterations.
-  std::string iteration_pattern;        // Its text, for the report.
-  IterationChoice choice;               // --iterations.
+  std::optional<NamePattern> iteration;  // Range names that mark iterations.
+  std::string iteration_pattern;         // Its text, for the report.
+  IterationChoice choice;                // --iterations.
   int64_t bin_ns = 1'000'000;
   size_t top = 10;
   // Times and breakdowns only: no busy series, critical path or top lists (an estimate sweep's
@@ -39,7 +39,7 @@ struct AnalysisOptions {
   bool summary_only = false;
 };
 
-// Sets `options`' iteration pattern from --iteration's text (ECMAScript); an invalid regex is an
+// Sets `options`' iteration pattern from --iteration's text (RE2); an invalid regex is an
 // error naming it. Every command with --iteration reads it this way.
 Status SetIterationPattern(const std::string& pattern, AnalysisOptions* options);
 

@@ -35,11 +35,11 @@ StatusOr<ReplayScale> ParseScale(const std::string& spec) {
   } else if (target.rfind("kernel:", 0) == 0) {
     w.kind = ReplayScale::Kind::kKernel;
     w.pattern = target.substr(7);
-    try {
-      w.regex = std::regex(w.pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return Status::Error("--scale '" + spec + "': bad regular expression: " + e.what());
+    StatusOr<NamePattern> regex = NamePattern::Compile(w.pattern);
+    if (!regex.ok()) {
+      return Status::Error("--scale '" + spec + "': " + regex.status().message());
     }
+    w.regex = std::move(regex).value();
   } else {
     return Status::Error("--scale '" + spec + "': unknown target '" + target +
                          "' (kernel:REGEX, comm or host)");
@@ -55,7 +55,7 @@ Scenario ApplyReplayScales(const ExecutionGraph& g, Scenario s,
         for (size_t n = 0; n < g.nodes.size(); ++n) {
           const Node& node = g.nodes[n];
           if (node.kind == NodeKind::kKernel && node.work == WorkClass::kCompute &&
-              std::regex_search(node.name.begin(), node.name.end(), w.regex)) {
+              w.regex.Search(node.name)) {
             s.duration_ns[n] = Scale(s.duration_ns[n], w.factor);
           }
         }

@@ -1,7 +1,7 @@
 // Design: `lumos-model replay`'s what-ifs (--scale, --drop-gaps; estimation's rewrites of the
 // graph are modeler/whatif/), durations scaled in a Scenario before the simulation (the graph
 // itself stays as measured):
-//   kernel:REGEX=F  durations of kernels whose name matches REGEX (ECMAScript, search) times F;
+//   kernel:REGEX=F  durations of kernels whose name matches REGEX (RE2, searched) times F;
 //   comm=F          collective transfer times (and NCCL kernels outside any matched
 //                   collective) times F; waiting for peers is not scaled, it emerges;
 //   host=F          host API call durations, host gaps (thread order and handoff) and sync
@@ -12,12 +12,12 @@
 // Threading: pure functions.
 #pragma once
 
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "modeler/graph/execution_graph.h"
+#include "modeler/io/name_pattern.h"
 #include "modeler/sim/simulator.h"
 
 namespace lumos::modeler {
@@ -26,7 +26,7 @@ struct ReplayScale {
   enum class Kind { kKernel, kComm, kHost };
   Kind kind = Kind::kKernel;
   std::string pattern;  // kKernel: the regex text.
-  std::regex regex;
+  NamePattern regex;
   double factor = 1.0;
 };
 

@@ -166,12 +166,7 @@ StatusOr<JobStructure> RecoverStructure(const Job& job, const ExecutionGraph& g,
   }
   AnalysisOptions analysis;
   if (!options.iteration_pattern.empty()) {
-    try {
-      analysis.iteration = std::regex(options.iteration_pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return Status::Error("--iteration '" + options.iteration_pattern + "': " + e.what());
-    }
-    analysis.iteration_pattern = options.iteration_pattern;
+    LUMOS_RETURN_IF_ERROR(SetIterationPattern(options.iteration_pattern, &analysis));
   }
   JobStructure out;
   out.nodes.resize(g.nodes.size());

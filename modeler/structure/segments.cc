@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <regex>
 
+#include "modeler/io/name_pattern.h"
 #include "modeler/structure/structure_internal.h"
 
 namespace lumos::modeler::structure::internal {
@@ -99,14 +99,15 @@ bool IsLayerRangeName(std::string_view name) {
   // A module path ending in its layer's index (Megatron / NeMo "decoder.layers.3", "layers.3",
   // "layer_3", Hugging Face "model.layers.3", GPT-2's "transformer.h.3"), or a layer class
   // (PyTorch profiler module ranges: "nn.Module: ParallelTransformerLayer_3").
-  static const std::regex kPath(R"((^|[^A-Za-z0-9])(layers?|h|blocks?)[._]?\d+$)",
-                                std::regex::ECMAScript | std::regex::icase);
-  static const std::regex kClass(
-      R"((TransformerLayer|TransformerBlock|DecoderLayer|EncoderLayer|GPT2Block|BertLayer)(_\d+)?$)",
-      std::regex::ECMAScript);
+  static const NamePattern kPath =
+      NamePattern::Compile(R"((^|[^A-Za-z0-9])(layers?|h|blocks?)[._]?\d+$)", /*ignore_case=*/true)
+          .value();
+  static const NamePattern kClass =
+      NamePattern::Compile(
+          R"((TransformerLayer|TransformerBlock|DecoderLayer|EncoderLayer|GPT2Block|BertLayer)(_\d+)?$)")
+          .value();
   if (name.size() > 512) return false;
-  return std::regex_search(name.begin(), name.end(), kPath) ||
-         std::regex_search(name.begin(), name.end(), kClass);
+  return kPath.Search(name) || kClass.Search(name);
 }
 
 bool IsLayerGemm(const Node& node, models::KernelClass c) {

@@ -9,12 +9,12 @@
 #pragma once
 
 #include <cstdint>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "modeler/io/name_pattern.h"
 
 namespace lumos::modeler::models {
 class SpecTable;
@@ -47,8 +47,8 @@ struct GptConfig {
   int64_t slow_rank = -1;  // This rank's kernels and memsets take slow_rank_factor as long.
   double slow_rank_factor = 1.0;
   struct KernelScale {
-    std::string pattern;  // ECMAScript, searched in the kernel name.
-    std::regex regex;
+    std::string pattern;  // RE2, searched in the kernel name.
+    NamePattern regex;
     double factor = 1.0;
   };
   std::vector<KernelScale> kernel_scales;  // Kernels whose name matches (factors multiply).

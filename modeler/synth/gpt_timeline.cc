@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 
 #include "modeler/trace/gemm_orientation.h"
 
@@ -105,7 +104,7 @@ double GptTimeline::Slowdown(int32_t r, std::string_view name) {
   auto [it, added] = kernel_factor_.try_emplace(name.data(), 1.0);
   if (added) {
     for (const GptConfig::KernelScale& scale : config_.kernel_scales) {
-      if (std::regex_search(name.begin(), name.end(), scale.regex)) it->second *= scale.factor;
+      if (scale.regex.Search(name)) it->second *= scale.factor;
     }
   }
   return it->second * (r == config_.slow_rank ? config_.slow_rank_factor : 1.0);

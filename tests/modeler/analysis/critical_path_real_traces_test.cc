@@ -114,7 +114,7 @@ TEST_P(RealTraceCriticalPathTest, PathTilesEveryIteration) {
   // Iterations detected from the kernel stream (no range matches), with GPU boundaries where
   // kernels have no launch call (rank0's CUDA graphs).
   AnalysisOptions detected;
-  detected.iteration = std::regex("^no such range$");
+  ASSERT_TRUE(SetIterationPattern("^no such range$", &detected).ok());
   ExpectPathsTile(AnalyzeIterations(*job, graph, sim, detected), GetParam().trace, false);
   // A replay that differs from the measurement (the measured GPU queueing dropped).
   const SimResult explained = Simulate(graph, DependenciesOnlyScenario(graph));

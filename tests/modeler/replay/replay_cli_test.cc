@@ -45,7 +45,7 @@ TEST(ReplayCliTest, HelpAndArgumentErrors) {
   EXPECT_EQ(Replay({}).code, 2);
   CliRun scale = Replay({Example(), "--scale", "kernel:(=2"});
   EXPECT_EQ(scale.code, 2);
-  EXPECT_NE(scale.err.find("bad regular expression"), std::string::npos);
+  EXPECT_NE(scale.err.find("not a valid regular expression"), std::string::npos);
   EXPECT_EQ(Replay({Example(), "--iteration"}).code, 2);
   EXPECT_EQ(Replay({Example(), "--bogus"}).code, 2);
 }
