@@ -97,43 +97,6 @@ std::optional<int64_t> ParseInt64(std::string_view text) {
   return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
 }
 
-std::optional<uint64_t> ParseSizeBytes(std::string_view text) {
-  text = TrimSpaces(text);
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 19) return std::nullopt;
-  uint64_t value = 0;
-  for (size_t i = 0; i < digits; ++i) value = value * 10 + static_cast<uint64_t>(text[i] - '0');
-  std::string suffix = ToLowerAscii(TrimSpaces(text.substr(digits)));
-  int shift = 0;
-  if (!suffix.empty()) {
-    std::string_view rest = std::string_view(suffix).substr(1);
-    switch (suffix.front()) {
-      case 'b':  // A bare "B": bytes.
-        if (!rest.empty()) return std::nullopt;
-        break;
-      case 'k':
-        shift = 10;
-        break;
-      case 'm':
-        shift = 20;
-        break;
-      case 'g':
-        shift = 30;
-        break;
-      case 't':
-        shift = 40;
-        break;
-      default:
-        return std::nullopt;
-    }
-    if (shift > 0 && !rest.empty() && rest != "b" && rest != "ib") return std::nullopt;
-  }
-  constexpr uint64_t kMax = uint64_t{1} << 62;
-  if (value > (kMax >> shift)) return std::nullopt;
-  return value << shift;
-}
-
 std::string QuoteForLog(std::string_view text) {
   constexpr size_t kMaxBytes = 64;
   std::string out = "'";

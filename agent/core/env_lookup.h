@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/memory_budget.h"
+
 namespace lumos::agent {
 
 // Returns the value of an environment variable, or nullopt when it is not set.
@@ -28,10 +30,8 @@ std::vector<std::string> ProcessEnvNames(std::string_view prefix = "LUMOS_");
 
 namespace internal {
 
-// A byte size: decimal digits, optionally followed by K, M, G or T (binary multiples, any case),
-// optionally followed by "B" or "iB": "65536", "64K", "64KiB", "1m", "2GB". nullopt when
-// malformed or above 2^62.
-std::optional<uint64_t> ParseSizeBytes(std::string_view text);
+// A byte size ("64K", "2GB"): base/memory_budget.h's, shared with the modeler's --max-memory.
+using ::lumos::ParseSizeBytes;
 // A decimal integer with an optional leading '-'; nullopt when malformed or out of range.
 std::optional<int64_t> ParseInt64(std::string_view text);
 // A non-negative decimal "D[.F]" (digits, optionally a point and at most `decimals` digits)

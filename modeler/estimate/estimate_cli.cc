@@ -8,6 +8,7 @@
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "base/cli/progress.h"
+#include "base/memory_budget.h"
 #include "modeler/estimate/estimate_report.h"
 #include "modeler/estimate/repartition.h"
 #include "modeler/graph/clock_alignment.h"
@@ -55,7 +56,7 @@ constexpr const char kExitStatus[] =
 int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::vector<std::string> inputs;
   std::string set_text, base_text, sweep_text, costs_file, net_name = models::kDefaultNetwork;
-  std::string timeline, job_name, iteration, iterations_text, window_name;
+  std::string timeline, job_name, iteration, iterations_text, window_name, max_memory_text;
   bool json = false, job_given = false, window_given = false, set_given = false,
        sweep_given = false;
   bool base_given = false, costs_given = false, gpu_given = false;
@@ -65,7 +66,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
       "lumos-model estimate",
       "FILE|DIR|GLOB... --set K=V,... [--base K=V,...] [--sweep 'K=V1,V2;K2=...']\n"
       "                            [--costs MODEL.json] [--gpu NAME] [--net NAME] [--json]\n"
-      "                            [--timeline OUT.json]");
+      "                            [--timeline OUT.json] [--max-memory SIZE]");
   parser.Description(kDescription)
       .String("--set", "K=V,...", "the setup to estimate (keys above)", &set_text)
       .Given(&set_given)
@@ -104,6 +105,11 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
               "e.g. 20261204T144812Z; default: the first, said in a warning)",
               &window_name)
       .Given(&window_given)
+      .String("--max-memory", "SIZE",
+              "the memory an estimate may plan to use (e.g. 64G; default: half of this "
+              "machine's, less under ulimit -v); a configuration whose rewritten graph needs "
+              "more is refused before anything is allocated",
+              &max_memory_text)
       .Flag("--json", "print the estimate as JSON instead of text", &json)
       .String("--timeline", "OUT.json",
               "write the replayed and the estimated timelines side by side (Perfetto)", &timeline)
@@ -113,6 +119,15 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   if (!set_given && !sweep_given) return parser.UsageError(err, "give --set or --sweep");
   if (sweep_given && !timeline.empty()) {
     return parser.UsageError(err, "--timeline shows one estimate: not with --sweep");
+  }
+  uint64_t max_memory = DefaultMemoryBudget();
+  if (!max_memory_text.empty()) {
+    std::optional<uint64_t> parsed = ParseSizeBytes(max_memory_text);
+    if (!parsed || *parsed == 0) {
+      return parser.UsageError(
+          err, "--max-memory '" + max_memory_text + "': expected a size such as 512M, 64G or 2T");
+    }
+    max_memory = *parsed;
   }
   // Settings first: a bad one is exit 2 before any file is read.
   whatif::SettingList set;
@@ -235,13 +250,41 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
     return outcome.Finish();
   }
   // Every configuration is checked before any is run: a bad one is exit 2 with nothing printed.
+  // Configurations run on up to one thread per core, each holding its own rewritten graph: the
+  // largest ones together must fit in the memory budget.
+  const size_t threads = std::min<size_t>(
+      configurations.size(), std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
   for (const whatif::SettingList& c : configurations) {
     StatusOr<Plan> plan = MakePlan({ctx.structure, ctx.specs, ctx.source_gpu, ctx.source_net}, c);
+    const std::string where =
+        configurations.size() > 1 ? " (configuration " + whatif::FormatSettings(c) + ")" : "";
     if (!plan.ok()) {
       progress.Clear();
-      const std::string where =
-          configurations.size() > 1 ? " (configuration " + whatif::FormatSettings(c) + ")" : "";
       return parser.UsageError(err, plan.status().message() + where);
+    }
+    const double nodes = ProjectedNodes(ctx, *plan);
+    const double bytes = nodes * kBytesPerEstimatedNode * static_cast<double>(threads);
+    if (nodes > static_cast<double>(whatif::kMaxRewrittenNodes) ||
+        bytes > static_cast<double>(max_memory)) {
+      progress.Clear();
+      char count[32];
+      std::snprintf(count, sizeof(count), "%.3g", nodes);
+      const std::string per_thread =
+          threads > 1 ? " for " + std::to_string(threads) + " configurations at once" : "";
+      std::string why =
+          nodes > static_cast<double>(whatif::kMaxRewrittenNodes)
+              ? "more than the " + std::to_string(whatif::kMaxRewrittenNodes) + " a graph can hold"
+              : "about " + FormatBytes(bytes) + " at " +
+                    std::to_string(static_cast<int>(kBytesPerEstimatedNode)) + " B a node" +
+                    per_thread + ", more than the limit of " + FormatBytes(max_memory) +
+                    (max_memory_text.empty()
+                         ? " (the default, half of this machine's memory; --max-memory)"
+                         : " (--max-memory)");
+      return parser.UsageError(err, whatif::FormatSettings(c) +
+                                        ": the estimated job's graph "
+                                        "would have " +
+                                        count + " nodes (measured: " +
+                                        std::to_string(ctx.graph->nodes.size()) + "): " + why);
     }
   }
   // Configurations run on up to one thread per core (each holds its own scenario and
@@ -261,8 +304,6 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
       }
     }
   };
-  const size_t threads = std::min<size_t>(
-      configurations.size(), std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
   progress.Step("estimating");
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker, false);

@@ -294,6 +294,29 @@ Summary BaseSummary(const EstimateContext& ctx, const Plan& plan) {
   return s;
 }
 
+double ProjectedNodes(const EstimateContext& ctx, const Plan& plan) {
+  const auto measured = static_cast<double>(ctx.graph->nodes.size());
+  double nodes = measured;
+  for (const whatif::StepCopies& step : plan.layer_steps) {
+    nodes += (static_cast<double>(step.copies) - 1) * static_cast<double>(step.nodes.size());
+  }
+  const double growth = measured > 0 ? nodes / measured : 1;
+  for (const Plan::MicroBatchStep& step : plan.micro_batch_steps) {
+    double segment = 0;
+    for (const structure::RankStructure& rank : ctx.structure->ranks) {
+      for (const structure::Segment& seg : rank.phases) {
+        if (seg.iteration != step.iteration || seg.micro_batch != step.micro_batch) continue;
+        if (seg.phase != structure::Phase::kForward && seg.phase != structure::Phase::kBackward) {
+          continue;
+        }
+        segment += static_cast<double>(seg.nodes.size());
+      }
+    }
+    nodes += (static_cast<double>(step.copies) - 1) * segment * growth;
+  }
+  return std::max(nodes, 0.0);
+}
+
 StatusOr<EstimateResult> RunEstimate(const EstimateContext& ctx,
                                      const whatif::SettingList& settings,
                                      const RunOptions& options) {

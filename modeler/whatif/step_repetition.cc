@@ -25,6 +25,14 @@ class Rewriter {
 
   StatusOr<RewrittenGraph> Run() {
     if (Status s = IndexSteps(); !s.ok()) return s;
+    // Node ids are 32-bit: a rewrite past kMaxRewrittenNodes is refused before any is assigned.
+    uint64_t total = 0;
+    for (uint32_t n = 0; n < g_.nodes.size(); ++n) total += Copies(n);
+    if (total > kMaxRewrittenNodes) {
+      return Status::Error("the rewritten graph would have " + std::to_string(total) +
+                           " nodes, more than the " + std::to_string(kMaxRewrittenNodes) +
+                           " a graph can hold");
+    }
     AssignIds();
     EmitNodes();
     EmitEdges();

@@ -44,6 +44,10 @@
 
 namespace lumos::modeler::whatif {
 
+// The most nodes a rewritten graph may have (ids are uint32_t, kNoNode reserved; callers check
+// their memory budget long before this).
+inline constexpr uint64_t kMaxRewrittenNodes = uint64_t{1} << 31;
+
 struct StepCopies {
   std::vector<uint32_t> nodes;  // The step's nodes on every rank (graph ids, any order).
   uint32_t copies = 1;          // 0: removed; 1: kept as is; N: the original and N - 1 copies.

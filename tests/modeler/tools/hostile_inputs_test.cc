@@ -105,5 +105,75 @@ TEST(HostileInputsTest, APatternRE2CannotCompileIsOneLineAndExit2) {
   EXPECT_NE(big.err.find("compiles to more than 8 MiB"), std::string::npos) << big.err;
 }
 
+std::string EstBase() {
+  return std::string(LUMOS_SOURCE_DIR) + "/../shared/data/traces/h200-pytorch/est-base.pb.zst";
+}
+
+constexpr const char* kEstBaseSetup =
+    " --iteration '^step$' --gpu H200-SXM-141GB --base layers=4,hidden=1024,ffn=4096,heads=16,"
+    "seq=1024,mbs=4,micro_batches=1,world=1,dp=1,tp=1,pp=1";
+
+// --set micro_batches=1000000 on est-base grew past 24 GB until the kernel killed it, and
+// layers=2147483647 was a SIGSEGV. The rewritten graph's size is projected before anything is
+// allocated and checked against the node-id range and the memory budget.
+TEST(HostileInputsTest, EstimateSizesAreBoundedBeforeAnyAllocation) {
+  const CommandResult batches =
+      RunBounded("estimate " + EstBase() + kEstBaseSetup + " --set micro_batches=1000000");
+  EXPECT_EQ(batches.exit_code, 2);
+  EXPECT_NE(batches.err.find("micro_batches=1000000: the estimated job's graph would have "
+                             "2.52e+10 nodes (measured: 27521): more than the 2147483648 a "
+                             "graph can hold"),
+            std::string::npos)
+      << batches.err;
+  const CommandResult layers =
+      RunBounded("estimate " + EstBase() + kEstBaseSetup + " --set layers=2147483647");
+  EXPECT_EQ(layers.exit_code, 2) << layers.err;
+  EXPECT_NE(layers.err.find("layers=2147483647: the estimated job's graph would have 1.32e+13"),
+            std::string::npos)
+      << layers.err;
+  const CommandResult limited =
+      RunBounded("estimate " + EstBase() + kEstBaseSetup + " --set layers=64 --max-memory 10M");
+  EXPECT_EQ(limited.exit_code, 2);
+  EXPECT_NE(limited.err.find("layers=64: the estimated job's graph would have 3.97e+05 nodes "
+                             "(measured: 27521): about 194.0 MiB at 512 B a node, more than "
+                             "the limit of 10.0 MiB (--max-memory)"),
+            std::string::npos)
+      << limited.err;
+  // A sweep's configurations are each checked, and the one over the limit is named.
+  const CommandResult sweep = RunBounded("estimate " + EstBase() + kEstBaseSetup +
+                                         " --sweep 'layers=8,64' --max-memory 100M");
+  EXPECT_EQ(sweep.exit_code, 2);
+  // (Two configurations at once where there are two cores or more; one on one core.)
+  EXPECT_NE(sweep.err.find("estimate: layers=64: the estimated job's graph would have 3.97e+05 "
+                           "nodes (measured: 27521): about "),
+            std::string::npos)
+      << sweep.err;
+  EXPECT_NE(sweep.err.find("more than the limit of 100.0 MiB (--max-memory)"), std::string::npos)
+      << sweep.err;
+  EXPECT_EQ(RunBounded("estimate " + EstBase() + kEstBaseSetup +
+                       " --set layers=1 --max-memory "
+                       "lots")
+                .exit_code,
+            2);
+  // What fits still runs.
+  const CommandResult fits =
+      RunBounded("estimate " + EstBase() + kEstBaseSetup + " --set layers=8 --max-memory 1G");
+  EXPECT_EQ(fits.exit_code, 0) << fits.err;
+}
+
+// Under an address-space limit the default budget follows it: refused with exit 2, never killed
+// halfway (a 2 GiB ulimit -v leaves 1.5 GiB; micro_batches=1000 needs ~14 GiB).
+TEST(HostileInputsTest, EstimateUnderUlimitRefusesInsteadOfDying) {
+  const CommandResult r =
+      RunCommand("ulimit -v 2097152; timeout -s KILL 60 " + LumosModelBinary() + " estimate " +
+                 EstBase() + kEstBaseSetup + " --set micro_batches=1000");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("more than the limit of 1.5 GiB (the default"), std::string::npos) << r.err;
+  const CommandResult fits =
+      RunCommand("ulimit -v 2097152; timeout -s KILL 60 " + LumosModelBinary() + " estimate " +
+                 EstBase() + kEstBaseSetup + " --set micro_batches=4");
+  EXPECT_EQ(fits.exit_code, 0) << fits.err;
+}
+
 }  // namespace
 }  // namespace lumos::modeler
