@@ -45,7 +45,7 @@ constexpr const char kDescription[] =
 
 constexpr const char kExitStatus[] =
     "exit status: 0 estimated from sound input; 1 an input is unreadable (skipped), has a\n"
-    "damaged tail or no trailer (estimated from what was read; one line on stderr per file),\n"
+    "damaged frames or no trailer (estimated from what was read; one line on stderr per file),\n"
     "nothing could be read, the trace's GPU is not in the specs, or an output could not be\n"
     "written; 2 bad arguments. Bad arguments include an unknown key, a value that is not a\n"
     "number, dp not dividing the world, heads not dividing hidden, a GPU the specs do not\n"

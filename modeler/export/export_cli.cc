@@ -25,7 +25,7 @@ constexpr const char kEpilogue[] =
     "Ranges that overlap without nesting go to an \"(overlap N)\" row below their own.\n"
     "Times are µs from metadata.lumos.time_origin_ns, with ns precision.\n"
     "\n"
-    "exit status: 0 ok; 1 an input is unreadable (skipped), has a damaged tail or no trailer (the\n"
+    "exit status: 0 ok; 1 an input is unreadable (skipped), has damaged frames or no trailer (the\n"
     "rest, and its readable part, is still exported; one line on stderr per file names it), or\n"
     "an output could not be written; 2 bad arguments.";
 

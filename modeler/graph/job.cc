@@ -153,7 +153,7 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
                                               "used): "
                                             : " is cut short: ") +
                         result.damage.message());
-    problems->push_back(result.damage.message() + " (what precedes it is used)");
+    problems->push_back(result.damage.message() + " (the intact frames are used)");
   } else if (!result.has_trailer) {
     warnings->push_back("rank " + std::to_string(rank->rank) + " has no trailer: " + rank->path +
                         " was not closed by its writer (killed, or still being written?)");

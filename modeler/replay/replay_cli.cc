@@ -38,7 +38,7 @@ constexpr const char kDescription[] =
 
 constexpr const char kExitStatus[] =
     "exit status: 0 replayed from sound input; 1 an input is unreadable (skipped: its rank is\n"
-    "missing), has a damaged tail or no trailer (replayed as far as it goes; one line on stderr\n"
+    "missing), has damaged frames or no trailer (replayed as far as it goes; one line on stderr\n"
     "per file, and the report still printed), nothing could be replayed, or an output could\n"
     "not be written; 2 bad arguments.";
 

@@ -29,7 +29,7 @@ constexpr const char kDescription[] =
 
 constexpr const char kExitStatus[] =
     "exit status: 0 every file intact and closed; 1 a file is unreadable (skipped), has a\n"
-    "damaged tail or no trailer (what could be read is still shown; one line on stderr per\n"
+    "damaged frames or no trailer (what could be read is still shown; one line on stderr per\n"
     "file), or the output could not be written; 2 bad arguments.";
 
 // A JSON string, quoted: names and paths are bytes, not necessarily UTF-8 (a file name in
@@ -155,7 +155,7 @@ void PrintText(const TraceSummary& s) {
                 static_cast<double>(s.read.file_bytes) / static_cast<double>(s.read.events));
   }
   std::printf(", %" PRIu64 " frames, %s\n", s.read.frames,
-              !s.read.damage.ok()       ? "DAMAGED TAIL (see below)"
+              !s.read.damage.ok()       ? "DAMAGED (see below)"
               : s.read.closed_cleanly() ? "closed cleanly"
                                         : "no trailer (the writer did not close it: killed?)");
 }

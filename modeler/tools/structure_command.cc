@@ -33,7 +33,7 @@ constexpr const char kDescription[] =
 
 constexpr const char kExitStatus[] =
     "exit status: 0 recovered from sound input; 1 an input is unreadable (skipped: its rank is\n"
-    "missing), has a damaged tail or no trailer (recovered as far as it goes; one line on stderr\n"
+    "missing), has damaged frames or no trailer (recovered as far as it goes; one line on stderr\n"
     "per file), nothing could be read, or the output could not be written; 2 bad arguments.\n"
     "A --base value the trace contradicts is a bad argument (the message names both).";
 

@@ -5,6 +5,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -88,6 +89,29 @@ class FrameSource {
       *size = n;
       pos_ += n;
       return Next::kFrame;
+    }
+  }
+
+  // After damage at the current position: moves to the next place a zstd frame's magic number
+  // starts (at least one byte on), reading on as needed. False when none is left in the file (or
+  // it cannot be read): the rest of the file is lost.
+  bool Resync() {
+    static constexpr uint8_t kMagic[4] = {0x28, 0xB5, 0x2F, 0xFD};  // kZstdFrameMagic, LE.
+    if (pos_ < window_.size()) ++pos_;
+    for (;;) {
+      const uint8_t* begin = window_.data() + pos_;
+      const uint8_t* end = window_.data() + window_.size();
+      const uint8_t* found = std::search(begin, end, kMagic, kMagic + 4);
+      if (found != end) {
+        pos_ += static_cast<size_t>(found - begin);
+        return true;
+      }
+      // Keep the last 3 bytes: a magic number may straddle the window's end.
+      pos_ = window_.size() >= 3 ? std::max(pos_, window_.size() - 3) : pos_;
+      if (window_offset_ + window_.size() >= file_bytes_) return false;
+      std::string ignored;
+      const size_t before = window_.size() - pos_;
+      if (!Fill(&ignored) || window_.size() <= before) return false;
     }
   }
 
@@ -316,12 +340,26 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
   PacketContext context;
   context.strings = &strings;
   Status status;
+  // Damage is noted and skipped: frames are independent (each restarts its interned strings,
+  // ids and time base), so every intact frame before and after a damaged one is read. Damage
+  // found while looking for the next frame after a damaged one is the same damaged place.
+  bool resyncing = false;
+  bool after_trailer = false;  // Stopped at data after the trailer: nothing was skipped.
+  auto note = [&](uint64_t at, const std::string& what) {
+    if (resyncing) return;
+    resyncing = true;
+    ++result->damaged_places;
+    if (result->damage_notes.size() < ReadResult::kMaxDamageNotes) {
+      result->damage_notes.push_back(Where(path_, at) + ": " + what);
+    }
+  };
 
   for (uint64_t frame_index = 0;;) {
     if (result->has_trailer && result->bytes_read < file_bytes_) {
       // A cleanly closed file ends with its trailer's frame: what follows was appended by
       // something else, and is not read (it could be anything, e.g. a decompression bomb).
-      result->damage = Status::Error(Where(path_, result->bytes_read) + ": data after the trailer");
+      if (!resyncing) note(result->bytes_read, "data after the trailer");
+      after_trailer = true;
       break;
     }
     const uint8_t* frame = nullptr;
@@ -331,8 +369,9 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
     FrameSource::Next next = source.NextFrame(&frame, &frame_size, &offset, &why);
     if (next == FrameSource::Next::kEnd) break;
     if (next == FrameSource::Next::kDamaged) {
-      result->damage = Status::Error(Where(path_, offset) + ": " + why);
-      break;
+      note(offset, why);
+      if (!source.Resync()) break;
+      continue;
     }
     if (IsSkippableMagic(Le32(frame))) {  // The preamble, or padding from a future writer.
       result->bytes_read = offset + frame_size;
@@ -346,11 +385,13 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
     const unsigned long long declared = ZSTD_getFrameContentSize(frame, frame_size);
     const bool known = declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR;
     if (known && declared > kMaxFrameContentBytes) {
-      result->damage = Status::Error(
-          Where(path_, offset) + ": frame " + std::to_string(frame_index) + " declares " +
-          std::to_string(declared) + " bytes of content, more than a frame may hold (" +
-          std::to_string(kMaxFrameContentBytes >> 20) + " MiB)");
-      break;
+      note(offset, "frame " + std::to_string(frame_index) + " declares " +
+                       std::to_string(declared) +
+                       " bytes of content, more than a frame may hold (" +
+                       std::to_string(kMaxFrameContentBytes >> 20) + " MiB)");
+      ++frame_index;
+      result->bytes_read = offset + frame_size;
+      continue;
     }
     // The buffer grows exactly (reserve, no doubling past the need) and is not zeroed.
     auto grow = [&content](size_t size) {
@@ -387,8 +428,7 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
         if (in.pos == in_before && out.pos == 0) break;  // Needs input there is not.
       }
       if (!ZSTD_isError(remaining) && total > kMaxFrameContentBytes) {
-        why = "frame " + std::to_string(frame_index) +
-              " decompresses to more than a frame may hold (" +
+        why = "decompresses to more than a frame may hold (" +
               std::to_string(kMaxFrameContentBytes >> 20) + " MiB)";
       } else if (!ZSTD_isError(remaining) && remaining != 0) {
         why = "frame ends early";
@@ -404,8 +444,10 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
     }
     if (ZSTD_isError(remaining) || !why.empty()) {
       if (why.empty()) why = std::string("corrupted frame: ") + ZSTD_getErrorName(remaining);
-      result->damage = Status::Error(Where(path_, offset) + ": " + why);
-      break;
+      note(offset, "frame " + std::to_string(frame_index) + ": " + why);
+      ++frame_index;
+      result->bytes_read = offset + frame_size;
+      continue;
     }
 
     // Split into packets: Trace.packet entries (unknown Trace fields are skipped).
@@ -562,15 +604,37 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
     if (status.ok() && frames != nullptr) status = (*frames)(events);
     if (!status.ok()) break;
     if (!why.empty()) {
-      result->damage = Status::Error(Where(path_, offset) + ": frame " +
-                                     std::to_string(frame_index) + ": " + why);
-      break;
+      // What preceded the damage in this frame was delivered.
+      note(offset, "frame " + std::to_string(frame_index) + ": " + why);
+    } else {
+      resyncing = false;
+      ++result->frames;
     }
     ++frame_index;
-    ++result->frames;
     result->bytes_read = offset + frame_size;
   }
   ZSTD_freeDCtx(dctx);
+  if (result->damaged_places > 0) {
+    std::string text = result->damage_notes.front();
+    if (result->damaged_places > 1) {
+      text += " (and " + std::to_string(result->damaged_places - 1) + " more damaged place" +
+              (result->damaged_places > 2 ? "s" : "") + ")";
+    }
+    if (after_trailer && result->damaged_places == 1) {
+      result->damage = Status::Error(text);
+      return status;
+    }
+    text += "; skipped: " + std::to_string(result->frames) + " intact frame" +
+            (result->frames == 1 ? "" : "s") + " read";
+    if (result->has_trailer && result->trailer.events_written() > result->events) {
+      text += ", " + std::to_string(result->trailer.events_written() - result->events) +
+              " of the " + std::to_string(result->trailer.events_written()) +
+              " events its trailer counts lost";
+    } else if (!result->has_trailer) {
+      text += ", no trailer (how many events were lost is unknown)";
+    }
+    result->damage = Status::Error(text);
+  }
   return status;
 }
 

@@ -9,9 +9,11 @@
 // Both apply the per-frame incremental state (interned strings, time and id deltas).
 // Failure behaviour: Open() rejects files that are not Lumos traces (empty, wrong magic, a
 // schema major it cannot read, no readable header) with one message naming the file and byte
-// offset. Reading delivers everything up to a damaged tail (truncated or corrupted frame,
-// malformed packet, a frame larger than the format allows, data after the trailer), then stops
-// and reports it in ReadResult::damage, naming file and byte offset. Nothing here aborts or
+// offset. Damage (a truncated or corrupted frame, a malformed packet, a frame larger than the
+// format allows) is skipped: what precedes it in its frame is delivered, reading resumes at the
+// next frame (at the next zstd magic number when the damaged frame's size is unreadable), and
+// ReadResult::damage names the first place (file, byte offset, frame), counts the rest and the
+// events lost. Data after the trailer is damage too, and is not read. Nothing here aborts or
 // loops on bad input, and nothing blocks: only regular files are opened (base/input_file.h).
 // Memory is bounded per frame, never by the file: the compressed frame (kMaxFrameBytes), its
 // content (kMaxFrameContentBytes, refused from the size the frame declares before any
@@ -60,11 +62,18 @@ struct ReadResult {
   uint64_t packets = 0;
   uint64_t stored_packets = 0;  // Packets as stored in the file (a column packet counts once).
   uint64_t events = 0;          // Timed events (column entries and timed row packets).
-  uint64_t bytes_read = 0;      // File bytes covered by intact frames (incl. preamble).
+  uint64_t bytes_read = 0;      // File bytes up to the end of the last frame read or skipped.
   uint64_t file_bytes = 0;
   bool has_trailer = false;  // A trailer was read (the writer closed the file).
   pb::Trailer trailer;
-  Status damage;  // OK, or what is wrong with the tail and where.
+  // OK, or what is damaged and where: the first damaged place (offset, frame, why), how many
+  // more, how many intact frames were read and how many events were lost (from the trailer's
+  // count when it survived). Each damaged place is skipped and reading goes on at the next frame.
+  Status damage;
+  uint64_t damaged_places = 0;  // Damaged frames or runs of bytes no frame starts in.
+  static constexpr size_t kMaxDamageNotes = 16;
+  std::vector<std::string>
+      damage_notes;  // The first kMaxDamageNotes places, "FILE at byte N: why".
   // The file ends with its trailer: anything after it (even a valid frame) is damage.
   bool closed_cleanly() const { return has_trailer && damage.ok(); }
 };

@@ -161,10 +161,14 @@ TEST(TraceReaderLimitsTest, FrameContentIsBoundedByTheFormat) {
     EXPECT_EQ(over.kernels, 10u);  // Everything before the frame.
     const std::string where = dir.File("bad.pb.zst") + ": byte offset " + std::to_string(offset);
     const std::string& message = over.result.damage.message();
+    // The frame is skipped and said so; reading went on (there was nothing after it).
     EXPECT_EQ(message,
-              where + (declare ? ": frame 2 declares 67108865 bytes of content, more than a "
-                                 "frame may hold (64 MiB)"
-                               : ": frame 2 decompresses to more than a frame may hold (64 MiB)"));
+              where +
+                  (declare ? ": frame 2 declares 67108865 bytes of content, more than a "
+                             "frame may hold (64 MiB)"
+                           : ": frame 2: decompresses to more than a frame may hold (64 MiB)") +
+                  "; skipped: 2 intact frames read, no trailer (how many events were lost is "
+                  "unknown)");
     EXPECT_FALSE(over.result.closed_cleanly());
   }
 }
@@ -210,7 +214,7 @@ TEST(TraceReaderLimitsTest, DecompressionBombIsDamage) {
     const std::string expected =
         "byte offset " + std::to_string(offset) +
         (declare ? ": frame 2 declares 1000000000 bytes of content, more than a frame may hold"
-                 : ": frame 2 decompresses to more than a frame may hold (64 MiB)");
+                 : ": frame 2: decompresses to more than a frame may hold (64 MiB)");
     EXPECT_NE(read.result.damage.message().find(expected), std::string::npos)
         << read.result.damage.message();
     const int64_t growth = PeakGrowthMiB([&] { ReadKernels(dir.File("bad.pb.zst")); });
@@ -229,7 +233,8 @@ TEST(TraceReaderLimitsTest, FieldNumberZeroIsDamage) {
   EXPECT_EQ(read.kernels, 10u);
   EXPECT_EQ(read.result.damage.message(),
             dir.File("bad.pb.zst") + ": byte offset " + std::to_string(offset) +
-                ": frame 2: malformed field in Trace (field number 0)");
+                ": frame 2: malformed field in Trace (field number 0); skipped: 2 intact frames "
+                "read, no trailer (how many events were lost is unknown)");
 }
 
 // Anything after the trailer's frame, even a sound frame, is damage at its offset: eight bombs
@@ -277,7 +282,8 @@ TEST(TraceReaderLimitsTest, DataAfterTheTrailerIsDamage) {
   EXPECT_FALSE(inside.result.closed_cleanly());
   EXPECT_EQ(inside.result.damage.message(), dir.File("bad.pb.zst") + ": byte offset " +
                                                 std::to_string(offset) +
-                                                ": frame 2: data after the trailer (in its frame)");
+                                                ": frame 2: data after the trailer (in its frame); "
+                                                "skipped: 2 intact frames read");
   // The file itself, untouched, is clean.
   Read clean = ReadKernels(dir.File("closed.pb.zst"));
   EXPECT_TRUE(clean.result.closed_cleanly()) << clean.result.damage.message();
