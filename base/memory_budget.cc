@@ -68,6 +68,14 @@ uint64_t PhysicalMemoryBytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
 }
 
+namespace {
+uint64_t g_budget = 0;  // 0: not set.
+}  // namespace
+
+uint64_t MemoryBudget() { return g_budget != 0 ? g_budget : DefaultMemoryBudget(); }
+void SetMemoryBudget(uint64_t bytes) { g_budget = bytes; }
+bool MemoryBudgetWasSet() { return g_budget != 0; }
+
 uint64_t DefaultMemoryBudget() {
   uint64_t budget = PhysicalMemoryBytes() / 2;
   rlimit limit{};

@@ -27,4 +27,11 @@ uint64_t PhysicalMemoryBytes();
 // (at most 3/4 of it: the process's code and inputs need the rest); 4 GiB when neither is known.
 uint64_t DefaultMemoryBudget();
 
+// The process's budget: what SetMemoryBudget set (lumos-model: LUMOS_MAX_MEMORY, a command's
+// --max-memory), else DefaultMemoryBudget(). Set it before any thread reads it.
+uint64_t MemoryBudget();
+void SetMemoryBudget(uint64_t bytes);
+// Whether the budget was set by the user (messages name the knob).
+bool MemoryBudgetWasSet();
+
 }  // namespace lumos

@@ -120,15 +120,15 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   if (sweep_given && !timeline.empty()) {
     return parser.UsageError(err, "--timeline shows one estimate: not with --sweep");
   }
-  uint64_t max_memory = DefaultMemoryBudget();
   if (!max_memory_text.empty()) {
     std::optional<uint64_t> parsed = ParseSizeBytes(max_memory_text);
     if (!parsed || *parsed == 0) {
       return parser.UsageError(
           err, "--max-memory '" + max_memory_text + "': expected a size such as 512M, 64G or 2T");
     }
-    max_memory = *parsed;
+    SetMemoryBudget(*parsed);  // The traces' loading honours it too.
   }
+  const uint64_t max_memory = MemoryBudget();
   // Settings first: a bad one is exit 2 before any file is read.
   whatif::SettingList set;
   if (set_given) {
@@ -277,9 +277,9 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
               : "about " + FormatBytes(bytes) + " at " +
                     std::to_string(static_cast<int>(kBytesPerEstimatedNode)) + " B a node" +
                     per_thread + ", more than the limit of " + FormatBytes(max_memory) +
-                    (max_memory_text.empty()
+                    (!MemoryBudgetWasSet()
                          ? " (the default, half of this machine's memory; --max-memory)"
-                         : " (--max-memory)");
+                         : " (--max-memory or LUMOS_MAX_MEMORY)");
       return parser.UsageError(err, whatif::FormatSettings(c) +
                                         ": the estimated job's graph "
                                         "would have " +

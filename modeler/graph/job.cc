@@ -6,6 +6,7 @@
 #include <set>
 #include <type_traits>
 
+#include "base/memory_budget.h"
 #include "modeler/graph/view_cache.h"
 #include "modeler/graph/window_clip.h"
 #include "modeler/trace/gemm_orientation.h"
@@ -60,6 +61,10 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
                 std::vector<std::string>* warnings, std::vector<std::string>* problems,
                 uint64_t* events_read) {
   ReadResult result;
+  const uint64_t max_events = options.max_events != 0
+                                  ? options.max_events
+                                  : std::max<uint64_t>(1, MemoryBudget() / kBytesPerLoadedEvent);
+  uint64_t rank_events = 0;
   FrameNames names(pool);
   std::optional<std::pair<int64_t, int64_t>> window_span;  // The closing CaptureWindow's.
   auto all = [](const auto&) { return true; };
@@ -77,6 +82,21 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
   };
   Status status = reader->ReadFrames(
       [&](const FrameEvents& frame) {
+        rank_events += frame.column_events() + frame.rows.size();
+        if (*events_read + rank_events > max_events) {
+          const std::string knob = options.max_events != 0 ? ""
+                                   : MemoryBudgetWasSet()  ? " (--max-memory or "
+                                                             "LUMOS_MAX_MEMORY)"
+                                                           : " (half of this machine's "
+                                                             "memory; LUMOS_MAX_MEMORY "
+                                                             "sets it)";
+          return Status::Error(
+              "byte offset " + std::to_string(frame.frame_offset) + ": frame " +
+              std::to_string(frame.frame_index) + " brings the job's events past " +
+              std::to_string(max_events) + ", what the memory budget of " +
+              FormatBytes(static_cast<double>(MemoryBudget())) + knob + " holds at " +
+              std::to_string(kBytesPerLoadedEvent) + " B an event; nothing more is read");
+        }
         names.Clear();  // The frame's views die with it.
         kept.Clear();
         Append(frame.kernels, &names, &rank->kernels, all);
@@ -149,9 +169,10 @@ Status ReadRank(TraceReader* reader, NamePool* pool, const LoadOptions& options,
     // Damage after a whole trailer leaves every event of the rank; before it, the rank ends
     // early.
     warnings->push_back("rank " + std::to_string(rank->rank) +
-                        (result.has_trailer ? " has damage after its trailer (all its events are "
-                                              "used): "
-                                            : " is cut short: ") +
+                        (result.only_after_trailer
+                             ? " has damage after its trailer (all its events are used): "
+                         : result.has_trailer ? " has damaged frames (the intact ones are used): "
+                                              : " is cut short: ") +
                         result.damage.message());
     problems->push_back(result.damage.message() + " (the intact frames are used)");
   } else if (!result.has_trailer) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "base/input_file.h"
+#include "base/memory_budget.h"
 
 namespace lumos::modeler::io {
 
@@ -231,11 +232,25 @@ StatusOr<size_t> ReadFully(ByteSource* source, char* data, size_t size) {
   return done;
 }
 
+uint64_t MaxDocumentBytes() { return MemoryBudget() / 2; }
+
 Status ReadRest(ByteSource* source, PaddedText* text) {
-  uint64_t hint = source->size_hint();
+  const uint64_t max_bytes = MaxDocumentBytes();
+  uint64_t hint = std::min(source->size_hint(), max_bytes);
   if (hint > text->size()) text->Reserve(hint + 1);
   while (true) {
     size_t old = text->size();
+    if (old > max_bytes) {
+      // Refused before it is all read: a 14 MB .json.gz can expand to 3 GiB.
+      text->Resize(0);
+      return Status::Error(
+          source->path() + ": " + (source->compressed() ? "expands" : "amounts") +
+          " to more than " + FormatBytes(static_cast<double>(max_bytes)) +
+          ", half of the memory budget of " + FormatBytes(static_cast<double>(MemoryBudget())) +
+          (MemoryBudgetWasSet() ? " (LUMOS_MAX_MEMORY)"
+                                : " (half of this machine's memory; LUMOS_MAX_MEMORY sets it)") +
+          ": not read");
+    }
     // Grow geometrically; Resize keeps the content, so a realloc copies at most 2x in total.
     size_t room = std::max<size_t>(kInputChunk, old / 2);
     if (hint > old && hint - old + 1 > room) room = hint - old + 1;

@@ -61,8 +61,14 @@ StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path);
 // Reads up to `size` bytes, fewer only at the end of the stream.
 StatusOr<size_t> ReadFully(ByteSource* source, char* data, size_t size);
 
-// Appends the rest of `source` to `text`.
+// Appends the rest of `source` to `text`: at most MaxDocumentBytes() in all, else an error
+// naming the file and the budget (the text is then emptied).
 Status ReadRest(ByteSource* source, PaddedText* text);
+
+// The largest document (JSON text, after gunzip) an importer reads whole: half the memory
+// budget (base/memory_budget.h); simdjson parses it in place and the events it yields need the
+// rest.
+uint64_t MaxDocumentBytes();
 
 // Gunzips an in-memory gzip stream (a .json.gz member of an archive); `name` is for messages.
 Status GunzipBuffer(const char* data, size_t size, const std::string& name, PaddedText* out);

@@ -1,10 +1,13 @@
 // lumos-model: the offline modeler's command line. main() only: every subcommand lives in
 // its own *_command.cc.
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
+#include "base/memory_budget.h"
 #include "modeler/graph/batch_allocator.h"
 #include "modeler/tools/commands.h"
 
@@ -97,6 +100,19 @@ int main(int argc, char** argv) {
   } else {
     lumos::modeler::KeepFreedMemoryInProcess();
     program += " " + command;
+    // The memory every command may plan to use (base/memory_budget.h); --max-memory overrides.
+    if (const char* text = std::getenv("LUMOS_MAX_MEMORY"); text != nullptr && *text != '\0') {
+      const std::optional<uint64_t> bytes = lumos::ParseSizeBytes(text);
+      if (!bytes || *bytes == 0) {
+        std::fputs(lumos::cli::UsageErrorText(program, std::string("LUMOS_MAX_MEMORY='") + text +
+                                                           "': expected a size such as 512M, "
+                                                           "64G or 2T")
+                       .c_str(),
+                   stderr);
+        return lumos::cli::kExitUsage;
+      }
+      lumos::SetMemoryBudget(*bytes);
+    }
     status = Run(command, lumos::modeler::Args(argv + 2, argv + argc));
   }
   // Output that could not be written (a full disk, /dev/full) is a failure, never exit 0.

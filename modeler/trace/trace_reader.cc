@@ -621,6 +621,7 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
               (result->damaged_places > 2 ? "s" : "") + ")";
     }
     if (after_trailer && result->damaged_places == 1) {
+      result->only_after_trailer = true;
       result->damage = Status::Error(text);
       return status;
     }

@@ -70,7 +70,8 @@ struct ReadResult {
   // more, how many intact frames were read and how many events were lost (from the trailer's
   // count when it survived). Each damaged place is skipped and reading goes on at the next frame.
   Status damage;
-  uint64_t damaged_places = 0;  // Damaged frames or runs of bytes no frame starts in.
+  uint64_t damaged_places = 0;      // Damaged frames or runs of bytes no frame starts in.
+  bool only_after_trailer = false;  // The one damage is data after the trailer: nothing lost.
   static constexpr size_t kMaxDamageNotes = 16;
   std::vector<std::string>
       damage_notes;  // The first kMaxDamageNotes places, "FILE at byte N: why".

@@ -132,11 +132,11 @@ TEST(HostileInputsTest, EstimateSizesAreBoundedBeforeAnyAllocation) {
             std::string::npos)
       << layers.err;
   const CommandResult limited =
-      RunBounded("estimate " + EstBase() + kEstBaseSetup + " --set layers=64 --max-memory 10M");
+      RunBounded("estimate " + EstBase() + kEstBaseSetup + " --set layers=256 --max-memory 100M");
   EXPECT_EQ(limited.exit_code, 2);
-  EXPECT_NE(limited.err.find("layers=64: the estimated job's graph would have 3.97e+05 nodes "
-                             "(measured: 27521): about 194.0 MiB at 512 B a node, more than "
-                             "the limit of 10.0 MiB (--max-memory)"),
+  EXPECT_NE(limited.err.find("layers=256: the estimated job's graph would have 1.58e+06 nodes "
+                             "(measured: 27521): about 771.8 MiB at 512 B a node, more than "
+                             "the limit of 100.0 MiB (--max-memory or LUMOS_MAX_MEMORY)"),
             std::string::npos)
       << limited.err;
   // A sweep's configurations are each checked, and the one over the limit is named.
@@ -148,7 +148,8 @@ TEST(HostileInputsTest, EstimateSizesAreBoundedBeforeAnyAllocation) {
                            "nodes (measured: 27521): about "),
             std::string::npos)
       << sweep.err;
-  EXPECT_NE(sweep.err.find("more than the limit of 100.0 MiB (--max-memory)"), std::string::npos)
+  EXPECT_NE(sweep.err.find("more than the limit of 100.0 MiB (--max-memory or LUMOS_MAX_MEMORY)"),
+            std::string::npos)
       << sweep.err;
   EXPECT_EQ(RunBounded("estimate " + EstBase() + kEstBaseSetup +
                        " --set layers=1 --max-memory "
@@ -203,6 +204,63 @@ TEST(HostileInputsTest, AFlippedByteLosesItsFrameNotTheFile) {
     EXPECT_NE(replay.err.find("(the intact frames are used)"), std::string::npos) << replay.err;
     EXPECT_NE(replay.out.find("iteration"), std::string::npos) << replay.out;
   }
+}
+
+// Frames each within the per-frame caps add up: 8 frames of a million identical API calls are a
+// few KB of file and took 3 GB to load. The job's events are budgeted before each frame's are
+// kept (LUMOS_MAX_MEMORY, else half the machine's memory): one line naming the file and the
+// budget, exit 1, and the process stays far below what the file would have cost.
+TEST(HostileInputsTest, ManySmallFramesAreBudgetedPerJob) {
+  TempDir dir;
+  const std::string path = dir.File("frames.pb.zst");
+  schema::WriterOptions options;
+  options.frame_bytes = uint64_t{1} << 30;  // Frames cut at the writer's 1M events, not bytes.
+  auto writer =
+      schema::TraceFileWriter::Create(path, ::lumos::testing::SampleHeader(0, 1), options);
+  ASSERT_TRUE(writer.ok());
+  for (uint64_t i = 0; i < 4'000'000; ++i) {
+    (*writer)->Add(schema::ApiCallEvent{.start_ns = 1000,
+                                        .duration_ns = 1,
+                                        .thread_id = 7,
+                                        .correlation_id = 0,
+                                        .kind = schema::ApiKind::kOther,
+                                        .name = "cudaGetDevice"});
+  }
+  ASSERT_TRUE((*writer)->Close(2000).ok());
+  ASSERT_LT(std::filesystem::file_size(path), 1u << 20);
+  const CommandResult r =
+      RunCommand("ulimit -v 3145728; LUMOS_MAX_MEMORY=256M timeout -s KILL 60 " +
+                 LumosModelBinary() + " replay " + path);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(path + ": byte offset "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("brings the job's events past 524288, what the memory budget of 256.0 MiB "
+                       "(--max-memory or LUMOS_MAX_MEMORY) holds at 512 B an event"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(
+      RunCommand("LUMOS_MAX_MEMORY=nope " + LumosModelBinary() + " inspect " + path).exit_code, 2);
+}
+
+// A .json.gz of a few hundred KB that expands to 200 MiB was read whole: the document is refused
+// once it passes half the memory budget, with the file and the budget named, nothing written.
+TEST(HostileInputsTest, AJsonGzThatExpandsPastTheBudgetIsRefused) {
+  TempDir dir;
+  const std::string path = dir.File("bomb.json.gz");
+  ASSERT_EQ(RunCommand("(printf '{\"traceEvents\": ['; head -c 209715200 /dev/zero | tr '\\0' ' '; "
+                       "printf ']}') | gzip -1 > " +
+                       path)
+                .exit_code,
+            0);
+  ASSERT_LT(std::filesystem::file_size(path), 4u << 20);
+  const CommandResult r =
+      RunCommand("ulimit -v 2097152; LUMOS_MAX_MEMORY=128M timeout -s KILL 60 " +
+                 LumosModelBinary() + " import kineto " + path + " -o " + dir.File("out.pb.zst"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(path + ": expands to more than 64.0 MiB, half of the memory budget of "
+                              "128.0 MiB (LUMOS_MAX_MEMORY): not read"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("out.pb.zst")));
 }
 
 }  // namespace
