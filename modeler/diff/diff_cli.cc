@@ -45,6 +45,7 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   std::string job_a, job_b, iteration, iterations_text, timeline;
   bool job_given = false, job_b_given = false, json = false;
   size_t top = 10;
+  bool force = false;
   cli::ArgParser parser("lumos-model diff", "A B [options]");
   parser.Description(kDescription)
       .String("--iteration", "REGEX",
@@ -70,6 +71,7 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
               "shifted so that its first matched iteration starts where A's does",
               &timeline)
       .Int("--top", "N", "rows per table in the text (default 10)", size_t{1}, size_t{100000}, &top)
+      .Flag("--force", io::kForceHelp, &force)
       .Positionals("A B", "input", 2, &inputs)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
@@ -128,7 +130,8 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   if (!timeline.empty()) {
     StatusOr<Alignment> alignment = AlignRuns(*profiles[0], *profiles[1]);
     if (!alignment.ok()) return outcome.Fail(alignment.status().message());
-    if (Status s = WriteDiffTimeline(*profiles[0], *profiles[1], *alignment, timeline); !s.ok()) {
+    if (Status s = WriteDiffTimeline(*profiles[0], *profiles[1], *alignment, timeline, force);
+        !s.ok()) {
       outcome.OutputFailed(s.message());
     }
   }

@@ -60,7 +60,7 @@ StatusOr<Alignment> AlignRuns(const RunProfile& a, const RunProfile& b) {
 }
 
 Status WriteDiffTimeline(const RunProfile& a, const RunProfile& b, const Alignment& alignment,
-                         const std::string& path) {
+                         const std::string& path, bool force) {
   struct Side {
     const RunProfile* p;
     const char* label;
@@ -75,9 +75,11 @@ Status WriteDiffTimeline(const RunProfile& a, const RunProfile& b, const Alignme
     }
   }
   if (origin == INT64_MAX) origin = 0;
-  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> file, io::OutputFile::Create(path));
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> file,
+                         io::OutputFile::Create(path, {.force = force}));
   io::JsonWriter w([&file](std::string_view chunk) { return file->Write(chunk); });
   w.BeginObject(true);
+  w.KeyString(io::kOutputMarkerKey, "diff timeline");
   w.KeyString("displayTimeUnit", "ns");
   w.Key("metadata");
   w.BeginObject();

@@ -29,7 +29,8 @@ struct Alignment {
 // Both profiles with keep_graph. Error: no iteration in one of them.
 StatusOr<Alignment> AlignRuns(const RunProfile& a, const RunProfile& b);
 
+// `force`: replace a file at `path` that lumos-model did not write (io::ReplacePolicy).
 Status WriteDiffTimeline(const RunProfile& a, const RunProfile& b, const Alignment& alignment,
-                         const std::string& path);
+                         const std::string& path, bool force = false);
 
 }  // namespace lumos::modeler::diff

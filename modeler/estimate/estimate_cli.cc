@@ -62,6 +62,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   bool base_given = false, costs_given = false, gpu_given = false;
   std::string gpu_name;
   const models::SpecTable& specs = models::SpecTable::Builtin();
+  bool force = false;
   cli::ArgParser parser(
       "lumos-model estimate",
       "FILE|DIR|GLOB... --set K=V,... [--base K=V,...] [--sweep 'K=V1,V2;K2=...']\n"
@@ -113,6 +114,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
       .Flag("--json", "print the estimate as JSON instead of text", &json)
       .String("--timeline", "OUT.json",
               "write the replayed and the estimated timelines side by side (Perfetto)", &timeline)
+      .Flag("--force", io::kForceHelp, &force)
       .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
@@ -322,7 +324,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
     const EstimateResult& r = results.front();
     Status status = WriteTimelines(
         {{&job.graph, &ctx.base_sim, "replayed"}, {&r.rewritten->graph, &*r.sim, "estimated"}},
-        timeline);
+        timeline, force);
     if (!status.ok()) outcome.OutputFailed(status.message());
   }
   Status written = Status::Ok();

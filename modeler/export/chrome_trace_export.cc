@@ -194,6 +194,7 @@ Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const Expo
 
   JsonWriter json(sink);
   json.BeginObject(/*one_per_line=*/true);
+  json.KeyString(io::kOutputMarkerKey, "export");
   json.Key("traceEvents");
   json.BeginArray(/*one_per_line=*/true);
   for (const ProcessLayout& layout : layouts) internal::WriteProcessMetadata(&json, layout);
@@ -220,7 +221,8 @@ Status ExportChromeTrace(const std::vector<std::string>& trace_paths, const Expo
 Status ExportChromeTraceFile(const std::vector<std::string>& trace_paths,
                              const ExportOptions& options, const std::string& out_path,
                              ExportReport* report) {
-  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> out, io::OutputFile::Create(out_path));
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> out,
+                         io::OutputFile::Create(out_path, {.force = options.force}));
   ExportSink sink = [&out](std::string_view chunk) { return out->Write(chunk); };
   LUMOS_RETURN_IF_ERROR(ExportChromeTrace(trace_paths, options, sink, report));
   return out->Commit();  // On failure `out` goes, with its temporary file.

@@ -29,7 +29,8 @@
 namespace lumos::modeler {
 
 struct ExportOptions {
-  bool flows = true;  // Write flow arrows (launch, CUDA event, cross-rank collective).
+  bool flows = true;   // Write flow arrows (launch, CUDA event, cross-rank collective).
+  bool force = false;  // Replace an output lumos-model did not write (io::ReplacePolicy).
 };
 
 struct ExportFileReport {

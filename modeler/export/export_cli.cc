@@ -7,6 +7,7 @@
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "modeler/export/chrome_trace_export.h"
+#include "modeler/io/output_file.h"
 #include "modeler/trace/trace_set.h"
 
 namespace lumos::modeler {
@@ -42,6 +43,7 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::vector<std::string> inputs;
   std::string output;
   bool no_flows = false, quiet = false;
+  bool force = false;
   cli::ArgParser parser("lumos-model export",
                         "FILE|DIR|GLOB... -o OUT.json [--no-flows] [--quiet]");
   parser.Description(kDescription)
@@ -56,6 +58,7 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
             "the ranks of one collective).",
             &no_flows)
       .Flag("-q, --quiet", "print nothing when all goes well.", &quiet)
+      .Flag("--force", io::kForceHelp, &force)
       .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
       .Epilogue(kEpilogue);
   if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
@@ -74,6 +77,7 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
   }
 
   ExportReport report;
+  options.force = force;
   Status status = ExportChromeTraceFile(*paths, options, output, &report);
   for (const std::string& skipped : report.skipped) {
     outcome.InputProblem(skipped + " (skipped; the other inputs are exported)");

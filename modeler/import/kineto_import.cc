@@ -8,6 +8,7 @@
 #include "modeler/io/byte_source.h"
 #include "modeler/io/output_file.h"
 #include "modeler/io/tar_reader.h"
+#include "modeler/trace/trace_reader.h"
 
 namespace lumos::modeler::kineto {
 namespace {
@@ -128,9 +129,10 @@ Status AssignDestinations(const ImportRequest& request, std::vector<PlannedTrace
 
 // Converts one trace into a new output of `outputs` (a temporary file until the set commits).
 Status ConvertOne(const io::PaddedText& text, const PlannedTrace& trace, ConvertOptions options,
-                  io::OutputSet* outputs, std::vector<ImportedTrace>* done) {
+                  const io::ReplacePolicy& replace, io::OutputSet* outputs,
+                  std::vector<ImportedTrace>* done) {
   options.source_path = trace.source;
-  LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs->Add(trace.destination));
+  LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs->Add(trace.destination, replace));
   ImportedTrace result{trace.source, trace.destination, {}};
   LUMOS_RETURN_IF_ERROR(file->Reword(
       ConvertKinetoText(text, trace.source, file->write_path(), options, &result.stats)));
@@ -159,6 +161,12 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
   // Every trace is written to a temporary file; all are renamed at the end, or none.
   io::OutputSet outputs;
   LUMOS_RETURN_IF_ERROR(AssignDestinations(request, &plan, &outputs));
+  // Earlier imports are replaced; anything else at a destination only with --force.
+  io::ReplacePolicy replace;
+  replace.force = request.force;
+  replace.own_trace = [](const std::string& path) {
+    return TraceMadeBy(path, pb::PRODUCER_KINETO_IMPORT);
+  };
 
   ConvertOptions options;
   options.zstd_level = request.zstd_level;
@@ -174,7 +182,7 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
       text.Resize(0);
       text.Append(input.head.data(), input.head.size());
       LUMOS_RETURN_IF_ERROR(io::ReadRest(input.source.get(), &text));
-      LUMOS_RETURN_IF_ERROR(ConvertOne(text, plan[next++], options, &outputs, &done));
+      LUMOS_RETURN_IF_ERROR(ConvertOne(text, plan[next++], options, replace, &outputs, &done));
       continue;
     }
     io::TarReader reader(input.source.get(), std::move(input.head));
@@ -195,7 +203,7 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
       } else {
         LUMOS_RETURN_IF_ERROR(reader.ReadBody(&text));
       }
-      LUMOS_RETURN_IF_ERROR(ConvertOne(text, trace, options, &outputs, &done));
+      LUMOS_RETURN_IF_ERROR(ConvertOne(text, trace, options, replace, &outputs, &done));
     }
   }
   if (next != plan.size()) {

@@ -29,6 +29,8 @@ struct ImportRequest {
   std::string output;
   std::string job_id;  // Empty: the stem of the single input, else of the output directory.
   int zstd_level = 19;
+  // Replace an output lumos-model did not write (its own earlier imports are replaced anyway).
+  bool force = false;
 };
 
 struct ImportedTrace {

@@ -1,5 +1,6 @@
 #include "modeler/io/output_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,6 +11,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -182,9 +185,94 @@ const char* KindOf(mode_t mode) {
   return "not a regular file";
 }
 
+// "" when the regular file at `path` is lumos-model's own earlier output that `replace` allows
+// replacing; else what it holds ("a Lumos trace", "JSON", ...) for the refusal.
+std::string ForeignContent(const std::string& path, const ReplacePolicy& replace) {
+  char head[4096];
+  ssize_t n = -1;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd >= 0) {
+    do {
+      n = ::pread(fd, head, sizeof(head), 0);
+    } while (n < 0 && errno == EINTR);
+    ::close(fd);
+  }
+  if (n < 0) return "a file it cannot read";
+  const std::string_view text(head, static_cast<size_t>(n));
+  // A Lumos trace: a zstd skippable frame (magic 0x184D2A5?) holding "LUMOSPB".
+  if (text.size() >= 16 && static_cast<uint8_t>(text[0]) >= 0x50 &&
+      static_cast<uint8_t>(text[0]) <= 0x5F && text.substr(1, 3) == "\x2A\x4D\x18" &&
+      text.substr(8, 7) == "LUMOSPB") {
+    return replace.own_trace && replace.own_trace(path) ? "" : "a Lumos trace";
+  }
+  if (text.find(std::string("\"") + kOutputMarkerKey + "\"") != std::string_view::npos ||
+      text.find("\"format\":\"lumos-cost-model\"") != std::string_view::npos) {
+    return "";
+  }
+  // costs predict's CSV: the queries' columns, then its own two.
+  const std::string_view first_line = text.substr(0, text.find('\n'));
+  if (first_line.size() >= 20 &&
+      first_line.substr(first_line.size() - 20) == ",predicted_us,source") {
+    return "";
+  }
+  if (text.size() >= 2 && static_cast<uint8_t>(text[0]) == 0x1f &&
+      static_cast<uint8_t>(text[1]) == 0x8b) {
+    return "a gzip file";
+  }
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
+    return "JSON";
+  }
+  return "a file";
+}
+
+// The temporary files of `destination` are "STEM.XXXXXX.tmp" next to it: STEM is the
+// destination, or, when its name leaves no room for the 11-character suffix within NAME_MAX, its
+// name cut and marked with a hash of the whole (a legal 250-character name failed).
+std::string TemporaryStem(const std::string& destination) {
+  const size_t slash = destination.rfind('/');
+  const size_t name_start = slash == std::string::npos ? 0 : slash + 1;
+  const size_t name_length = destination.size() - name_start;
+  constexpr size_t kSuffix = 11;  // ".XXXXXX.tmp"
+  if (name_length + kSuffix <= NAME_MAX) return destination;
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a of the whole name.
+  for (size_t i = name_start; i < destination.size(); ++i) {
+    hash = (hash ^ static_cast<uint8_t>(destination[i])) * 1099511628211ull;
+  }
+  char tag[20];
+  std::snprintf(tag, sizeof(tag), "~%08x", static_cast<uint32_t>(hash));
+  return destination.substr(0, name_start + NAME_MAX - kSuffix - 9) + tag;
+}
+
+// Removes "STEM.XXXXXX.tmp" files of `destination` older than a day: what a run killed by
+// SIGKILL (no handler runs) left behind. Younger ones may belong to a run still writing.
+void RemoveStaleTemporaries(const std::string& destination) {
+  const std::string stem = TemporaryStem(destination);
+  const size_t slash = stem.rfind('/');
+  const std::string directory = slash == std::string::npos ? "." : stem.substr(0, slash + 1);
+  const std::string prefix = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".";
+  DIR* dir = ::opendir(directory.c_str());
+  if (dir == nullptr) return;
+  const time_t day_ago = ::time(nullptr) - time_t{24} * 3600;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string_view name(entry->d_name);
+    if (name.size() != prefix.size() + 10 || name.substr(0, prefix.size()) != prefix ||
+        name.substr(name.size() - 4) != ".tmp") {
+      continue;
+    }
+    const std::string full = (slash == std::string::npos ? "" : directory) + std::string(name);
+    struct stat st {};
+    if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime < day_ago) {
+      ::unlink(full.c_str());
+    }
+  }
+  ::closedir(dir);
+}
+
 }  // namespace
 
-StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path) {
+StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path,
+                                                         const ReplacePolicy& replace) {
   if (path.empty()) return Status::Error("the output file name is empty");
   if (path.back() == '/') {
     return ErrorStatus("cannot write %s: a directory name (give the name of a file to write)",
@@ -228,9 +316,20 @@ StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path
     file->write_path_ = file->destination_;
     return file;
   }
+  if (exists && st.st_size > 0 && !replace.force) {
+    const std::string what = ForeignContent(file->destination_, replace);
+    if (!what.empty()) {
+      return ErrorStatus(
+          "will not replace %s: it holds %s that lumos-model did not write (give another name, "
+          "or --force to replace it)",
+          path.c_str(), what.c_str());
+    }
+  }
+  RemoveStaleTemporaries(file->destination_);
   file->replaces_ = exists;
+  const std::string stem = TemporaryStem(file->destination_);
   for (int attempt = 0; attempt < 100 && file->fd_ < 0; ++attempt) {
-    std::string temporary = file->destination_ + "." + RandomTag() + ".tmp";
+    std::string temporary = stem + "." + RandomTag() + ".tmp";
     CleanupSignalsBlocked held;
     const int fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno == EEXIST) continue;
@@ -364,8 +463,8 @@ Status OutputSet::UseDirectory(const std::string& directory) {
   return Status::Ok();
 }
 
-StatusOr<OutputFile*> OutputSet::Add(const std::string& path) {
-  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> file, OutputFile::Create(path));
+StatusOr<OutputFile*> OutputSet::Add(const std::string& path, const ReplacePolicy& replace) {
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> file, OutputFile::Create(path, replace));
   files_.push_back(std::move(file));
   return files_.back().get();
 }

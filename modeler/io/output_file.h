@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,12 +37,35 @@ namespace internal {
 struct CleanupEntry;  // A path the signal handler removes (output_file.cc).
 }  // namespace internal
 
+// The first key of every JSON file lumos-model writes ("lumos_output": "export", ...): how a
+// later run knows the file at its output path is an earlier output it may replace.
+inline constexpr const char kOutputMarkerKey[] = "lumos_output";
+
+// The --force option's help, the same in every command that writes files.
+inline constexpr const char kForceHelp[] =
+    "replace an output file that lumos-model did not write (an agent's trace, a profiler's "
+    "JSON, anything else); without it such a file is refused and left as it is";
+
+// What an output may replace. A regular file at the path that lumos-model did not write (an
+// agent's trace, a profiler's JSON, anything else) is refused unless `force`; lumos-model's own
+// earlier outputs (JSON with kOutputMarkerKey in its first 4 KiB, a cost model, a Lumos trace
+// that `own_trace` accepts: import's and synth's, never the agent's) and empty files are
+// replaced.
+struct ReplacePolicy {
+  bool force = false;  // --force: any regular file.
+  // Whether the Lumos trace at this path is this kind of command's own earlier output (it
+  // reads the header; io does not know the trace format). Unset: no trace is replaced.
+  std::function<bool(const std::string& path)> own_trace;
+};
+
 class OutputFile {
  public:
   // Prepares `path` for writing (see above). Fails, naming `path` and the reason, when it is a
-  // directory or another kind of file that is not replaced, or when the temporary file (or the
-  // device) cannot be opened.
-  static StatusOr<std::unique_ptr<OutputFile>> Create(const std::string& path);
+  // directory or another kind of file that is not replaced, a file `replace` does not allow,
+  // or when the temporary file (or the device) cannot be opened. Temporary files of earlier
+  // runs for the same destination (killed by SIGKILL) older than a day are removed first.
+  static StatusOr<std::unique_ptr<OutputFile>> Create(const std::string& path,
+                                                      const ReplacePolicy& replace = {});
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -96,7 +120,7 @@ class OutputSet {
   // directory.
   Status UseDirectory(const std::string& directory);
   // A new output of the set (OutputFile::Create); owned by the set.
-  StatusOr<OutputFile*> Add(const std::string& path);
+  StatusOr<OutputFile*> Add(const std::string& path, const ReplacePolicy& replace = {});
   // Finishes every output, then renames them all. On failure the error names the file, the
   // reason and, after a failed rename, the destinations that were already replaced.
   Status Commit();

@@ -83,6 +83,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   bool json = false, drop_gaps = false, dependencies_only = false, stats = false;
   std::string timeline, job_name, iteration, iterations_text, window_name;
   bool job_given = false, window_given = false;
+  bool force = false;
   cli::ArgParser parser("lumos-model replay", "FILE|DIR|GLOB... [options]");
   parser.Description(kDescription)
       .String("--job", "ID", "the job to replay when the files hold several (header job id)",
@@ -122,6 +123,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
             "replay from the recorded dependencies alone: drop the measured GPU queueing the "
             "graph does not explain (its error shows how much the graph explains)",
             &dependencies_only)
+      .Flag("--force", io::kForceHelp, &force)
       .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, out, err)) return *exit;
@@ -222,7 +224,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   clock.Mark("analyse: launches");
   if (!timeline.empty()) {
     // A timeline that cannot be written is a failed output; the report is still printed.
-    Status status = WriteReplayTimeline(graph, sim, &report.iterations, timeline);
+    Status status = WriteReplayTimeline(graph, sim, &report.iterations, timeline, force);
     if (!status.ok()) outcome.OutputFailed(status.message());
   }
   if (json) {

@@ -110,8 +110,9 @@ void WriteCriticalPath(const TimelineSide& side, int64_t pid, int64_t origin, io
 
 }  // namespace
 
-Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string& path) {
-  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> file, io::OutputFile::Create(path));
+Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string& path, bool force) {
+  LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<io::OutputFile> file,
+                         io::OutputFile::Create(path, {.force = force}));
   io::JsonWriter w([&file](std::string_view chunk) { return file->Write(chunk); });
   const auto count = static_cast<int64_t>(sides.size());
   int64_t origin = INT64_MAX;
@@ -132,6 +133,7 @@ Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string&
   }
   if (origin == INT64_MAX) origin = 0;
   w.BeginObject(true);
+  w.KeyString(io::kOutputMarkerKey, "timeline");
   w.KeyString("displayTimeUnit", "ns");
   w.Key("traceEvents");
   w.BeginArray(true);
@@ -199,10 +201,10 @@ Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string&
 }
 
 Status WriteReplayTimeline(const ExecutionGraph& g, const SimResult& sim,
-                           const std::vector<IterationReport>* iterations,
-                           const std::string& path) {
+                           const std::vector<IterationReport>* iterations, const std::string& path,
+                           bool force) {
   return WriteTimelines({{&g, nullptr, "measured", nullptr}, {&g, &sim, "replayed", iterations}},
-                        path);
+                        path, force);
 }
 
 }  // namespace lumos::modeler

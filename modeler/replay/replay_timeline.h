@@ -25,8 +25,10 @@
 namespace lumos::modeler {
 
 // `iterations` (may be null): the replay's, with critical path segments, for its track.
+// `force`: replace a file at `path` that lumos-model did not write (io::ReplacePolicy).
 Status WriteReplayTimeline(const ExecutionGraph& graph, const SimResult& sim,
-                           const std::vector<IterationReport>* iterations, const std::string& path);
+                           const std::vector<IterationReport>* iterations, const std::string& path,
+                           bool force = false);
 
 // The same for any timelines side by side (estimate: the replayed run and the estimated one):
 // each side a graph with its simulation (null: the graph's measured times) and a label; rank R
@@ -39,6 +41,7 @@ struct TimelineSide {
   // drawn as a track.
   const std::vector<IterationReport>* iterations = nullptr;
 };
-Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string& path);
+Status WriteTimelines(const std::vector<TimelineSide>& sides, const std::string& path,
+                      bool force = false);
 
 }  // namespace lumos::modeler

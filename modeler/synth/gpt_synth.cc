@@ -86,7 +86,8 @@ void AddAll(schema::TraceFileWriter* w, const std::vector<Event>& events) {
 }  // namespace
 
 StatusOr<SynthResult> SynthesizeGpt(const GptConfig& config, const models::SpecTable& specs,
-                                    models::CostModel costs, const std::string& out_dir) {
+                                    models::CostModel costs, const std::string& out_dir,
+                                    bool force) {
   LUMOS_RETURN_IF_ERROR(CheckGptConfig(config, specs));
   const models::GpuSpec& gpu = *specs.FindGpu(config.gpu);
   LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<GptCosts> model,
@@ -103,7 +104,7 @@ StatusOr<SynthResult> SynthesizeGpt(const GptConfig& config, const models::SpecT
     std::string path = out_dir;
     if (path.back() != '/') path += '/';
     path += "gpt.rank" + std::to_string(r) + ".pb.zst";
-    LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs.Add(path));
+    LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs.Add(path, SynthReplacePolicy(force)));
     schema::WriterOptions options;
     options.header_in_own_frame = false;
     options.log_failures = false;

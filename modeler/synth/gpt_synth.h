@@ -25,7 +25,9 @@ namespace lumos::modeler {
 inline constexpr const char kGptJobId[] = "gpt_synth";
 
 // `config` must have passed CheckGptConfig(config, specs); `costs` may be empty (defaults).
+// `force`: replace files in out_dir that lumos-model did not write (SynthReplacePolicy).
 StatusOr<SynthResult> SynthesizeGpt(const GptConfig& config, const models::SpecTable& specs,
-                                    models::CostModel costs, const std::string& out_dir);
+                                    models::CostModel costs, const std::string& out_dir,
+                                    bool force = false);
 
 }  // namespace lumos::modeler

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "modeler/io/output_file.h"
+#include "modeler/trace/trace_reader.h"
 #include "schema/writer/trace_file_writer.h"
 
 namespace lumos::modeler {
@@ -196,6 +197,15 @@ int64_t Span(const Job& job, int64_t* begin) {
 
 }  // namespace
 
+io::ReplacePolicy SynthReplacePolicy(bool force) {
+  io::ReplacePolicy policy;
+  policy.force = force;
+  policy.own_trace = [](const std::string& path) {
+    return TraceMadeBy(path, pb::PRODUCER_SYNTHETIC);
+  };
+  return policy;
+}
+
 StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
                                     const std::string& out_dir) {
   if (base.ranks.empty()) return Status::Error("the input has no ranks");
@@ -245,7 +255,7 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
                            input.path.c_str());
       }
     }
-    LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs.Add(path));
+    LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs.Add(path, SynthReplacePolicy(o.force)));
     schema::WriterOptions options;
     options.zstd_level = o.zstd_level;
     options.header_in_own_frame = false;

@@ -29,6 +29,7 @@
 
 #include "base/status.h"
 #include "modeler/graph/job.h"
+#include "modeler/io/output_file.h"
 
 namespace lumos::modeler {
 
@@ -41,7 +42,12 @@ struct SynthOptions {
   int64_t host_skew_ns = 1'000'000;
   int zstd_level = 1;
   uint64_t frame_bytes = 1 << 20;  // The writer's frame size (small: many frames, for tests).
+  bool force = false;  // Replace outputs lumos-model did not write (its own synth traces anyway).
 };
+
+// What synth's outputs may replace: synthetic traces (its own earlier outputs), anything with
+// `force` (io::ReplacePolicy).
+io::ReplacePolicy SynthReplacePolicy(bool force);
 
 struct SynthResult {
   uint64_t files = 0;

@@ -149,12 +149,13 @@ std::optional<models::SpecTable> LoadSpecs(const std::string& file, bool given,
 }
 
 // Writes `text` to `path` through modeler/io (temporary file + rename), or to stdout.
-bool WriteOutput(const std::string& path, const std::string& text, cli::CommandOutcome* outcome) {
+bool WriteOutput(const std::string& path, const std::string& text, bool force,
+                 cli::CommandOutcome* outcome) {
   if (path.empty()) {
     std::fwrite(text.data(), 1, text.size(), outcome->out());
     return true;
   }
-  auto file = io::OutputFile::Create(path);
+  auto file = io::OutputFile::Create(path, {.force = force});
   Status status = file.ok() ? (*file)->Write(text) : file.status();
   if (status.ok()) status = (*file)->Commit();
   if (!status.ok()) {
@@ -180,6 +181,7 @@ int RunFit(const Args& args) {
   std::vector<std::string> inputs;
   std::string output, specs_file, net_name, gpu_name, attention_text;
   bool specs_given = false, net_given = false, gpu_given = false, attention_given = false;
+  bool force = false;
   cli::ArgParser parser("lumos-model costs fit",
                         "IN... -o MODEL.json [--net NAME] [--gpu NAME] [--attention SHAPE] "
                         "[--specs FILE]");
@@ -205,6 +207,7 @@ int RunFit(const Args& args) {
       .String("--specs", "FILE",
               "more GPUs and networks (modeler/models/hardware/specs/hardware.txt)", &specs_file)
       .Given(&specs_given)
+      .Flag("--force", io::kForceHelp, &force)
       .Positionals("IN...", "input", 1, &inputs)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
@@ -235,7 +238,7 @@ int RunFit(const Args& args) {
   auto model = models::FitCostInputs(*expanded, *specs, *network, &log);
   for (const std::string& line : log.problems) outcome.InputProblem(line);
   if (!model.ok()) return outcome.Fail(model.status().message());
-  if (!WriteOutput(output, models::CostModelJson(*model), &outcome)) return outcome.Finish();
+  if (!WriteOutput(output, models::CostModelJson(*model), force, &outcome)) return outcome.Finish();
   size_t jobs = log.notes.size();
   std::fprintf(outcome.out(),
                "%s: %zu GEMM calibration(s), %zu collective calibration(s), %zu kernel "
@@ -252,6 +255,7 @@ int RunPredict(const Args& args) {
   std::vector<std::string> positionals;
   std::string gpu_name, net_name, output, specs_file;
   bool gpu_given = false, net_given = false, specs_given = false;
+  bool force = false;
   cli::ArgParser parser("lumos-model costs predict",
                         "MODEL.json QUERIES.csv [--gpu NAME] [--net NAME] [-o OUT.csv]\n"
                         "                                 [--specs FILE]");
@@ -269,6 +273,7 @@ int RunPredict(const Args& args) {
       .String("--specs", "FILE",
               "more GPUs and networks (modeler/models/hardware/specs/hardware.txt)", &specs_file)
       .Given(&specs_given)
+      .Flag("--force", io::kForceHelp, &force)
       .Positionals("MODEL.json QUERIES.csv", "input", 2, &positionals)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
@@ -301,7 +306,7 @@ int RunPredict(const Args& args) {
   }
   auto predicted = models::PredictCostQueries(*model, *queries, gpu, *specs, &*network);
   if (!predicted.ok()) return outcome.Fail(predicted.status().message());
-  WriteOutput(output, predicted->csv, &outcome);
+  WriteOutput(output, predicted->csv, force, &outcome);
   return outcome.Finish();
 }
 

@@ -33,6 +33,7 @@ constexpr const char kExitStatus[] =
 int RunImport(const Args& args) {
   kineto::ImportRequest request;
   std::vector<std::string> positionals;
+  bool force = false;
   cli::ArgParser parser("lumos-model import", "kineto IN... -o OUT [--job-id ID] [--zstd-level N]");
   parser.Description(kDescription)
       .String("-o, --output", "OUT",
@@ -48,6 +49,7 @@ int RunImport(const Args& args) {
               &request.job_id)
       .Int("--zstd-level", "N", "compression level, 1..19 (default 19; 54 MB of JSON takes ~2 s)",
            1, 19, &request.zstd_level)
+      .Flag("--force", io::kForceHelp, &force)
       .Positionals("kineto IN...", "input", 0, &positionals)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
@@ -66,6 +68,7 @@ int RunImport(const Args& args) {
   }
 
   cli::CommandOutcome outcome("lumos-model import", stdout, stderr);
+  request.force = force;
   auto imported = kineto::ImportKineto(request);
   if (!imported.ok()) return outcome.Fail(imported.status().message());
   for (const kineto::ImportedTrace& trace : *imported) {

@@ -16,6 +16,7 @@
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
 #include "modeler/graph/job.h"
+#include "modeler/io/output_file.h"
 #include "modeler/models/costs/cost_model.h"
 #include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/sim/replay_scales.h"
@@ -99,6 +100,7 @@ int RunSynthGpt(const Args& args) {
   std::vector<std::string> scales;
   bool no_nvtx = false, forward_only = false, costs_given = false;
   GptConfig config;
+  bool force = false;
   cli::ArgParser parser("lumos-model synth gpt",
                         "-o DIR [--set K=V,...] [--seed N] [--no-nvtx] [--forward-only] "
                         "[--costs MODEL.json] "
@@ -108,6 +110,7 @@ int RunSynthGpt(const Args& args) {
       .Required()
       .String("--set", "K=V,...", "model, parallelism and GPU settings (see above)", &settings)
       .Int<uint64_t>("--seed", "N", "seed of the jitter (default 1)", 0, INT64_MAX, &config.seed)
+      .Flag("--force", io::kForceHelp, &force)
       .Flag("--no-nvtx", "no NVTX ranges (only the ProfilerStep#N ranges remain)", &no_nvtx)
       .Flag("--forward-only",
             "forwards only (a forward benchmark's or inference's profile): no backward, "
@@ -165,7 +168,7 @@ int RunSynthGpt(const Args& args) {
     if (!read.ok()) return outcome.Fail(read.status().message());
     costs = std::move(read).value();
   }
-  auto result = SynthesizeGpt(config, specs, std::move(costs), out_dir);
+  auto result = SynthesizeGpt(config, specs, std::move(costs), out_dir, force);
   if (!result.ok()) return outcome.Fail(result.status().message());
   std::printf("%s: %" PRIu64 " files, %" PRIu64
               " events, %.1f MB (synthetic: a test double, "
@@ -188,6 +191,7 @@ int RunSynth(const Args& args) {
   std::string out_dir, job_name;
   bool job_given = false;
   SynthOptions options;
+  bool force = false;
   cli::ArgParser parser("lumos-model synth",
                         "FILE|DIR|GLOB... -o OUT_DIR --ranks N [--iterations K] [--jitter F]\n"
                         "                         [--seed S] [--ranks-per-host H] [--job ID]");
@@ -207,6 +211,7 @@ int RunSynth(const Args& args) {
       .String("--job", "ID", "the job to build from when the inputs hold several (header job id)",
               &job_name)
       .Given(&job_given)
+      .Flag("--force", io::kForceHelp, &force)
       .Positionals("FILE|DIR|GLOB...", "input", 1, &inputs)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
@@ -221,6 +226,7 @@ int RunSynth(const Args& args) {
   auto job = LoadJob(*paths, load);
   if (!job.ok()) return outcome.Fail(job.status().message());
   for (const std::string& problem : job->input_problems) outcome.InputProblem(problem);
+  options.force = force;
   auto result = SynthesizeJob(*job, options, out_dir);
   if (!result.ok()) return outcome.Fail(result.status().message());
   std::printf("%s: %" PRIu64 " files, %" PRIu64 " events, %.1f MB\n", out_dir.c_str(),

@@ -639,6 +639,11 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
   return status;
 }
 
+bool TraceMadeBy(const std::string& path, pb::Producer producer) {
+  StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
+  return reader.ok() && (*reader)->header().producer() == producer;
+}
+
 StatusOr<std::vector<pb::TracePacket>> ReadAllPackets(const std::string& path, ReadResult* result) {
   LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(path));
   std::vector<pb::TracePacket> packets;

@@ -123,6 +123,10 @@ class TraceReader {
   pb::TraceHeader header_;
 };
 
+// Whether `path` opens as a Lumos trace whose header names `producer`: import's and synth's
+// outputs are theirs to replace (io::ReplacePolicy::own_trace); an agent's trace never is.
+bool TraceMadeBy(const std::string& path, pb::Producer producer);
+
 // Reads every packet of `path` into memory (tests and small tools).
 StatusOr<std::vector<pb::TracePacket>> ReadAllPackets(const std::string& path,
                                                       ReadResult* result = nullptr);

@@ -301,8 +301,10 @@ TEST(ChromeTraceExportTest, UnreadableInputFailsAndLeavesTheOutputAlone) {
   ::lumos::testing::WriteFileBytes(dir.File("bad.pb.zst"), "{\"traceEvents\": []}");
   ::lumos::testing::WriteFileBytes(dir.File("out.json"), "previous");
   ExportReport report;
-  Status status = ExportChromeTraceFile({dir.File("bad.pb.zst")}, ExportOptions(),
-                                        dir.File("out.json"), &report);
+  ExportOptions options;
+  options.force = true;  // "previous" is not an export: only --force lets it be replaced.
+  Status status =
+      ExportChromeTraceFile({dir.File("bad.pb.zst")}, options, dir.File("out.json"), &report);
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find("not a Lumos trace"), std::string::npos) << status.message();
   EXPECT_EQ(::lumos::testing::ReadFileBytes(dir.File("out.json")), "previous");

@@ -182,7 +182,14 @@ TEST(OutputCommandsTest, FailedImportLeavesEveryExistingFileAsItWas) {
   const std::string mine = "the user's own trace, not to be touched";
   WriteFileBytes(d + "/w0.pb.zst", mine);
 
+  // A file import did not write is refused before anything is converted.
   CommandResult r = RunCommand(Model("import kineto " + dir.File("three.tar.gz") + " -o " + d));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(Lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("will not replace " + d + "/w0.pb.zst"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadFileBytes(d + "/w0.pb.zst"), mine);
+  // Forced, the bad rank still fails the whole import: nothing replaced.
+  r = RunCommand(Model("import kineto " + dir.File("three.tar.gz") + " -o " + d + " --force"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(Lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find(":w2.json"), std::string::npos) << r.err;
@@ -193,10 +200,13 @@ TEST(OutputCommandsTest, FailedImportLeavesEveryExistingFileAsItWas) {
   r = RunCommand("tar -C " + dir.File("in") + " -czf " + dir.File("two.tar.gz") +
                  " w0.json w1.json");
   ASSERT_EQ(r.exit_code, 0);
-  r = RunCommand(Model("import kineto " + dir.File("two.tar.gz") + " -o " + d));
+  r = RunCommand(Model("import kineto " + dir.File("two.tar.gz") + " -o " + d + " --force"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(ReadFileBytes(d + "/w0.pb.zst"), mine);
   EXPECT_EQ(ListDir(d).size(), 2u);
+  // Its own earlier import is replaced without --force.
+  r = RunCommand(Model("import kineto " + dir.File("two.tar.gz") + " -o " + d));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST(OutputCommandsTest, ImportOntoItsOwnInputIsRefused) {
@@ -291,10 +301,11 @@ TEST_P(SignalDuringOutputTest, Export) {
                    ReadFileBytes(kExample + "/" + ranks[static_cast<size_t>(i) % ranks.size()]));
   }
   ASSERT_EQ(::mkdir(dir.File("out").c_str(), 0755), 0);
-  WriteFileBytes(dir.File("out/big.json"), "an older export");
+  WriteFileBytes(dir.File("out/big.json"), "{\"lumos_output\":\"export\"} an older export");
   SignalWhileWriting("export " + dir.File("in") + " -o " + dir.File("out/big.json"),
                      dir.File("out"), {"big.json"});
-  EXPECT_EQ(ReadFileBytes(dir.File("out/big.json")), "an older export");
+  EXPECT_EQ(ReadFileBytes(dir.File("out/big.json")),
+            "{\"lumos_output\":\"export\"} an older export");
 }
 
 TEST_P(SignalDuringOutputTest, Import) {

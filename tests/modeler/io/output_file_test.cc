@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,13 +30,16 @@ bool Exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+// These tests are about how files are replaced, not which: every output may replace.
+const ReplacePolicy kForce{.force = true};
+
 mode_t ModeOf(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 ? st.st_mode : 0;
 }
 
 std::unique_ptr<OutputFile> Create(const std::string& path) {
-  auto file = OutputFile::Create(path);
+  auto file = OutputFile::Create(path, kForce);
   EXPECT_TRUE(file.ok()) << file.status().message();
   return file.ok() ? std::move(file).value() : nullptr;
 }
@@ -124,7 +128,7 @@ TEST(OutputFileTest, ALinkToAFifoIsWrittenThroughAndADanglingLinkRefused) {
   EXPECT_TRUE(S_ISLNK(ModeOf(dir.File("link"))));
 
   ASSERT_EQ(::symlink("missing/file", dir.File("dangling").c_str()), 0);
-  auto dangling = OutputFile::Create(dir.File("dangling"));
+  auto dangling = OutputFile::Create(dir.File("dangling"), kForce);
   ASSERT_FALSE(dangling.ok());
   EXPECT_NE(dangling.status().message().find("does not exist"), std::string::npos)
       << dangling.status().message();
@@ -136,7 +140,7 @@ TEST(OutputFileTest, DirectoriesAreRefusedWithTheReason) {
   ASSERT_EQ(::mkdir(dir.File("d").c_str(), 0755), 0);
   WriteFileBytes(dir.File("d/keep"), "x");
   for (const std::string& path : {dir.File("d"), dir.File("d") + "/", dir.File("new") + "/"}) {
-    auto file = OutputFile::Create(path);
+    auto file = OutputFile::Create(path, kForce);
     ASSERT_FALSE(file.ok()) << path;
     EXPECT_NE(file.status().message().find(path), std::string::npos) << file.status().message();
     EXPECT_NE(file.status().message().find("directory"), std::string::npos)
@@ -219,7 +223,7 @@ TEST(OutputSetTest, AllOrNothing) {
   {
     OutputSet set;
     for (const char* name : {"a", "b", "c"}) {
-      auto file = set.Add(dir.File(name));
+      auto file = set.Add(dir.File(name), kForce);
       ASSERT_TRUE(file.ok()) << file.status().message();
       ASSERT_TRUE((*file)->Write(std::string("new ") + name).ok());
       ASSERT_TRUE((*file)->Finish().ok());
@@ -231,7 +235,7 @@ TEST(OutputSetTest, AllOrNothing) {
 
   OutputSet set;
   for (const char* name : {"a", "b"}) {
-    auto file = set.Add(dir.File(name));
+    auto file = set.Add(dir.File(name), kForce);
     ASSERT_TRUE(file.ok()) << file.status().message();
     ASSERT_TRUE((*file)->Write(std::string("new ") + name).ok());
   }
@@ -247,12 +251,12 @@ TEST(OutputSetTest, ACreatedDirectoryGoesWithAFailureAndStaysWithACommit) {
   {
     OutputSet set;
     ASSERT_TRUE(set.UseDirectory(dir.File("out")).ok());
-    ASSERT_TRUE(set.Add(dir.File("out/x")).ok());
+    ASSERT_TRUE(set.Add(dir.File("out/x"), kForce).ok());
   }
   EXPECT_FALSE(Exists(dir.File("out")));
   OutputSet set;
   ASSERT_TRUE(set.UseDirectory(dir.File("out")).ok());
-  auto file = set.Add(dir.File("out/x"));
+  auto file = set.Add(dir.File("out/x"), kForce);
   ASSERT_TRUE(file.ok());
   ASSERT_TRUE(set.Commit().ok());
   EXPECT_EQ(ListDir(dir.File("out")), std::vector<std::string>{"x"});
@@ -268,7 +272,7 @@ TEST(OutputSetTest, ARenameFailingPartWayNamesWhatWasReplaced) {
   WriteFileBytes(dir.File("a"), "old a");
   OutputSet set;
   for (const char* name : {"a", "b"}) {
-    auto file = set.Add(dir.File(name));
+    auto file = set.Add(dir.File(name), kForce);
     ASSERT_TRUE(file.ok()) << file.status().message();
   }
   // b's destination becomes a non-empty directory after its output was opened: its rename
@@ -303,7 +307,7 @@ TEST(OutputFileSignalTest, TerminationRemovesTemporariesAndCreatedDirectories) {
     TempDir dir;
     WriteFileBytes(dir.File("old"), "old");
     const int status = InChild([&] {
-      auto one = OutputFile::Create(dir.File("old"));
+      auto one = OutputFile::Create(dir.File("old"), kForce);
       OutputSet set;
       if (!one.ok() || !set.UseDirectory(dir.File("new")).ok()) ::_exit(3);
       for (int i = 0; i < 300; ++i) {  // More than one block of the registry.
@@ -323,7 +327,7 @@ TEST(OutputFileSignalTest, AnIgnoredSignalStaysIgnored) {
   TempDir dir;
   const int status = InChild([&] {
     ::signal(SIGINT, SIG_IGN);
-    auto file = OutputFile::Create(dir.File("out"));
+    auto file = OutputFile::Create(dir.File("out"), kForce);
     if (!file.ok()) ::_exit(3);
     ::raise(SIGINT);
     ::_exit((*file)->Commit().ok() ? 0 : 4);
@@ -336,7 +340,7 @@ TEST(OutputFileSignalTest, AnIgnoredSignalStaysIgnored) {
 TEST(OutputFileSignalTest, AFileSizeLimitIsAnErrorNotADeath) {
   TempDir dir;
   const int status = InChild([&] {
-    auto created = OutputFile::Create(dir.File("out"));
+    auto created = OutputFile::Create(dir.File("out"), kForce);
     if (!created.ok()) ::_exit(3);
     std::unique_ptr<OutputFile> file = std::move(created).value();
     rlimit limit{4096, 4096};
@@ -360,6 +364,84 @@ TEST(SameFileTest, ComparesFilesNotNames) {
   EXPECT_FALSE(SameFile(dir.File("a"), dir.File("missing")));
   WriteFileBytes(dir.File("c"), "x");
   EXPECT_FALSE(SameFile(dir.File("a"), dir.File("c")));
+}
+
+// `export rank0.pb.zst -o rank1.pb.zst` (a typo for .json) replaced a trace that was not an
+// input with JSON, exit 0. A file lumos-model did not write is refused unless forced; its own
+// earlier outputs and empty files are replaced.
+TEST(OutputOwnershipTest, OnlyLumosModelsOwnOutputsAreReplaced) {
+  TempDir dir;
+  const std::string trace =
+      std::string("\x50\x2a\x4d\x18\x10\0\0\0LUMOSPB\0\x02\0\0\0\x04\0\0\0", 24) + "frames";
+  const std::pair<std::string, std::string> foreign[] = {
+      {"rank1.pb.zst", trace},
+      {"profile.json", "{\"traceEvents\": []}"},
+      {"notes.txt", "my notes"},
+      {"trace.json.gz", std::string("\x1f\x8b\x08\0", 4)},
+  };
+  for (const auto& [name, bytes] : foreign) {
+    SCOPED_TRACE(name);
+    WriteFileBytes(dir.File(name), bytes);
+    auto refused = OutputFile::Create(dir.File(name));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("will not replace " + dir.File(name) + ": it holds "),
+              std::string::npos)
+        << refused.status().message();
+    EXPECT_NE(refused.status().message().find("--force"), std::string::npos);
+    EXPECT_EQ(ReadFileBytes(dir.File(name)), bytes);
+    auto forced = OutputFile::Create(dir.File(name), kForce);
+    ASSERT_TRUE(forced.ok()) << forced.status().message();
+    ASSERT_TRUE((*forced)->Write("new").ok());
+    ASSERT_TRUE((*forced)->Commit().ok());
+    EXPECT_EQ(ReadFileBytes(dir.File(name)), "new");
+  }
+  WriteFileBytes(dir.File("rank1.pb.zst"), trace);
+  EXPECT_NE(OutputFile::Create(dir.File("rank1.pb.zst")).status().message().find("a Lumos trace"),
+            std::string::npos);
+  // A trace the command says is its own (import's, synth's) is replaced.
+  ReplacePolicy own;
+  own.own_trace = [](const std::string&) { return true; };
+  EXPECT_TRUE(OutputFile::Create(dir.File("rank1.pb.zst"), own).ok());
+  // lumos-model's own JSON outputs, a cost model and empty files are replaced.
+  for (const std::string& bytes :
+       {std::string("{\n\"lumos_output\":\"export\",\n\"traceEvents\":[]}"),
+        std::string("{\"format\":\"lumos-cost-model\",\"version\":1}"), std::string()}) {
+    WriteFileBytes(dir.File("mine.json"), bytes);
+    EXPECT_TRUE(OutputFile::Create(dir.File("mine.json")).ok()) << bytes;
+  }
+}
+
+// A name of 250 characters is legal (NAME_MAX 255) but its temporary "NAME.XXXXXX.tmp" was not.
+TEST(OutputOwnershipTest, ALongLegalNameIsWritten) {
+  TempDir dir;
+  const std::string path = dir.File(std::string(250, 'n'));
+  auto file = OutputFile::Create(path);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_TRUE((*file)->Write("long").ok());
+  ASSERT_TRUE((*file)->Commit().ok());
+  EXPECT_EQ(ReadFileBytes(path), "long");
+  EXPECT_EQ(ListDir(dir.path()).size(), 1u);
+}
+
+// SIGKILL runs no handler: its temporary stayed forever. Temporaries of the same destination
+// older than a day are removed by the next output there; a younger one (a run still writing)
+// and other files are left alone.
+TEST(OutputOwnershipTest, StaleTemporariesOfTheDestinationAreRemoved) {
+  TempDir dir;
+  const std::string stale = dir.File("out.json.AbC123.tmp");
+  const std::string young = dir.File("out.json.XyZ789.tmp");
+  const std::string other = dir.File("other.json.AbC123.tmp");
+  for (const std::string& p : {stale, young, other}) WriteFileBytes(p, "partial");
+  const timespec two_days_ago[2] = {{::time(nullptr) - 2 * 86400, 0},
+                                    {::time(nullptr) - 2 * 86400, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, stale.c_str(), two_days_ago, 0), 0);
+  ASSERT_EQ(::utimensat(AT_FDCWD, other.c_str(), two_days_ago, 0), 0);
+  auto file = OutputFile::Create(dir.File("out.json"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_TRUE((*file)->Commit().ok());
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(young));
+  EXPECT_TRUE(std::filesystem::exists(other));
 }
 
 }  // namespace

@@ -84,10 +84,19 @@ TEST(GptSynthCliTest, KeepsOtherFilesAndReplacesItsOwn) {
   TempDir dir;
   lumos::testing::WriteFileBytes(dir.File("notes.txt"), "mine");
   lumos::testing::WriteFileBytes(dir.File("gpt.rank0.pb.zst"), "old");
+  // A rank's name holding a file synth did not write: refused, untouched, unless --force.
   CommandResult r = Model("synth gpt -o " + dir.path() + " --set layers=1,iterations=1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("will not replace " + dir.File("gpt.rank0.pb.zst")), std::string::npos)
+      << r.err;
+  EXPECT_EQ(lumos::testing::ReadFileBytes(dir.File("gpt.rank0.pb.zst")), "old");
+  r = Model("synth gpt -o " + dir.path() + " --set layers=1,iterations=1 --force");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lumos::testing::ReadFileBytes(dir.File("notes.txt")), "mine");
   EXPECT_GT(lumos::testing::ReadFileBytes(dir.File("gpt.rank0.pb.zst")).size(), 1000u);
+  // Its own earlier output is replaced without --force.
+  r = Model("synth gpt -o " + dir.path() + " --set layers=2,iterations=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST(GptSynthCliTest, AnUnreadableCostModelIsExitOne) {

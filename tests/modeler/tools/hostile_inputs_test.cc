@@ -263,5 +263,49 @@ TEST(HostileInputsTest, AJsonGzThatExpandsPastTheBudgetIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir.File("out.pb.zst")));
 }
 
+// `export rank0.pb.zst -o rank1.pb.zst` (a typo for .json) replaced a trace that was not an
+// input with JSON, exit 0; so did --timeline and import. Every output now refuses a file
+// lumos-model did not write, untouched, unless --force; its own earlier outputs are replaced.
+TEST(HostileInputsTest, AnOutputNeverReplacesATraceItDidNotWrite) {
+  TempDir dir;
+  const std::string agent_trace = ::lumos::testing::ReadFileBytes(EstBase());
+  const std::string rank1 = dir.File("rank1.pb.zst");
+  ::lumos::testing::WriteFileBytes(rank1, agent_trace);
+  ::lumos::testing::WriteFileBytes(dir.File("t.json"), R"({"traceEvents": []})");
+  const std::string commands[] = {
+      "export " + EstBase() + " -o " + rank1,
+      "replay " + EstBase() + " --timeline " + rank1,
+      "estimate " + EstBase() + kEstBaseSetup + " --set layers=8 --timeline " + rank1,
+      "import kineto " + dir.File("t.json") + " -o " + rank1,
+  };
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    const CommandResult r = RunBounded(command);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("it holds a Lumos trace that lumos-model did not write (give another "
+                         "name, or --force to replace it)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(::lumos::testing::ReadFileBytes(rank1), agent_trace);
+  }
+  // synth's rank file names: the same refusal.
+  const std::string synth_rank = dir.File("synth/synth-1x1.rank0.pb.zst");
+  std::filesystem::create_directories(dir.File("synth"));
+  ::lumos::testing::WriteFileBytes(synth_rank, agent_trace);
+  const CommandResult synth =
+      RunBounded("synth " + EstBase() + " -o " + dir.File("synth") + " --ranks 1");
+  EXPECT_EQ(synth.exit_code, 1) << synth.err;
+  EXPECT_NE(synth.err.find("will not replace " + synth_rank + ": it holds a Lumos trace"),
+            std::string::npos)
+      << synth.err;
+  EXPECT_EQ(::lumos::testing::ReadFileBytes(synth_rank), agent_trace);
+  // An export's own earlier output is replaced; --force replaces anything.
+  const std::string json = dir.File("out.json");
+  EXPECT_EQ(RunBounded("export " + EstBase() + " -o " + json).exit_code, 0);
+  EXPECT_EQ(RunBounded("export " + EstBase() + " -o " + json).exit_code, 0);
+  EXPECT_EQ(RunBounded("export " + EstBase() + " -o " + rank1 + " --force").exit_code, 0);
+  EXPECT_NE(::lumos::testing::ReadFileBytes(rank1), agent_trace);
+}
+
 }  // namespace
 }  // namespace lumos::modeler
