@@ -34,6 +34,8 @@ std::string CsvTable::Where(size_t row) const {
 }
 
 StatusOr<CsvTable> ParseCsv(std::string_view text, std::string path) {
+  // A UTF-8 byte order mark (spreadsheets write one) is not part of the first column's name.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   CsvTable table;
   table.path = std::move(path);
   Status status = io::ForEachLine(text, [&](std::string_view line, size_t number) -> Status {

@@ -18,8 +18,9 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Walks `root` without recursion (any depth), without following symbolic links to directories
-// and without entering a directory twice (no cycles). A directory that cannot be opened or read to
+// Walks `root` without recursion (any depth), following symbolic links to directories (a
+// directory of ranks linked in was skipped without a word) and never entering a directory twice
+// (by device and inode: a link to an ancestor is no cycle). A directory that cannot be opened or read to
 // the end is itself added to `out`, as is every *.pb.zst entry whatever its type: the command then
 // names each with the reason it cannot be read, and the walk goes on.
 Status AddDirectory(const std::string& root, std::vector<std::string>* out) {
@@ -58,7 +59,11 @@ Status AddDirectory(const std::string& root, std::vector<std::string>* out) {
           out->push_back(std::move(path));  // Cannot even tell what it is: named.
           continue;
         }
-        type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+      }
+      if (type == DT_LNK) {  // Followed: a directory is walked, anything else is a file.
+        struct stat target {};
+        type = stat(path.c_str(), &target) == 0 && S_ISDIR(target.st_mode) ? DT_DIR : DT_REG;
       }
       if (type == DT_DIR) {
         pending.push_back(std::move(path));

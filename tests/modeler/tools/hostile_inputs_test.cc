@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "modeler/io/csv_table.h"
 #include "schema/writer/trace_file_writer.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/sample_trace.h"
@@ -305,6 +306,33 @@ TEST(HostileInputsTest, AnOutputNeverReplacesATraceItDidNotWrite) {
   EXPECT_EQ(RunBounded("export " + EstBase() + " -o " + json).exit_code, 0);
   EXPECT_EQ(RunBounded("export " + EstBase() + " -o " + rank1 + " --force").exit_code, 0);
   EXPECT_NE(::lumos::testing::ReadFileBytes(rank1), agent_trace);
+}
+
+// A spreadsheet's CSV starts with a UTF-8 byte order mark: its first column was "\xEF\xBB\xBFop"
+// and the table was refused for a missing "op".
+TEST(HostileInputsTest, ACsvHeaderWithAByteOrderMarkIsRead) {
+  auto table =
+      io::ParseCsv("\xEF\xBB\xBFop,dtype,ranks,bytes\nall_reduce,bfloat16,8,1024\n", "q.csv");
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  EXPECT_EQ(table->header.front(), "op");
+  EXPECT_EQ(table->Column("op"), 0);
+}
+
+// A subdirectory that is a symbolic link to a directory of ranks was skipped with exit 0 and no
+// word. Links are followed; a link back to an ancestor is walked once (no loop).
+TEST(HostileInputsTest, SymlinkedDirectoriesAreFollowedOnce) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("job/own"));
+  std::filesystem::create_directories(dir.File("elsewhere"));
+  ::lumos::testing::WriteSampleTrace(dir.File("job/own/a.pb.zst"), 10);
+  ::lumos::testing::WriteSampleTrace(dir.File("elsewhere/b.pb.zst"), 20);
+  std::filesystem::create_directory_symlink(dir.File("elsewhere"), dir.File("job/linked"));
+  std::filesystem::create_directory_symlink(dir.File("job"), dir.File("job/own/loop"));
+  const CommandResult r = RunBounded("inspect " + dir.File("job"));
+  EXPECT_NE(r.out.find("b.pb.zst"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("a.pb.zst"), std::string::npos) << r.out << r.err;
+  // Each file once: 2 file(s) in the job's line.
+  EXPECT_NE(r.out.find("2 file(s)"), std::string::npos) << r.out;
 }
 
 }  // namespace
