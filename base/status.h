@@ -15,6 +15,14 @@ class [[nodiscard]] Status {
   Status() = default;
   static Status Ok() { return Status(); }
   static Status Error(std::string message) { return Status(std::move(message)); }
+  // An argument that the input shows to be wrong (--job naming no job of the files, --ranks
+  // not a multiple of the input's): commands exit 2, as for any bad argument, not 1.
+  static Status BadArgument(std::string message) {
+    Status status(std::move(message));
+    status.bad_argument_ = true;
+    return status;
+  }
+  bool bad_argument() const { return bad_argument_; }
 
   bool ok() const { return !message_.has_value(); }
   const std::string& message() const {
@@ -24,13 +32,16 @@ class [[nodiscard]] Status {
   // Prefix the message with more context ("reading a.pb.zst: " + message).
   Status WithContext(const std::string& context) const {
     if (ok()) return *this;
-    return Status(context + ": " + *message_);
+    Status status(context + ": " + *message_);
+    status.bad_argument_ = bad_argument_;
+    return status;
   }
   void IgnoreError() const {}
 
  private:
   explicit Status(std::string message) : message_(std::move(message)) {}
   std::optional<std::string> message_;
+  bool bad_argument_ = false;
 };
 
 // printf-style error constructor.

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "base/cli/arg_parser.h"
+
 namespace lumos::cli {
 
 CommandOutcome::CommandOutcome(std::string program, std::FILE* out, std::FILE* err)
@@ -27,6 +29,13 @@ void CommandOutcome::OutputFailed(std::string_view message) {
 int CommandOutcome::Fail(std::string_view message) {
   Say(message);
   status_ = kExitFailure;
+  return status_;
+}
+
+int CommandOutcome::Fail(const Status& status) {
+  if (!status.bad_argument()) return Fail(status.message());
+  std::fputs(UsageErrorText(program_, status.message()).c_str(), err_);
+  status_ = kExitUsage;
   return status_;
 }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
+
 namespace lumos::cli {
 
 enum ExitStatus : int {
@@ -31,6 +33,9 @@ class CommandOutcome {
   void OutputFailed(std::string_view message);
   // Nothing more can be done: says why and returns 1 (`return outcome.Fail(...)`).
   int Fail(std::string_view message);
+  // Fail(status.message()), except that a Status::BadArgument is a usage error: the message,
+  // the pointer to --help and exit 2.
+  int Fail(const Status& status);
 
   // Flushes `out`; a write error there is a failed output. Returns the exit status.
   int Finish();

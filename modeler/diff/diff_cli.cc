@@ -90,7 +90,7 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     std::vector<std::string> missing;
     StatusOr<std::vector<std::string>> expanded = ExpandTracePaths({inputs[k]}, &missing);
     for (const std::string& m : missing) problem(m);
-    if (!expanded.ok()) return outcome.Fail(expanded.status().message());
+    if (!expanded.ok()) return outcome.Fail(expanded.status());
     paths[k] = std::move(expanded).value();
     for (const std::string& path : paths[k]) {
       if (!timeline.empty() && io::SameFile(path, timeline)) {
@@ -129,7 +129,7 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   }
   if (!timeline.empty()) {
     StatusOr<Alignment> alignment = AlignRuns(*profiles[0], *profiles[1]);
-    if (!alignment.ok()) return outcome.Fail(alignment.status().message());
+    if (!alignment.ok()) return outcome.Fail(alignment.status());
     if (Status s = WriteDiffTimeline(*profiles[0], *profiles[1], *alignment, timeline, force);
         !s.ok()) {
       outcome.OutputFailed(s.message());

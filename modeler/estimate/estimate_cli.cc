@@ -182,7 +182,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   std::vector<std::string> missing;
   StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs, &missing);
   for (const std::string& problem : missing) outcome.InputProblem(problem);
-  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  if (!paths.ok()) return outcome.Fail(paths.status());
   for (const std::string& path : *paths) {
     if (!timeline.empty() && io::SameFile(path, timeline)) {
       return parser.UsageError(err, "the timeline " + timeline + " is also an input");
@@ -212,7 +212,7 @@ int RunEstimateCommand(const std::vector<std::string>& args, std::FILE* out, std
   for (const std::string& problem : problems) outcome.InputProblem(problem);
   if (!prepared.ok()) {
     if (usage) return parser.UsageError(err, prepared.status().message());
-    return outcome.Fail(prepared.status().message());
+    return outcome.Fail(prepared.status());
   }
   const PreparedJob& job = **prepared;
   const EstimateContext& ctx = job.ctx;

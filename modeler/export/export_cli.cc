@@ -69,7 +69,7 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
   StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs, &missing);
   for (const std::string& problem : missing) outcome.InputProblem(problem);
-  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  if (!paths.ok()) return outcome.Fail(paths.status());
   for (const std::string& path : *paths) {
     if (SameFile(path, output)) {
       return parser.UsageError(err, "the output " + output + " is also an input");

@@ -278,8 +278,8 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     if (jobs.count(*options.job_id) == 0) {
       std::string list;
       for (const auto& [id, names] : jobs) list += (list.empty() ? "'" : ", '") + id + "'";
-      return Status::Error("no files of job '" + *options.job_id + "' in the input (jobs: " + list +
-                           ")");
+      return Status::BadArgument("no files of job '" + *options.job_id +
+                                 "' in the input (jobs: " + list + ")");
     }
     std::erase_if(files, [&](const FileInfo& f) { return f.job_id != *options.job_id; });
     std::erase_if(jobs, [&](const auto& job) { return job.first != *options.job_id; });
@@ -306,8 +306,8 @@ StatusOr<Job> LoadJob(const std::vector<std::string>& paths, const LoadOptions& 
     if (options.window) {
       auto it = windows.find(*options.window);
       if (it == windows.end()) {
-        return Status::Error("no capture window '" + *options.window + "' of job '" +
-                             jobs.begin()->first + "' in the input (windows: " + list + ")");
+        return Status::BadArgument("no capture window '" + *options.window + "' of job '" +
+                                   jobs.begin()->first + "' in the input (windows: " + list + ")");
       }
       chosen = it->first;
     } else {

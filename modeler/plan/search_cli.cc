@@ -294,12 +294,12 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   StatusOr<Resolved> r = Resolve(gpu_name, net_name, dtype_name, costs_file, gpus_per_node, &code);
   if (!r.ok() && code == 2) return parser.UsageError(err, r.status().message());
   cli::CommandOutcome outcome("lumos-model estimate", out, err);
-  if (!r.ok()) return outcome.Fail(r.status().message());
+  if (!r.ok()) return outcome.Fail(r.status());
   if (Status s = CheckLayout(*spec, layout, r->setup.gpus_per_node); !s.ok()) {
     return parser.UsageError(err, s.message());
   }
   StatusOr<StepEstimate> e = EstimateStep(*spec, layout, *r->costs, r->setup);
-  if (!e.ok()) return outcome.Fail(e.status().message());
+  if (!e.ok()) return outcome.Fail(e.status());
   SearchResult one;
   one.gpus = layout.gpus();
   one.ranked.push_back(*e);
@@ -371,7 +371,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       Resolve(gpu_name, net_name, dtype_name, costs_file, gpus_per_node, &code);
   if (!resolved.ok() && code == 2) return parser.UsageError(err, resolved.status().message());
   cli::CommandOutcome outcome("lumos-model search", out, err);
-  if (!resolved.ok()) return outcome.Fail(resolved.status().message());
+  if (!resolved.ok()) return outcome.Fail(resolved.status());
   const PlanSetup& setup = resolved->setup;
   const GptCosts* costs = resolved->costs.get();
   const bool terminal = isatty(fileno(err)) != 0;

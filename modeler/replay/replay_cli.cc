@@ -139,7 +139,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
   StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs, &missing);
   for (const std::string& problem : missing) outcome.InputProblem(problem);
-  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  if (!paths.ok()) return outcome.Fail(paths.status());
   for (const std::string& path : *paths) {
     if (!timeline.empty() && io::SameFile(path, timeline)) {
       return parser.UsageError(err, "the timeline " + timeline + " is also an input");
@@ -169,7 +169,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   };
   StatusOr<Job> loaded = LoadJob(*paths, load);
   progress.Clear();
-  if (!loaded.ok()) return outcome.Fail(loaded.status().message());
+  if (!loaded.ok()) return outcome.Fail(loaded.status());
   const Job& job = *loaded;
   // Damaged, skipped or unclosed files: one line each on stderr (they stay among the report's
   // warnings too, which say what the numbers were computed from).

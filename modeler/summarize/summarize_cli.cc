@@ -116,13 +116,13 @@ int RunSummarizeCommand(const std::vector<std::string>& args, std::FILE* out, st
   cli::CommandOutcome outcome("lumos-model summarize", out, err);
   if (costs_given) {
     StatusOr<models::CostModel> costs = models::ReadCostModel(costs_path);
-    if (!costs.ok()) return outcome.Fail(costs.status().message());
+    if (!costs.ok()) return outcome.Fail(costs.status());
     options.calibrations = std::move(costs->collectives);
   }
   std::vector<std::string> missing;
   StatusOr<std::vector<std::string>> paths = ExpandTracePaths(inputs, &missing);
   for (const std::string& problem : missing) outcome.InputProblem(problem);
-  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  if (!paths.ok()) return outcome.Fail(paths.status());
   WindowSet set = GroupWindows(*paths);
   for (const std::string& problem : set.problems) outcome.InputProblem(problem);
   if (set.windows.empty()) {
@@ -132,7 +132,7 @@ int RunSummarizeCommand(const std::vector<std::string>& args, std::FILE* out, st
   }
 
   StatusOr<std::unique_ptr<SummaryOutput>> created = SummaryOutput::Create(output, format);
-  if (!created.ok()) return outcome.Fail(created.status().message());
+  if (!created.ok()) return outcome.Fail(created.status());
   SummaryOutput& summary = **created;
   cli::Progress progress("lumos-model summarize", err);
   progress.Step("summarizing");

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -83,6 +84,29 @@ Status CheckOutput(const std::string& out, bool force) {
         "%s exists and is not a summary directory (no lumos-summary "
         "manifest.json): not replaced, even with --force",
         trimmed.c_str());
+  }
+  // A summary with other files in it: --force would swap them into OUT.partial (which then
+  // blocks the next run). Refused before anything is read, naming them.
+  std::vector<std::string> others;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(trimmed, error)) {
+    const std::string name = entry.path().filename().string();
+    bool ours = name == "manifest.json";
+    for (Table t : kTables) {
+      for (Format f : {Format::kNdjson, Format::kCsv})
+        ours = ours || name == SummaryOutput::FileName(t, f);
+    }
+    if (!ours) others.push_back(name);
+  }
+  if (error) return ErrorStatus("%s: %s", trimmed.c_str(), error.message().c_str());
+  if (!others.empty()) {
+    std::string list;
+    for (size_t i = 0; i < others.size() && i < 5; ++i) list += (i ? ", " : "") + others[i];
+    if (others.size() > 5) list += ", ... (" + std::to_string(others.size()) + " in all)";
+    return ErrorStatus(
+        "%s is a summary directory holding files summarize did not write (%s): not replaced, "
+        "even with --force (move them, or choose another -o)",
+        trimmed.c_str(), list.c_str());
   }
   return Status::Ok();
 }

@@ -213,8 +213,8 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
     return Status::Error("ranks and iterations must be >= 1 and jitter in [0, 1)");
   }
   if (static_cast<size_t>(o.ranks) % base.ranks.size() != 0) {
-    return Status::Error("--ranks must be a multiple of the input's " +
-                         std::to_string(base.ranks.size()) + " ranks");
+    return Status::BadArgument("--ranks must be a multiple of the input's " +
+                               std::to_string(base.ranks.size()) + " ranks");
   }
   // All ranks or none: each is written to a temporary file, and all are renamed at the end.
   io::OutputSet outputs;

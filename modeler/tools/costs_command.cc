@@ -232,12 +232,12 @@ int RunFit(const Args& args) {
   }
   models::FitLog log;  // Arguments that name no trace, damaged traces: one line each, exit 1.
   auto expanded = models::ExpandCostInputs(inputs, &log.problems);
-  if (!expanded.ok()) return outcome.Fail(expanded.status().message());
+  if (!expanded.ok()) return outcome.Fail(expanded.status());
   if (gpu_given) expanded->unnamed_gpu = gpu_name;
   expanded->attention = attention;
   auto model = models::FitCostInputs(*expanded, *specs, *network, &log);
   for (const std::string& line : log.problems) outcome.InputProblem(line);
-  if (!model.ok()) return outcome.Fail(model.status().message());
+  if (!model.ok()) return outcome.Fail(model.status());
   if (!WriteOutput(output, models::CostModelJson(*model), force, &outcome)) return outcome.Finish();
   size_t jobs = log.notes.size();
   std::fprintf(outcome.out(),
@@ -298,14 +298,14 @@ int RunPredict(const Args& args) {
   std::optional<models::NetworkSpec> network = ResolveNet(*specs, net_name, net_given, parser);
   if (!network) return cli::kExitUsage;
   auto model = models::ReadCostModel(positionals[0]);
-  if (!model.ok()) return outcome.Fail(model.status().message());
+  if (!model.ok()) return outcome.Fail(model.status());
   auto queries = io::ReadCsv(positionals[1]);
-  if (!queries.ok()) return outcome.Fail(queries.status().message());
+  if (!queries.ok()) return outcome.Fail(queries.status());
   if (gpu == nullptr && queries->Column("gpu") < 0) {
     return parser.UsageError(stderr, positionals[1] + " has no gpu column: give --gpu NAME");
   }
   auto predicted = models::PredictCostQueries(*model, *queries, gpu, *specs, &*network);
-  if (!predicted.ok()) return outcome.Fail(predicted.status().message());
+  if (!predicted.ok()) return outcome.Fail(predicted.status());
   WriteOutput(output, predicted->csv, force, &outcome);
   return outcome.Finish();
 }

@@ -70,7 +70,7 @@ int RunImport(const Args& args) {
   cli::CommandOutcome outcome("lumos-model import", stdout, stderr);
   request.force = force;
   auto imported = kineto::ImportKineto(request);
-  if (!imported.ok()) return outcome.Fail(imported.status().message());
+  if (!imported.ok()) return outcome.Fail(imported.status());
   for (const kineto::ImportedTrace& trace : *imported) {
     // Written, but the input is not all it should be: said, each naming the input.
     for (const std::string& warning : trace.stats.warnings) {

@@ -246,7 +246,7 @@ int RunInspect(const Args& args) {
   std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
   auto paths = ExpandTracePaths(inputs, &missing);
   for (const std::string& problem : missing) outcome.InputProblem(problem);
-  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  if (!paths.ok()) return outcome.Fail(paths.status());
 
   std::vector<TraceSummary> summaries;
   std::vector<std::string> errors;

@@ -86,12 +86,12 @@ int RunStructure(const Args& args) {
   std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
   auto paths = ExpandTracePaths(inputs, &missing);
   for (const std::string& problem : missing) outcome.InputProblem(problem);
-  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  if (!paths.ok()) return outcome.Fail(paths.status());
   LoadOptions load;
   if (job_given) load.job_id = job_name;
   if (window_given) load.window = window_name;
   StatusOr<Job> job = LoadJob(*paths, load);
-  if (!job.ok()) return outcome.Fail(job.status().message());
+  if (!job.ok()) return outcome.Fail(job.status());
   for (const std::string& problem : job->input_problems) outcome.InputProblem(problem);
   const ClockAlignment alignment = AlignClocks(*job);
   GraphOptions graph_options;

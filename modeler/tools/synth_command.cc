@@ -165,11 +165,11 @@ int RunSynthGpt(const Args& args) {
   models::CostModel costs;
   if (costs_given) {
     auto read = models::ReadCostModel(costs_path);
-    if (!read.ok()) return outcome.Fail(read.status().message());
+    if (!read.ok()) return outcome.Fail(read.status());
     costs = std::move(read).value();
   }
   auto result = SynthesizeGpt(config, specs, std::move(costs), out_dir, force);
-  if (!result.ok()) return outcome.Fail(result.status().message());
+  if (!result.ok()) return outcome.Fail(result.status());
   std::printf("%s: %" PRIu64 " files, %" PRIu64
               " events, %.1f MB (synthetic: a test double, "
               "not a measurement)\n",
@@ -220,15 +220,15 @@ int RunSynth(const Args& args) {
   std::vector<std::string> missing;  // Arguments that name nothing: one line each, exit 1.
   auto paths = ExpandTracePaths(inputs, &missing);
   for (const std::string& problem : missing) outcome.InputProblem(problem);
-  if (!paths.ok()) return outcome.Fail(paths.status().message());
+  if (!paths.ok()) return outcome.Fail(paths.status());
   LoadOptions load;
   if (job_given) load.job_id = job_name;
   auto job = LoadJob(*paths, load);
-  if (!job.ok()) return outcome.Fail(job.status().message());
+  if (!job.ok()) return outcome.Fail(job.status());
   for (const std::string& problem : job->input_problems) outcome.InputProblem(problem);
   options.force = force;
   auto result = SynthesizeJob(*job, options, out_dir);
-  if (!result.ok()) return outcome.Fail(result.status().message());
+  if (!result.ok()) return outcome.Fail(result.status());
   std::printf("%s: %" PRIu64 " files, %" PRIu64 " events, %.1f MB\n", out_dir.c_str(),
               result->files, result->events, static_cast<double>(result->bytes) / 1e6);
   return outcome.Finish();

@@ -20,9 +20,9 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 // Walks `root` without recursion (any depth), following symbolic links to directories (a
 // directory of ranks linked in was skipped without a word) and never entering a directory twice
-// (by device and inode: a link to an ancestor is no cycle). A directory that cannot be opened or read to
-// the end is itself added to `out`, as is every *.pb.zst entry whatever its type: the command then
-// names each with the reason it cannot be read, and the walk goes on.
+// (by device and inode: a link to an ancestor is no cycle). A directory that cannot be opened or
+// read to the end is itself added to `out`, as is every *.pb.zst entry whatever its type: the
+// command then names each with the reason it cannot be read, and the walk goes on.
 Status AddDirectory(const std::string& root, std::vector<std::string>* out) {
   const size_t before = out->size();
   std::vector<std::string> pending = {root};

@@ -94,7 +94,8 @@ TEST(ReplayCliTest, TwoJobsAreRefusedByName) {
   EXPECT_EQ(chosen.code, 0) << chosen.err;
   EXPECT_NE(chosen.out.find("job dlrm_kineto: 1 rank(s)"), std::string::npos) << chosen.out;
   CliRun unknown = Replay({dir.path(), "--job", "nope"});
-  EXPECT_EQ(unknown.code, 1);
+  EXPECT_EQ(unknown.code, 2);  // A bad argument (issue 26), with the pointer to --help.
+  EXPECT_NE(unknown.err.find("--help"), std::string::npos) << unknown.err;
   EXPECT_NE(unknown.err.find("no files of job 'nope'"), std::string::npos) << unknown.err;
 }
 

@@ -140,6 +140,16 @@ TEST(SummarizeCommandTest, NeverOverwritesAnExistingOutputUnlessASummaryWithForc
   EXPECT_TRUE(fs::exists(tmp.File("s/iterations.ndjson")));
   EXPECT_FALSE(fs::exists(tmp.File("s/iterations.csv")));
   EXPECT_FALSE(fs::exists(tmp.File("s.partial")));
+  // A summary the user put other files in: refused even with --force, before anything is read
+  // (the swap moved them into s.partial, which then blocked the next run); nothing moved.
+  ::lumos::testing::WriteFileBytes(tmp.File("s/notes.txt"), "mine");
+  const auto mixed = Summarize(in + " -o " + tmp.File("s") + " --force");
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("holding files summarize did not write (notes.txt)"), std::string::npos)
+      << mixed.err;
+  EXPECT_EQ(::lumos::testing::ReadFileBytes(tmp.File("s/notes.txt")), "mine");
+  EXPECT_TRUE(fs::exists(tmp.File("s/iterations.ndjson")));
+  EXPECT_FALSE(fs::exists(tmp.File("s.partial")));
   // A leftover OUT.partial (a killed run) is refused, not removed.
   fs::create_directories(tmp.File("t.partial"));
   const auto left = Summarize(in + " -o " + tmp.File("t"));

@@ -335,5 +335,26 @@ TEST(HostileInputsTest, SymlinkedDirectoriesAreFollowedOnce) {
   EXPECT_NE(r.out.find("2 file(s)"), std::string::npos) << r.out;
 }
 
+// An argument the input shows to be wrong was exit 1: synth --ranks 3 of an 8-rank job,
+// --job naming no job of the files. Bad arguments are exit 2, in every command.
+TEST(HostileInputsTest, ArgumentsTheInputContradictsAreExit2) {
+  TempDir dir;
+  const std::string example = std::string(LUMOS_SOURCE_DIR) + "/examples/dlrm-8rank";
+  const std::string commands[] = {
+      "synth " + example + " -o " + dir.File("s") + " --ranks 3",
+      "synth " + example + " -o " + dir.File("s") + " --ranks 8 --job nope",
+      "replay " + example + " --job nope",
+      "structure " + example + " --job nope",
+      "inspect " + example + " --job nope",
+  };
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    const CommandResult r = RunBounded(command);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("s")));
+}
+
 }  // namespace
 }  // namespace lumos::modeler
