@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# scripts/fuzz.sh [SECONDS] [reader|packets|control|all]: builds the fuzzers with clang
+# scripts/fuzz.sh [SECONDS] [reader|packets|control|kineto|all]: builds the fuzzers with clang
 # (libFuzzer + ASan + UBSan, in build-fuzz/) and runs each for SECONDS (default 60):
 #   reader   lumos_trace_reader_fuzzer: whole trace files (seeds tests/data/fuzz_seeds/trace_reader)
 #   packets  lumos_trace_packets_fuzzer: decompressed frame contents (seeds .../trace_packets)
 #   control  lumos_control_protocol_fuzzer: control messages, lumos-ctl <-> agent (seeds
 #            .../control_protocol)
+#   kineto   lumos_kineto_import_fuzzer: PyTorch profiler JSON through the importer, the trace
+#            it writes read back (seeds .../kineto_import)
 # The growing corpora live in fuzz-corpus-<name>/ and crash/leak/timeout reproducers in
 # fuzz-corpus-artifacts/ (both git-ignored). Reproduce one with
 #   build-fuzz/tests/fuzz/lumos_trace_reader_fuzzer fuzz-corpus-artifacts/crash-...
-# Exits non-zero when a fuzzer finds something. Not part of the test suite.
+# Exits non-zero when a fuzzer finds something. scripts/test.sh runs each for 30 s on every CI
+# run (LUMOS_FUZZ_SECONDS; 0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -23,8 +26,10 @@ case "$which" in
   reader) targets=lumos_trace_reader_fuzzer ;;
   packets) targets=lumos_trace_packets_fuzzer ;;
   control) targets=lumos_control_protocol_fuzzer ;;
-  all) targets="lumos_trace_reader_fuzzer lumos_trace_packets_fuzzer lumos_control_protocol_fuzzer" ;;
-  *) echo "usage: scripts/fuzz.sh [SECONDS] [reader|packets|control|all]" >&2; exit 2 ;;
+  kineto) targets=lumos_kineto_import_fuzzer ;;
+  all) targets="lumos_trace_reader_fuzzer lumos_trace_packets_fuzzer lumos_control_protocol_fuzzer
+    lumos_kineto_import_fuzzer" ;;
+  *) echo "usage: scripts/fuzz.sh [SECONDS] [reader|packets|control|kineto|all]" >&2; exit 2 ;;
 esac
 # shellcheck disable=SC2086
 ninja -C "$build" $targets lumos_make_fuzz_seeds
@@ -46,10 +51,12 @@ case "$which" in
   reader) run trace_reader trace_reader 65536 ;;
   packets) run trace_packets trace_packets 65536 ;;
   control) run control_protocol control_protocol 4200 ;;
+  kineto) run kineto_import kineto_import 65536 ;;
   all)
     run trace_reader trace_reader 65536
     run trace_packets trace_packets 65536
     run control_protocol control_protocol 4200
+    run kineto_import kineto_import 65536
     ;;
 esac
 if [ "$status" -ne 0 ]; then

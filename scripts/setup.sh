@@ -9,7 +9,7 @@ packages=(
   libzstd-dev zstd
   libsimdjson-dev zlib1g-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format clang-tidy git
+  clang clang-format clang-tidy git
 )
 
 missing=()

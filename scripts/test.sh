@@ -31,3 +31,9 @@ LUMOS_BUILD_TYPE=Debug bash scripts/build.sh build-asan -DLUMOS_SANITIZE=address
   -DLUMOS_BUILD_BENCHMARKS=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+echo "== fuzz: the trace reader, its packets, the control protocol and the Kineto importer"
+# Bounded (LUMOS_FUZZ_SECONDS each, default 30; 0 skips): libFuzzer + ASan + UBSan with clang,
+# from the committed seeds; a crash, leak or timeout fails the run (scripts/fuzz.sh).
+fuzz_seconds=${LUMOS_FUZZ_SECONDS:-30}
+if [ "$fuzz_seconds" -gt 0 ]; then bash scripts/fuzz.sh "$fuzz_seconds" all; fi
