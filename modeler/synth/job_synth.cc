@@ -1,10 +1,15 @@
 #include "modeler/synth/job_synth.h"
 
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string_view>
 
+#include "base/memory_budget.h"
 #include "modeler/io/output_file.h"
 #include "modeler/trace/trace_reader.h"
 #include "schema/writer/trace_file_writer.h"
@@ -195,6 +200,12 @@ int64_t Span(const Job& job, int64_t* begin) {
   return hi > lo ? hi - lo : 0;
 }
 
+std::string FormatCount(double n) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", n);
+  return text;
+}
+
 }  // namespace
 
 io::ReplacePolicy SynthReplacePolicy(bool force) {
@@ -215,6 +226,31 @@ StatusOr<SynthResult> SynthesizeJob(const Job& base, const SynthOptions& o,
   if (static_cast<size_t>(o.ranks) % base.ranks.size() != 0) {
     return Status::BadArgument("--ranks must be a multiple of the input's " +
                                std::to_string(base.ranks.size()) + " ranks");
+  }
+  // The output's size, known before anything is written: the input's bytes times the copies.
+  // More than the file system has free is refused (--ranks 100000 --iterations 1000 wrote on
+  // until the disk was full or someone killed it).
+  double input_bytes = 0;
+  for (const RankTrace& t : base.ranks) {
+    struct stat st {};
+    if (::stat(t.path.c_str(), &st) == 0) input_bytes += static_cast<double>(st.st_size);
+  }
+  const double copies = static_cast<double>(o.ranks) / static_cast<double>(base.ranks.size()) *
+                        static_cast<double>(o.iterations);
+  const double output_bytes = input_bytes * copies;
+  std::string where = out_dir;
+  struct statvfs fs {};
+  while (::statvfs(where.c_str(), &fs) != 0 && where != "/" && where != ".") {
+    const size_t slash = where.find_last_of('/', where.size() > 1 ? where.size() - 2 : 0);
+    where = slash == std::string::npos ? "." : slash == 0 ? "/" : where.substr(0, slash);
+  }
+  const double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+  if (free_bytes > 0 && output_bytes > free_bytes) {
+    return Status::BadArgument(
+        "--ranks " + std::to_string(o.ranks) + " --iterations " + std::to_string(o.iterations) +
+        ": about " + FormatBytes(output_bytes) + " of traces (the input's " +
+        FormatBytes(input_bytes) + " " + FormatCount(copies) + " times), more than the " +
+        FormatBytes(free_bytes) + " free where " + out_dir + " is");
   }
   // All ranks or none: each is written to a temporary file, and all are renamed at the end.
   io::OutputSet outputs;

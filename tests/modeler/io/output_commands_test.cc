@@ -384,10 +384,20 @@ void ExpectSynthLeavesNothing(const std::string& out, const std::string& limit,
   EXPECT_EQ(ListDir(out), std::vector<std::string>{"notes.txt"});
 }
 
-TEST(OutputCommandsTest, SynthOnAFullDiskLeavesNothing) {
-  SmallFileSystem disk("1m");  // The job takes about 7 MB.
+// A job larger than the file system's free space is refused before anything is written (exit 2,
+// the sizes named); a disk that fills during the writing is the RLIMIT_FSIZE case below.
+TEST(OutputCommandsTest, SynthLargerThanTheFreeSpaceIsRefusedUpFront) {
+  SmallFileSystem disk("1m");  // The job takes about 34 MB.
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs CAP_SYS_ADMIN)";
-  ExpectSynthLeavesNothing(disk.File("big"), "", ": No space left on device");
+  const std::string out = disk.File("big");
+  ASSERT_EQ(::mkdir(out.c_str(), 0755), 0);
+  WriteFileBytes(out + "/notes.txt", "mine");
+  CommandResult r =
+      RunCommand(Model("synth " + kExample + " -o " + out + " --ranks 64 --iterations 40"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("lumos-model synth: --ranks 64 --iterations 40: about ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(" free where " + out + " is\n"), std::string::npos) << r.err;
+  EXPECT_EQ(ListDir(out), std::vector<std::string>{"notes.txt"});
 }
 
 TEST(OutputCommandsTest, SynthBeyondTheFileSizeLimitLeavesNothing) {

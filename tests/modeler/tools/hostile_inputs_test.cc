@@ -354,6 +354,15 @@ TEST(HostileInputsTest, ArgumentsTheInputContradictsAreExit2) {
     EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(dir.File("s")));
+  // Sizes whose output cannot fit where it goes: refused before anything is written (it wrote
+  // until the disk was full).
+  const CommandResult huge = RunBounded("synth " + EstBase() + " -o " + dir.File("s") +
+                                        " --ranks 100000 --iterations 1000");
+  EXPECT_EQ(huge.exit_code, 2) << huge.err;
+  EXPECT_NE(huge.err.find("--ranks 100000 --iterations 1000: about 16.6 TiB of traces"),
+            std::string::npos)
+      << huge.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("s")));
 }
 
 }  // namespace
