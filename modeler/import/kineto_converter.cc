@@ -1,10 +1,9 @@
 #include "modeler/import/kineto_converter.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 
 #include "modeler/import/kineto_gemm.h"
+#include "modeler/import/kineto_stream.h"
 #include "modeler/import/kineto_trace.h"
 #include "schema/writer/trace_file_writer.h"
 
@@ -64,10 +63,17 @@ void CompleteHeader(const ConvertOptions& options, KinetoTrace* trace) {
 Status ConvertKinetoText(const io::PaddedText& text, const std::string& name,
                          const std::string& output_path, const ConvertOptions& options,
                          ConvertStats* stats) {
+  LUMOS_ASSIGN_OR_RETURN(auto source, io::OpenMemorySource(text.data(), text.size(), name));
+  return ConvertKinetoStream({}, source.get(), name, output_path, options, stats);
+}
+
+Status ConvertKinetoStream(std::string_view head, io::ByteSource* source, const std::string& name,
+                           const std::string& output_path, const ConvertOptions& options,
+                           ConvertStats* stats) {
   *stats = ConvertStats();
-  simdjson::dom::parser parser;  // Owns the strings the events point to: keep until written.
   KinetoTrace trace;
-  LUMOS_RETURN_IF_ERROR(ParseKinetoTrace(text, name, &parser, &trace));
+  KinetoStream stream(head, source, name);
+  LUMOS_RETURN_IF_ERROR(ParseKinetoTrace(&stream, name, &trace));
   if (trace.events.empty()) {
     // Checked before the output exists: a trace of 0 events would be written and read as sound.
     if (trace.skipped != 0) {

@@ -1,10 +1,11 @@
 // Design: converts one Kineto (PyTorch profiler) Chrome-trace JSON document into one Lumos
-// trace file. The document is parsed with simdjson's DOM in place (the text carries its
-// padding), mapped to the writer's event structs (kineto_events.cc), completed with NCCL
-// collectives and communicators (collectives.cc), a capture window spanning the trace and one
-// loss record counting the events that could not be converted, sorted by start time (stable)
-// and written with schema::TraceFileWriter. Memory: the DOM plus one struct per event, about
-// 3x the JSON size at peak.
+// trace file. The document is read as a stream (kineto_stream.h), each batch of events parsed
+// with simdjson's DOM and mapped to the writer's event structs (kineto_events.cc), completed
+// with NCCL collectives and communicators (collectives.cc), a capture window spanning the
+// trace and one loss record counting the events that could not be converted, sorted by start
+// time (stable) and written with schema::TraceFileWriter. Memory: one batch of JSON text and
+// its DOM, plus one struct per event and one copy of each distinct name; the events are bounded
+// by the memory budget (kBytesPerImportedEvent), checked batch by batch.
 // Failure behaviour: bad input returns a Status naming the input; malformed single events are
 // counted, not fatal, but a document of which no event can be converted is an error (nothing
 // is written: an empty trace would read as a sound one). The output path is written directly:
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -50,7 +52,13 @@ struct ConvertStats {
   std::vector<std::string> warnings;
 };
 
-// `name` identifies the input in messages; `text` is the whole JSON document.
+// `name` identifies the input in messages; the JSON document is `head` (bytes already read
+// from `source`) followed by the rest of `source`, read as a stream (kineto_stream.h).
+Status ConvertKinetoStream(std::string_view head, io::ByteSource* source, const std::string& name,
+                           const std::string& output_path, const ConvertOptions& options,
+                           ConvertStats* stats);
+
+// The same for a document in memory (gzip or not): `text` is the whole of it.
 Status ConvertKinetoText(const io::PaddedText& text, const std::string& name,
                          const std::string& output_path, const ConvertOptions& options,
                          ConvertStats* stats);

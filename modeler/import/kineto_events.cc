@@ -4,12 +4,15 @@
 #include <cstdio>
 #include <string>
 #include <unordered_set>
+#include <variant>
 
+#include "base/memory_budget.h"
 #include "modeler/import/cuda_names.h"
 #include "modeler/import/kineto_fields.h"
 #include "modeler/import/kineto_gemm.h"
 #include "modeler/import/kineto_header.h"
 #include "modeler/import/kineto_numbers.h"
+#include "modeler/import/kineto_stream.h"
 #include "schema/nccl_names.h"
 
 namespace lumos::modeler::kineto {
@@ -56,6 +59,8 @@ bool IsHostCategory(Category c) {
 class EventMapper {
  public:
   EventMapper(KinetoTrace* trace, int64_t base_time_ns) : trace_(trace), base_(base_time_ns) {}
+  void set_base(int64_t base_time_ns) { base_ = base_time_ns; }
+  int64_t base() const { return base_; }
 
   void Map(size_t index, dom::element element) {
     index_ = index;
@@ -132,7 +137,7 @@ class EventMapper {
     EventArgs a = ReadEventArgs(f);
     if (a.metadata_name.empty()) return;
     ThreadKey key{static_cast<uint32_t>(*f.pid), static_cast<uint32_t>(*f.tid)};
-    thread_names_.emplace_back(key, ThreadNameFromKineto(a.metadata_name));
+    thread_names_.emplace_back(key, trace_->Intern(ThreadNameFromKineto(a.metadata_name)));
   }
 
   void MapTimed(const EventFields& f, const EventArgs& a, Category category, int64_t start,
@@ -213,7 +218,7 @@ void EventMapper::MapTimed(const EventFields& f, const EventArgs& a, Category ca
       c.correlation_id = IdOrZero(a.correlation);
       c.kind = ClassifyApiName(f.name);
       c.cbid = Id32OrZero(a.cbid);
-      c.name = f.name;
+      c.name = trace_->Intern(f.name);
       c.domain =
           category == Category::kRuntime ? schema::ApiDomain::kRuntime : schema::ApiDomain::kDriver;
       c.external_id = IdOrZero(a.external_id);
@@ -251,7 +256,7 @@ void EventMapper::MapKernel(const EventFields& f, const EventArgs& a, int64_t st
   k.duration_ns = duration;
   k.correlation_id = IdOrZero(a.correlation);
   k.stream_id = a.stream ? IdOrZero(a.stream) : IdOrZero(f.tid);
-  k.name = f.name;
+  k.name = trace_->Intern(f.name);
   k.device_id = a.device ? Id32OrZero(a.device) : Id32OrZero(f.pid);
   if (a.grid) k.grid = ReadDim3(*a.grid);
   if (a.block) k.block = ReadDim3(*a.block);
@@ -269,11 +274,11 @@ void EventMapper::MapKernel(const EventFields& f, const EventArgs& a, int64_t st
   n.device_id = k.device_id;
   n.correlation_id = k.correlation_id;
   n.grid_x = k.grid.x;
-  n.name = f.name;
-  n.collective_name = a.collective_name;
-  n.dtype = a.dtype;
-  n.pg_name = a.pg_name;
-  n.pg_desc = a.pg_desc;
+  n.name = k.name;
+  n.collective_name = trace_->Intern(a.collective_name);
+  n.dtype = trace_->Intern(a.dtype);
+  n.pg_name = trace_->Intern(a.pg_name);
+  n.pg_desc = trace_->Intern(a.pg_desc);
   n.has_in_nelems = a.in_nelems.has_value() && *a.in_nelems >= 0;
   n.in_nelems = n.has_in_nelems ? static_cast<uint64_t>(*a.in_nelems) : 0;
   n.group_size = Id32OrZero(a.group_size);
@@ -289,7 +294,7 @@ void EventMapper::MapHostRange(const EventFields& f, const EventArgs& a, Categor
   schema::HostRangeEvent h;
   h.start_ns = start;
   h.duration_ns = duration;
-  h.name = f.name;
+  h.name = trace_->Intern(f.name);
   h.external_id = IdOrZero(a.external_id);
   if (category == Category::kGpuAnnotation) {
     h.stream_id = a.stream ? IdOrZero(a.stream) : IdOrZero(f.tid);
@@ -309,7 +314,7 @@ void EventMapper::MapHostRange(const EventFields& f, const EventArgs& a, Categor
         call.start_ns = start;
         call.duration_ns = duration;
         call.thread_id = h.thread_id;
-        call.name = f.name;
+        call.name = h.name;
         call.external_id = h.external_id;
         trace_->gemm_ops.push_back({trace_->events.size(), call});
       }
@@ -337,35 +342,117 @@ void EventMapper::MapHostRange(const EventFields& f, const EventArgs& a, Categor
 
 }  // namespace
 
-Status ParseKinetoTrace(const io::PaddedText& text, const std::string& name, dom::parser* parser,
-                        KinetoTrace* trace) {
-  dom::element root;
-  auto error = parser->parse(text.data(), text.size(), false).get(root);
+namespace {
+
+// Where a piece is, for messages.
+std::string PieceWhere(const PieceInfo& piece, size_t text_size) {
+  char where[160];
+  switch (piece.kind) {
+    case KinetoPiece::kEvents:
+      std::snprintf(where, sizeof(where), "traceEvents[%zu] to [%zu], bytes %llu to %llu",
+                    piece.first_index, piece.first_index + piece.count - 1,
+                    static_cast<unsigned long long>(piece.text_offset) + 1,
+                    static_cast<unsigned long long>(piece.text_offset) + text_size - 2);
+      return where;
+    case KinetoPiece::kMembers:
+      return "the members outside traceEvents";
+    default:
+      std::snprintf(where, sizeof(where), "%zu bytes", text_size);
+      return where;
+  }
+}
+
+// Parses one piece in place. A number refused only for its range is made a string, so only the
+// event holding it is lost (kineto_numbers.h); `first_out_of_range` gets where the first was.
+Status ParsePiece(const std::string& name, const PieceInfo& piece, io::PaddedText* text,
+                  dom::parser* parser, KinetoTrace* trace, std::string* first_out_of_range,
+                  dom::element* root) {
+  auto error = parser->parse(text->data(), text->size(), false).get(*root);
   if (error == simdjson::NUMBER_ERROR) {
-    // No location from simdjson, and the whole document refused for one number: find it, and
-    // when it is only out of range (valid JSON), parse a copy with it made a string, so only
-    // the event holding it is lost (kineto_numbers.h). The DOM keeps no view of the copy.
-    io::PaddedText copy;
-    copy.Append(text.data(), text.size());
-    NumberScan scan = MarkOutOfRangeNumbers(copy.data(), copy.size());
+    // simdjson gives no location, and refuses the whole piece for one number: find it.
+    NumberScan scan = MarkOutOfRangeNumbers(text->data(), text->size());
+    const bool offsets = piece.kind != KinetoPiece::kMembers;
     if (scan.malformed) {
-      return ErrorStatus("%s: not valid JSON (%zu bytes): a malformed number at byte offset %zu",
-                         name.c_str(), text.size(), scan.malformed_offset);
+      return Status::Error(
+          name + ": not valid JSON (" + PieceWhere(piece, text->size()) + "): a malformed number" +
+          (offsets ? " at byte offset " + std::to_string(piece.text_offset + scan.malformed_offset)
+                   : std::string()));
     }
     if (!scan.out_of_range.empty()) {
-      error = parser->parse(copy.data(), copy.size(), false).get(root);
-      trace->out_of_range_numbers = scan.out_of_range.size();
-      trace->warnings.push_back(
-          name + ": " + std::to_string(scan.out_of_range.size()) +
-          " number(s) beyond the range of a 64-bit integer or a double (the first at byte offset " +
-          std::to_string(scan.out_of_range.front()) +
-          " of the JSON); the events holding them are not converted (counted as skipped)");
+      error = parser->parse(text->data(), text->size(), false).get(*root);
+      if (trace->out_of_range_numbers == 0) {
+        *first_out_of_range =
+            offsets
+                ? "at byte offset " +
+                      std::to_string(piece.text_offset + scan.out_of_range.front()) + " of the JSON"
+                : "in the members outside traceEvents";
+      }
+      trace->out_of_range_numbers += scan.out_of_range.size();
     }
   }
   if (error != simdjson::SUCCESS) {
-    return ErrorStatus("%s: not valid JSON (%zu bytes): %s", name.c_str(), text.size(),
-                       simdjson::error_message(error));
+    return Status::Error(name + ": not valid JSON (" + PieceWhere(piece, text->size()) +
+                         "): " + simdjson::error_message(error));
   }
+  return Status::Ok();
+}
+
+Status NoTraceEvents(const std::string& name, bool execution_trace) {
+  if (execution_trace) {
+    return ErrorStatus(
+        "%s: this is a PyTorch Execution Trace (\"schema\" and \"nodes\"), not a Kineto "
+        "trace; import the Kineto (torch.profiler) trace recorded with it instead",
+        name.c_str());
+  }
+  return ErrorStatus("%s: no \"traceEvents\" array, so not a Kineto (torch.profiler) trace",
+                     name.c_str());
+}
+
+// Kineto versions that write baseTimeNanoseconds after traceEvents: the events mapped before it
+// was known are moved by it now.
+Status ShiftTimes(const std::string& name, int64_t base, KinetoTrace* trace) {
+  bool in_range = !__builtin_add_overflow(trace->end_ns, base, &trace->end_ns) &&
+                  !__builtin_add_overflow(trace->start_ns, base, &trace->start_ns);
+  for (ImportedEvent& event : trace->events) {
+    std::visit([&](auto& e) { in_range &= !__builtin_add_overflow(e.start_ns, base, &e.start_ns); },
+               event);
+  }
+  for (NcclKernel& k : trace->nccl_kernels) {
+    in_range &= !__builtin_add_overflow(k.start_ns, base, &k.start_ns);
+  }
+  for (GemmOp& op : trace->gemm_ops) {
+    in_range &= !__builtin_add_overflow(op.call.start_ns, base, &op.call.start_ns);
+  }
+  if (!in_range) {
+    return ErrorStatus(
+        "%s: baseTimeNanoseconds %lld puts the events' times beyond the 64-bit range", name.c_str(),
+        static_cast<long long>(base));
+  }
+  return Status::Ok();
+}
+
+class EventBudget {
+ public:
+  EventBudget() : max_events_(std::max<uint64_t>(1, MemoryBudget() / kBytesPerImportedEvent)) {}
+  Status Check(const std::string& name, const KinetoTrace& trace, size_t index) const {
+    if (trace.events.size() <= max_events_) return Status::Ok();
+    return Status::Error(
+        name + ": traceEvents[" + std::to_string(index) + "] brings the trace's events past " +
+        std::to_string(max_events_) + ", what the memory budget of " +
+        FormatBytes(static_cast<double>(MemoryBudget())) +
+        (MemoryBudgetWasSet() ? " (LUMOS_MAX_MEMORY)"
+                              : " (half of this machine's memory; LUMOS_MAX_MEMORY sets it)") +
+        " holds at " + std::to_string(kBytesPerImportedEvent) + " B an event; nothing is written");
+  }
+
+ private:
+  uint64_t max_events_;
+};
+
+// A document the scanner did not stream (it does not start with '{'): an error, or an object
+// only simdjson sees (a byte-order mark first), mapped whole.
+Status MapWholeDocument(const std::string& name, dom::element root, EventMapper* mapper,
+                        KinetoTrace* trace) {
   dom::object object;
   if (root.get_object().get(object) != simdjson::SUCCESS) {
     return ErrorStatus("%s: the JSON document is not an object, so not a Kineto trace",
@@ -374,22 +461,66 @@ Status ParseKinetoTrace(const io::PaddedText& text, const std::string& name, dom
   dom::array events;
   if (object["traceEvents"].get_array().get(events) != simdjson::SUCCESS) {
     dom::element unused;
-    if (object["nodes"].get(unused) == simdjson::SUCCESS &&
-        object["schema"].get(unused) == simdjson::SUCCESS) {
-      return ErrorStatus(
-          "%s: this is a PyTorch Execution Trace (\"schema\" and \"nodes\"), not a Kineto "
-          "trace; import the Kineto (torch.profiler) trace recorded with it instead",
-          name.c_str());
-    }
-    return ErrorStatus("%s: no \"traceEvents\" array, so not a Kineto (torch.profiler) trace",
-                       name.c_str());
+    return NoTraceEvents(name, object["nodes"].get(unused) == simdjson::SUCCESS &&
+                                   object["schema"].get(unused) == simdjson::SUCCESS);
   }
   int64_t base_time_ns = 0;
   LUMOS_RETURN_IF_ERROR(ReadTraceMetadata(object, name, trace, &base_time_ns));
-  trace->events.reserve(events.size());
-  EventMapper mapper(trace, base_time_ns);
+  mapper->set_base(base_time_ns);
+  const EventBudget budget;
   size_t index = 0;
-  for (dom::element event : events) mapper.Map(index++, event);
+  for (dom::element event : events) mapper->Map(index++, event);
+  return budget.Check(name, *trace, index);
+}
+
+}  // namespace
+
+Status ParseKinetoTrace(KinetoStream* stream, const std::string& name, KinetoTrace* trace) {
+  dom::parser parser;  // Reused piece after piece: names are interned (KinetoTrace::Intern).
+  io::PaddedText text;
+  EventMapper mapper(trace, 0);
+  const EventBudget budget;
+  std::string first_out_of_range;
+  bool mapped = false;  // Events mapped: a base time found later moves them.
+  bool whole = false;
+  while (true) {
+    LUMOS_ASSIGN_OR_RETURN(PieceInfo piece, stream->Next(&text));
+    if (piece.kind == KinetoPiece::kEnd) break;
+    dom::element root;
+    LUMOS_RETURN_IF_ERROR(
+        ParsePiece(name, piece, &text, &parser, trace, &first_out_of_range, &root));
+    if (piece.kind == KinetoPiece::kWhole) {
+      LUMOS_RETURN_IF_ERROR(MapWholeDocument(name, root, &mapper, trace));
+      whole = true;
+      break;
+    }
+    if (piece.kind == KinetoPiece::kMembers) {
+      dom::object members;
+      if (root.get_object().get(members) != simdjson::SUCCESS) continue;  // Always an object.
+      int64_t base_time_ns = 0;
+      LUMOS_RETURN_IF_ERROR(ReadTraceMetadata(members, name, trace, &base_time_ns));
+      if (base_time_ns == 0 || mapper.base() != 0) continue;
+      if (mapped) LUMOS_RETURN_IF_ERROR(ShiftTimes(name, base_time_ns, trace));
+      mapper.set_base(base_time_ns);
+      continue;
+    }
+    dom::array events;
+    if (root.get_array().get(events) != simdjson::SUCCESS) continue;  // Always an array.
+    size_t index = piece.first_index;
+    for (dom::element event : events) mapper.Map(index++, event);
+    mapped = true;
+    LUMOS_RETURN_IF_ERROR(budget.Check(name, *trace, index - 1));
+  }
+  if (!whole && !stream->saw_events_array()) {
+    return NoTraceEvents(name, stream->has_member("nodes") && stream->has_member("schema"));
+  }
+  if (trace->out_of_range_numbers != 0) {
+    trace->warnings.push_back(
+        name + ": " + std::to_string(trace->out_of_range_numbers) +
+        " number(s) beyond the range of a 64-bit integer or a double (the first " +
+        first_out_of_range + "); the events holding them are not converted (counted as skipped)");
+  }
+  CheckTraceMetadata(name, trace);
   mapper.Finish(name);
   return Status::Ok();
 }

@@ -74,6 +74,11 @@ Status ReadTraceMetadata(dom::object root, const std::string& name, KinetoTrace*
       header.cuda_driver_version = Id32OrZero(AsInt(value));
     }
   }
+  return Status::Ok();
+}
+
+void CheckTraceMetadata(const std::string& name, KinetoTrace* trace) {
+  const schema::HeaderInfo& header = trace->header;
   if (header.has_rank && header.has_world_size && header.rank >= header.world_size) {
     // Kept as recorded (which of the two is wrong cannot be told), and said: the replay would
     // otherwise only call the ranks below world_size missing.
@@ -81,7 +86,6 @@ Status ReadTraceMetadata(dom::object root, const std::string& name, KinetoTrace*
                               ", not below its world_size " + std::to_string(header.world_size) +
                               " (both kept as recorded)");
   }
-  return Status::Ok();
 }
 
 std::string_view ThreadNameFromKineto(std::string_view name) {

@@ -16,6 +16,9 @@ namespace lumos::modeler::kineto {
 Status ReadTraceMetadata(dom::object root, const std::string& name, KinetoTrace* trace,
                          int64_t* base_time_ns);
 
+// Says what is inconsistent in the header once all of it is read (rank not below world_size).
+void CheckTraceMetadata(const std::string& name, KinetoTrace* trace);
+
 // "thread 2910249 (pt_main_thread)" → "pt_main_thread"; any other form is kept whole.
 std::string_view ThreadNameFromKineto(std::string_view name);
 

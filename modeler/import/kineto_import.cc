@@ -127,15 +127,16 @@ Status AssignDestinations(const ImportRequest& request, std::vector<PlannedTrace
   return Status::Ok();
 }
 
-// Converts one trace into a new output of `outputs` (a temporary file until the set commits).
-Status ConvertOne(const io::PaddedText& text, const PlannedTrace& trace, ConvertOptions options,
-                  const io::ReplacePolicy& replace, io::OutputSet* outputs,
+// Converts one trace, the document `head` + the rest of `source`, into a new output of
+// `outputs` (a temporary file until the set commits).
+Status ConvertOne(std::string_view head, io::ByteSource* source, const PlannedTrace& trace,
+                  ConvertOptions options, const io::ReplacePolicy& replace, io::OutputSet* outputs,
                   std::vector<ImportedTrace>* done) {
   options.source_path = trace.source;
   LUMOS_ASSIGN_OR_RETURN(io::OutputFile * file, outputs->Add(trace.destination, replace));
   ImportedTrace result{trace.source, trace.destination, {}};
   LUMOS_RETURN_IF_ERROR(file->Reword(
-      ConvertKinetoText(text, trace.source, file->write_path(), options, &result.stats)));
+      ConvertKinetoStream(head, source, trace.source, file->write_path(), options, &result.stats)));
   LUMOS_RETURN_IF_ERROR(file->Finish());  // Closed now: one open file at a time.
   done->push_back(std::move(result));
   return Status::Ok();
@@ -174,15 +175,13 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
                    : request.inputs.size() == 1 ? TraceStem(request.inputs[0])
                                                 : TraceStem(request.output);
   std::vector<ImportedTrace> done;
-  io::PaddedText text, member_bytes;
+  io::PaddedText member_bytes;
   size_t next = 0;
   for (size_t i = 0; i < request.inputs.size(); ++i) {
     LUMOS_ASSIGN_OR_RETURN(OpenedInput input, OpenInput(request.inputs[i]));
-    if (!input.tar) {
-      text.Resize(0);
-      text.Append(input.head.data(), input.head.size());
-      LUMOS_RETURN_IF_ERROR(io::ReadRest(input.source.get(), &text));
-      LUMOS_RETURN_IF_ERROR(ConvertOne(text, plan[next++], options, replace, &outputs, &done));
+    if (!input.tar) {  // Streamed: a file of any size (gunzipped on the fly).
+      LUMOS_RETURN_IF_ERROR(ConvertOne(input.head, input.source.get(), plan[next++], options,
+                                       replace, &outputs, &done));
       continue;
     }
     io::TarReader reader(input.source.get(), std::move(input.head));
@@ -194,16 +193,13 @@ StatusOr<std::vector<ImportedTrace>> ImportKineto(const ImportRequest& request) 
       if (next >= plan.size() || plan[next].input != i || plan[next].member != entry.name) {
         return ErrorStatus("%s changed while it was being read", request.inputs[i].c_str());
       }
+      // A member is read whole, as stored (within the budget), and streamed from memory:
+      // gunzipped on the fly when it is a .json.gz.
       const PlannedTrace& trace = plan[next++];
-      if (EndsWith(entry.name, ".gz")) {
-        LUMOS_RETURN_IF_ERROR(reader.ReadBody(&member_bytes));
-        text.Resize(0);
-        LUMOS_RETURN_IF_ERROR(
-            io::GunzipBuffer(member_bytes.data(), member_bytes.size(), trace.source, &text));
-      } else {
-        LUMOS_RETURN_IF_ERROR(reader.ReadBody(&text));
-      }
-      LUMOS_RETURN_IF_ERROR(ConvertOne(text, trace, options, replace, &outputs, &done));
+      LUMOS_RETURN_IF_ERROR(reader.ReadBody(&member_bytes));
+      LUMOS_ASSIGN_OR_RETURN(auto member, io::OpenMemorySource(member_bytes.data(),
+                                                               member_bytes.size(), trace.source));
+      LUMOS_RETURN_IF_ERROR(ConvertOne({}, member.get(), trace, options, replace, &outputs, &done));
     }
   }
   if (next != plan.size()) {

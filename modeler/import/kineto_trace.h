@@ -1,8 +1,8 @@
 // Design: the in-memory form of one Kineto trace on its way into a Lumos trace file. Parsing
 // (kineto_events.cc, kineto_header.cc) fills it from the simdjson DOM; collectives.cc derives
 // NCCL collectives and communicators from the NCCL kernels; kineto_converter.cc sorts and
-// writes it. Event names are string_views into the DOM, so the parser that produced the
-// document must outlive this object; strings made here live in `owned_strings`.
+// writes it. Event names are string_views into `names` (interned), strings made here live in
+// `owned_strings`.
 // Threading: one trace per thread.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -19,10 +20,6 @@
 #include "base/status.h"
 #include "modeler/io/byte_source.h"
 #include "schema/writer/trace_events.h"
-
-namespace simdjson::dom {
-class parser;
-}  // namespace simdjson::dom
 
 namespace lumos::modeler::kineto {
 
@@ -82,19 +79,38 @@ struct KinetoTrace {
   // converter hands them to the caller (ConvertStats::warnings).
   std::vector<std::string> warnings;
   std::deque<std::string> owned_strings;
+  // Names from the JSON, one copy each: the DOM of each batch of events is reused for the next
+  // (kineto_stream.h), and kernel names repeat thousands of times.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_set<std::string, NameHash, std::equal_to<>> names;
 
   std::string_view Own(std::string s) { return owned_strings.emplace_back(std::move(s)); }
+  std::string_view Intern(std::string_view s) {
+    if (s.empty()) return {};
+    auto it = names.find(s);
+    if (it == names.end()) it = names.emplace(s).first;
+    return *it;
+  }
   void Extend(int64_t start, int64_t end) {
     if (start < start_ns) start_ns = start;
     if (end > end_ns) end_ns = end;
   }
 };
 
-// Parses `text` (a Kineto Chrome-trace JSON document) into `trace`: header facts, events,
-// threads and NCCL kernels. Malformed events are counted in trace->skipped, not errors; a
-// document that is not JSON or not a Kineto trace is an error naming `name`.
-Status ParseKinetoTrace(const io::PaddedText& text, const std::string& name,
-                        simdjson::dom::parser* parser, KinetoTrace* trace);
+class KinetoStream;
+
+// Parses the Kineto Chrome-trace JSON document `stream` yields, piece by piece, into `trace`:
+// header facts, events, threads and NCCL kernels. Malformed events are counted in
+// trace->skipped, not errors; a document that is not JSON or not a Kineto trace is an error
+// naming `name`, and so are more events than the memory budget holds (kBytesPerImportedEvent).
+Status ParseKinetoTrace(KinetoStream* stream, const std::string& name, KinetoTrace* trace);
+
+// What one converted event costs until it is written: the event, its share of the sort's buffer
+// and of the vector's growth.
+inline constexpr size_t kBytesPerImportedEvent = 3 * sizeof(ImportedEvent);
 
 // Appends one CollectiveEvent per NCCL kernel and one CommunicatorEvent per communicator
 // (see collectives.cc for how communicators are identified).

@@ -234,6 +234,13 @@ StatusOr<size_t> ReadFully(ByteSource* source, char* data, size_t size) {
 
 uint64_t MaxDocumentBytes() { return MemoryBudget() / 2; }
 
+std::string DescribeDocumentBudget() {
+  return FormatBytes(static_cast<double>(MaxDocumentBytes())) + ", half of the memory budget of " +
+         FormatBytes(static_cast<double>(MemoryBudget())) +
+         (MemoryBudgetWasSet() ? " (LUMOS_MAX_MEMORY)"
+                               : " (half of this machine's memory; LUMOS_MAX_MEMORY sets it)");
+}
+
 Status ReadRest(ByteSource* source, PaddedText* text) {
   const uint64_t max_bytes = MaxDocumentBytes();
   uint64_t hint = std::min(source->size_hint(), max_bytes);
@@ -243,13 +250,8 @@ Status ReadRest(ByteSource* source, PaddedText* text) {
     if (old > max_bytes) {
       // Refused before it is all read: a 14 MB .json.gz can expand to 3 GiB.
       text->Resize(0);
-      return Status::Error(
-          source->path() + ": " + (source->compressed() ? "expands" : "amounts") +
-          " to more than " + FormatBytes(static_cast<double>(max_bytes)) +
-          ", half of the memory budget of " + FormatBytes(static_cast<double>(MemoryBudget())) +
-          (MemoryBudgetWasSet() ? " (LUMOS_MAX_MEMORY)"
-                                : " (half of this machine's memory; LUMOS_MAX_MEMORY sets it)") +
-          ": not read");
+      return Status::Error(source->path() + ": " + (source->compressed() ? "expands" : "amounts") +
+                           " to more than " + DescribeDocumentBudget() + ": not read");
     }
     // Grow geometrically; Resize keeps the content, so a realloc copies at most 2x in total.
     size_t room = std::max<size_t>(kInputChunk, old / 2);
@@ -263,6 +265,42 @@ Status ReadRest(ByteSource* source, PaddedText* text) {
     text->Resize(old + *n);
     if (*n < room) return Status::Ok();
   }
+}
+
+namespace {
+
+class MemorySource : public ByteSource {
+ public:
+  MemorySource(std::string name, const char* data, size_t size)
+      : ByteSource(std::move(name)), data_(data), size_(size) {}
+  StatusOr<size_t> Read(char* data, size_t size) override {
+    const size_t n = std::min<size_t>(size, size_ - position_);
+    std::memcpy(data, data_ + position_, n);
+    position_ += n;
+    return n;
+  }
+  uint64_t position() const override { return position_; }
+  uint64_t size_hint() const override { return size_; }
+  bool compressed() const override { return false; }
+
+ private:
+  const char* data_;
+  size_t size_;
+  size_t position_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ByteSource>> OpenMemorySource(const char* data, size_t size,
+                                                       std::string name) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+  if (size < 2 || bytes[0] != 0x1f || bytes[1] != 0x8b) {
+    return std::unique_ptr<ByteSource>(std::make_unique<MemorySource>(std::move(name), data, size));
+  }
+  const uint64_t hint = size >= 18 ? PlausibleSize(Le32(bytes + size - 4), size) : 0;
+  auto source = std::make_unique<GzipSource>(std::move(name), -1, data, size, hint);
+  LUMOS_RETURN_IF_ERROR(source->Init());
+  return std::unique_ptr<ByteSource>(std::move(source));
 }
 
 Status GunzipBuffer(const char* data, size_t size, const std::string& name, PaddedText* out) {

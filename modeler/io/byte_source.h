@@ -70,6 +70,14 @@ Status ReadRest(ByteSource* source, PaddedText* text);
 // rest.
 uint64_t MaxDocumentBytes();
 
+// "64.0 MiB, half of the memory budget of 128.0 MiB (LUMOS_MAX_MEMORY)": for messages.
+std::string DescribeDocumentBudget();
+
+// A source over bytes in memory (an archive member), gunzipped on the fly when they start with
+// the gzip magic; the bytes must outlive the source. `name` is for messages.
+StatusOr<std::unique_ptr<ByteSource>> OpenMemorySource(const char* data, size_t size,
+                                                       std::string name);
+
 // Gunzips an in-memory gzip stream (a .json.gz member of an archive); `name` is for messages.
 Status GunzipBuffer(const char* data, size_t size, const std::string& name, PaddedText* out);
 

@@ -94,9 +94,10 @@ TEST(KinetoDiagnosticsTest, MalformedNumberIsRefusedWithItsOffset) {
   const std::string json = Document(Launch(1, 100) + R"(, {"ph": "X", "ts": 012, "dur": 1})");
   Converted c = Convert(dir, json);
   ASSERT_FALSE(c.status.ok());
-  EXPECT_EQ(c.status.message(), "in.json: not valid JSON (" + std::to_string(json.size()) +
-                                    " bytes): a malformed number at byte offset " +
-                                    std::to_string(json.find("012")));
+  EXPECT_EQ(c.status.message(),
+            "in.json: not valid JSON (traceEvents[0] to [2], bytes " +
+                std::to_string(json.find("[{") + 1) + " to " + std::to_string(json.size() - 3) +
+                "): a malformed number at byte offset " + std::to_string(json.find("012")));
   EXPECT_FALSE(Exists(c.path));
 }
 

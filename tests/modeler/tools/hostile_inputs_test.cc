@@ -242,9 +242,16 @@ TEST(HostileInputsTest, ManySmallFramesAreBudgetedPerJob) {
       RunCommand("LUMOS_MAX_MEMORY=nope " + LumosModelBinary() + " inspect " + path).exit_code, 2);
 }
 
-// A .json.gz of a few hundred KB that expands to 200 MiB was read whole: the document is refused
-// once it passes half the memory budget, with the file and the budget named, nothing written.
-TEST(HostileInputsTest, AJsonGzThatExpandsPastTheBudgetIsRefused) {
+// `import kineto` under a 1 GiB address space and a 128 MiB budget, killed after a minute.
+CommandResult ImportUnderBudget(const std::string& path, const std::string& out) {
+  return RunCommand("ulimit -v 1048576; LUMOS_MAX_MEMORY=128M timeout -s KILL 60 " +
+                    LumosModelBinary() + " import kineto " + path + " -o " + out);
+}
+
+// A .json.gz of a few hundred KB that expands to 200 MiB was read whole (3.15 GB for a 14 MB
+// one). Imports now stream: the text is read piece by piece under `ulimit -v`, so what bounds
+// an import is the events it keeps, checked against the budget as they come.
+TEST(HostileInputsTest, AJsonGzThatExpandsTo200MiBStreamsInBoundedMemory) {
   TempDir dir;
   const std::string path = dir.File("bomb.json.gz");
   ASSERT_EQ(RunCommand("(printf '{\"traceEvents\": ['; head -c 209715200 /dev/zero | tr '\\0' ' '; "
@@ -253,12 +260,47 @@ TEST(HostileInputsTest, AJsonGzThatExpandsPastTheBudgetIsRefused) {
                 .exit_code,
             0);
   ASSERT_LT(std::filesystem::file_size(path), 4u << 20);
-  const CommandResult r =
-      RunCommand("ulimit -v 2097152; LUMOS_MAX_MEMORY=128M timeout -s KILL 60 " +
-                 LumosModelBinary() + " import kineto " + path + " -o " + dir.File("out.pb.zst"));
+  const CommandResult r = ImportUnderBudget(path, dir.File("out.pb.zst"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find(path + ": expands to more than 64.0 MiB, half of the memory budget of "
-                              "128.0 MiB (LUMOS_MAX_MEMORY): not read"),
+  EXPECT_NE(r.err.find(path + ": no events to convert"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("out.pb.zst")));
+}
+
+// 400,000 small events in 300 KB of gzip: more than a 128 MiB budget holds, refused as they
+// come, with the element, the budget and the cost of an event named; nothing written.
+TEST(HostileInputsTest, MoreImportedEventsThanTheBudgetHoldsAreRefused) {
+  TempDir dir;
+  const std::string path = dir.File("many.json.gz");
+  ASSERT_EQ(RunCommand("(printf '{\"traceEvents\": ['; yes '{\"ph\": \"X\", \"cat\": \"kernel\", "
+                       "\"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1},' | "
+                       "head -n 400000; printf '{}]}') | gzip -1 > " +
+                       path)
+                .exit_code,
+            0);
+  const CommandResult r = ImportUnderBudget(path, dir.File("out.pb.zst"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(path + ": traceEvents["), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("] brings the trace's events past "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", what the memory budget of 128.0 MiB (LUMOS_MAX_MEMORY) holds at "),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("out.pb.zst")));
+}
+
+// One element of 100 MiB (a single string) is refused once it passes half the budget.
+TEST(HostileInputsTest, OneHugeElementIsRefusedAsItIsRead) {
+  TempDir dir;
+  const std::string path = dir.File("huge.json.gz");
+  ASSERT_EQ(RunCommand("(printf '{\"traceEvents\": [{\"name\": \"'; head -c 104857600 /dev/zero | "
+                       "tr '\\0' a; printf '\"}]}') | gzip -1 > " +
+                       path)
+                .exit_code,
+            0);
+  const CommandResult r = ImportUnderBudget(path, dir.File("out.pb.zst"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(path + ": one traceEvents element at byte offset 17 is larger than 64.0 "
+                              "MiB, half of the memory budget of 128.0 MiB (LUMOS_MAX_MEMORY): "
+                              "not read"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.File("out.pb.zst")));
