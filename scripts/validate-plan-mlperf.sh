@@ -60,9 +60,9 @@ e = json.load(sys.stdin)["searches"][0]["ranked"][0]
 vp = " vp%d" % e["vp"] if e["vp"] > 1 else ""
 layout = "%dx%d%s dp%d mbs%d" % (e["tp"], e["pp"], vp, e["dp"], e["mbs"])
 fast, slow = e["step_s"], e["simulated_step_s"]
-print("%s|%s|%d|%s|%s|%.3f|%+.1f|%.3f|%+.1f|%d" % (name, layout, e["gbs"], e["recompute"], sys.argv[2],
-      slow, 100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["graph_nodes"]))
-' "$name" "$step"
+print("%s|%s|%d|%s|%s|%.3f|%+.1f|%.3f|%+.1f|%d|%s" % (name, layout, e["gbs"], e["recompute"], sys.argv[2],
+      slow, 100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["graph_nodes"], sys.argv[3]))
+' "$name" "$step" "$gpus"
 done >"$work/rows"
 python3 - "$work/rows" <<'PY'
 import statistics, sys
@@ -70,7 +70,7 @@ rows = [l.strip().split("|") for l in open(sys.argv[1])]
 print("| result (anchors file) | layout | GBS | recompute | published step s | simulated s | error | fast path s | error | graph nodes |")
 print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
 slow, fast = [], []
-for name, layout, gbs, rc, step, sim, sim_err, est, err, nodes in rows:
+for name, layout, gbs, rc, step, sim, sim_err, est, err, nodes, gpus in rows:
     slow.append(abs(float(sim_err)))
     fast.append(abs(float(err)))
     print(f"| {name} | {layout} | {gbs} | {rc} | {step} | {sim} | {sim_err} % | {est} | {err} % | {nodes} |")
@@ -78,4 +78,28 @@ print()
 for label, errors in (("simulated (slow path)", slow), ("fast path", fast)):
     print(f"{label}: median |error| {statistics.median(errors):.1f} %, mean {statistics.fmean(errors):.1f} %, "
           f"worst {max(errors):.1f} % over {len(errors)} results (targets: median <= 8 %, worst <= 20 %)")
+
+# Families: the layouts (with their settings) measured on one GPU count. Compared by time per
+# sequence (step / GBS), since rounds changed GBS; a layout measured twice (two submitters)
+# counts its faster result. The issue's check: the layout the estimate ranks first is within
+# 5 % of the fastest measured one.
+print()
+print("| GPUs | layouts measured | ranked first by (path) | its measured ms/seq | fastest measured ms/seq | gap |")
+print("|---:|---|---|---:|---:|---:|")
+families = {}
+for name, layout, gbs, rc, step, sim, sim_err, est, err, nodes, gpus in rows:
+    key = (layout, rc)
+    per_seq = lambda t: 1000.0 * float(t) / int(gbs)
+    f = families.setdefault(int(gpus), {})
+    measured = min(per_seq(step), f.get(key, {}).get("measured", float("inf")))
+    f[key] = {"measured": measured, "fast": per_seq(est), "slow": per_seq(sim), "name": name}
+for gpus, f in sorted(families.items()):
+    if len(f) < 2:
+        continue
+    fastest = min(v["measured"] for v in f.values())
+    names = ", ".join(f"{k[0]} {k[1]} ({v['measured']:.3f})" for k, v in f.items())
+    for path in ("fast", "slow"):
+        first = min(f.items(), key=lambda kv: kv[1][path])
+        gap = 100 * (first[1]["measured"] / fastest - 1)
+        print(f"| {gpus} | {names} | {first[0][0]} {first[0][1]} ({path}) | {first[1]['measured']:.3f} | {fastest:.3f} | {gap:+.1f} % |")
 PY
