@@ -18,7 +18,7 @@ const std::vector<std::string>& StepAssumptions() {
       "ranks of a pipeline stage symmetric: one GPU stands for its stage",
       "elementwise and norm traffic: 2 x the stored activations' bytes a layer (backward x2)",
       "TP collectives not overlapped with GEMMs (tp_overlap=1: the longer of the two)",
-      "TP overlap: the GEMMs' slowdown from sharing the SMs not counted",
+      "TP overlap: GEMMs chunked, short of the communication's SMs (MLPerf v3.1's config)",
       "pipeline: 1F1B (interleaved with vp), m + (pp - 1) / vp slots of the slowest stage",
       "DP gradient reduction hidden behind the last micro-batch's backward",
       "ZeRO 1-2: the weights' all-gather hidden behind the first micro-batch's forward",

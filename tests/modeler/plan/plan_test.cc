@@ -13,6 +13,7 @@
 #include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/plan/layout.h"
 #include "modeler/plan/model_spec.h"
+#include "modeler/plan/pass_work.h"
 #include "modeler/plan/search.h"
 #include "modeler/plan/step_model.h"
 #include "tests/testing/run_command.h"
@@ -144,7 +145,7 @@ double StepSeconds(const std::string& set) {
 // published configuration: TP4 PP8, 12 virtual stages, TP overlap, bf16 gradient reduction):
 // 512 GPUs at GBS 2048 took 11.07 s a step, 4,096 at GBS 2048 1.629 s (6.80x on 8x the GPUs).
 // scripts/validate-plan-mlperf.sh scores every anchor; here the pair's contrast (within 10 %)
-// and each within the worst bound, 20 % (today: -19.1 % and -15.3 %).
+// and each within the worst bound, 20 % (today: -10.1 % and -7.1 %).
 TEST(StepModelTest, MlperfGpt3OnH100TheContrastAndTheBound) {
   const std::string common =
       ",tp=4,pp=8,vp=12,mbs=1,gbs=2048,sequence_parallel=1,zero=1,"
@@ -187,6 +188,34 @@ TEST(StepModelTest, MegatronSc21OnA100) {
   EXPECT_NEAR(then, 24.817, 0.15 * 24.817);
   EXPECT_LT(step(layout + ",dp_overlap=0,grad_sync_bytes=2"), then);
   EXPECT_LT(step(layout + ",grad_sync_bytes=2,flash_attention=0"), then);
+}
+
+// TP overlap (Transformer Engine's userbuffers, configured as MLPerf v3.1's GPT-3 was, see
+// pass_work.cc) hides the TP collectives but costs the GEMMs: chunked, and short of the SMs
+// the communication kernels hold. A layer's GEMMs take longer than without it, by less than a
+// quarter; its collectives are the same, and a pass carries only what its GEMMs do not hide.
+TEST(StepModelTest, TpOverlapCostsTheGemmsWhatItsMethodsTake) {
+  const std::string base = "tp=4,pp=8,dp=16,mbs=1,gbs=2048,sequence_parallel=1,zero=1";
+  Layout plain, overlapped;
+  ASSERT_TRUE(ApplyLayoutSettings(base, &plain).ok());
+  ASSERT_TRUE(ApplyLayoutSettings(base + ",tp_overlap=1", &overlapped).ok());
+  const PlanSetup setup = H100Fp8();
+  StatusOr<LayoutWork> a = LayoutWorkOf(Gpt3(), plain, SharedCosts(*setup.gpu), setup);
+  StatusOr<LayoutWork> b = LayoutWorkOf(Gpt3(), overlapped, SharedCosts(*setup.gpu), setup);
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::printf("a layer's GEMMs: %.0f ns, with TP overlap %.0f ns (x%.3f); TP collectives %.0f ns\n",
+              a->gemm_ns, b->gemm_ns, b->gemm_ns / a->gemm_ns, a->tp_comm_ns);
+  EXPECT_GT(b->gemm_ns, a->gemm_ns);
+  EXPECT_LT(b->gemm_ns, 1.25 * a->gemm_ns);
+  EXPECT_EQ(b->tp_comm_ns, a->tp_comm_ns);
+  size_t tp_ops = 0;
+  for (const PlanOp& op : b->layer_forward.ops) {
+    if (op.cls == OpClass::kTensorParallel) {
+      ++tp_ops;
+      EXPECT_STREQ(op.name, "tp_exposed");
+    }
+  }
+  EXPECT_EQ(tp_ops, 1u);
 }
 
 // What each knob does, whatever the costs: interleaving shrinks the bubble, more micro-batches
