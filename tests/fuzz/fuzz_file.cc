@@ -166,7 +166,10 @@ void ReadWholeTrace(const std::string& path) {
         by_kind[6] += f.nvtx.size();
         by_kind[7] += f.host_ranges.size();
         by_kind[8] += f.collectives.size();
-        frames_tally.rows += f.rows.size();
+        // GEMM calls (schema 2.2) are outside TracePacket's kernel..collective range: ReadPackets'
+        // side counts them with the rows.
+        frames_tally.rows += f.rows.size() + f.gemm_calls.size();
+        AddStarts(f.gemm_calls, &frames_tally);
         AddStarts(f.kernels, &frames_tally);
         AddStarts(f.api_calls, &frames_tally);
         AddStarts(f.memcpys, &frames_tally);
