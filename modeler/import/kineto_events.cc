@@ -438,10 +438,7 @@ class EventBudget {
     if (trace.events.size() <= max_events_) return Status::Ok();
     return Status::Error(
         name + ": traceEvents[" + std::to_string(index) + "] brings the trace's events past " +
-        std::to_string(max_events_) + ", what the memory budget of " +
-        FormatBytes(static_cast<double>(MemoryBudget())) +
-        (MemoryBudgetWasSet() ? " (LUMOS_MAX_MEMORY)"
-                              : " (half of this machine's memory; LUMOS_MAX_MEMORY sets it)") +
+        std::to_string(max_events_) + ", what the memory budget of " + io::DescribeMemoryBudget() +
         " holds at " + std::to_string(kBytesPerImportedEvent) + " B an event; nothing is written");
   }
 

@@ -137,10 +137,8 @@ Status KinetoStream::TooLarge(const char* what) {
 }
 
 Status KinetoStream::Unexpected(const char* what) {
-  if (!read_error_.ok()) return read_error_;
-  if (!too_large_.ok()) return too_large_;
   char text[160];
-  const int c = Peek();
+  const int c = Peek();  // A failed read or a piece too large shows here first.
   if (!read_error_.ok()) return read_error_;
   if (!too_large_.ok()) return too_large_;
   if (c < 0) {

@@ -234,11 +234,15 @@ StatusOr<size_t> ReadFully(ByteSource* source, char* data, size_t size) {
 
 uint64_t MaxDocumentBytes() { return MemoryBudget() / 2; }
 
-std::string DescribeDocumentBudget() {
-  return FormatBytes(static_cast<double>(MaxDocumentBytes())) + ", half of the memory budget of " +
-         FormatBytes(static_cast<double>(MemoryBudget())) +
+std::string DescribeMemoryBudget() {
+  return FormatBytes(static_cast<double>(MemoryBudget())) +
          (MemoryBudgetWasSet() ? " (LUMOS_MAX_MEMORY)"
                                : " (half of this machine's memory; LUMOS_MAX_MEMORY sets it)");
+}
+
+std::string DescribeDocumentBudget() {
+  return FormatBytes(static_cast<double>(MaxDocumentBytes())) + ", half of the memory budget of " +
+         DescribeMemoryBudget();
 }
 
 Status ReadRest(ByteSource* source, PaddedText* text) {

@@ -70,6 +70,9 @@ Status ReadRest(ByteSource* source, PaddedText* text);
 // rest.
 uint64_t MaxDocumentBytes();
 
+// "128.0 MiB (LUMOS_MAX_MEMORY)", or the default named as such: for messages.
+std::string DescribeMemoryBudget();
+
 // "64.0 MiB, half of the memory budget of 128.0 MiB (LUMOS_MAX_MEMORY)": for messages.
 std::string DescribeDocumentBudget();
 
