@@ -414,14 +414,22 @@ Status ShiftTimes(const std::string& name, int64_t base, KinetoTrace* trace) {
   bool in_range = !__builtin_add_overflow(trace->end_ns, base, &trace->end_ns) &&
                   !__builtin_add_overflow(trace->start_ns, base, &trace->start_ns);
   for (ImportedEvent& event : trace->events) {
-    std::visit([&](auto& e) { in_range &= !__builtin_add_overflow(e.start_ns, base, &e.start_ns); },
-               event);
+    std::visit(
+        [&](auto& e) {
+          in_range &= !__builtin_add_overflow(e.start_ns, base, &e.start_ns);
+          // The reader refuses an event that ends beyond the range: none is written.
+          if constexpr (requires { e.duration_ns; }) {
+            in_range &= schema::EndsInTimeRange(e.start_ns, e.duration_ns);
+          }
+        },
+        event);
   }
   for (NcclKernel& k : trace->nccl_kernels) {
     in_range &= !__builtin_add_overflow(k.start_ns, base, &k.start_ns);
   }
   for (GemmOp& op : trace->gemm_ops) {
     in_range &= !__builtin_add_overflow(op.call.start_ns, base, &op.call.start_ns);
+    in_range &= schema::EndsInTimeRange(op.call.start_ns, op.call.duration_ns);
   }
   if (!in_range) {
     return ErrorStatus(

@@ -324,12 +324,8 @@ void AddGemmCalls(KinetoTrace* trace) {
     }
     const auto* op = std::get_if<schema::HostRangeEvent>(&trace->events[i]);
     if (op == nullptr || op->category != schema::HostRangeCategory::kCpuOp) continue;
-    const int64_t end =
-        op->start_ns +
-        static_cast<int64_t>(std::min<uint64_t>(
-            op->duration_ns,
-            static_cast<uint64_t>(std::numeric_limits<int64_t>::max() - op->start_ns)));
-    spans.push_back({op->thread_id, op->start_ns, end, i, gemm_of_event[i]});
+    spans.push_back({op->thread_id, op->start_ns, schema::EventEndNs(op->start_ns, op->duration_ns),
+                     i, gemm_of_event[i]});
   }
   std::sort(native_kernels.begin(), native_kernels.end());
   // At equal starts the longer span encloses the shorter one, so it sorts first and the walk

@@ -4,6 +4,7 @@
 
 #include "schema/format.h"
 #include "schema/varint.h"
+#include "schema/writer/trace_events.h"
 
 namespace lumos::modeler {
 namespace {
@@ -227,11 +228,24 @@ Status ColumnDecoder::DecodeBlock(size_t m) {
   uint64_t* start = Block(cf::kStartDeltaNs);
   const uint64_t* duration = duration_field_ != 0 ? Values(duration_field_) : kZeros;
   uint64_t end = previous_end_;
+  bool beyond = false;
   for (size_t i = 0; i < m; ++i) {
     start[i] = end + static_cast<uint64_t>(ZigZagDecode(start[i]));
     end = start[i] + duration[i];
+    beyond |= !schema::EndsInTimeRange(static_cast<int64_t>(start[i]), duration[i]);
   }
   previous_end_ = end;
+  // No writer makes such an event (the agent's durations are end - start of its own clock
+  // readings): refused here, every later start + duration in the modeler is in range.
+  if (beyond) {
+    for (size_t i = 0; i < m; ++i) {
+      if (schema::EndsInTimeRange(static_cast<int64_t>(start[i]), duration[i])) continue;
+      return ErrorStatus(
+          "%s: an event ends beyond the 64-bit time range (start %lld ns, "
+          "duration %llu ns)",
+          kind_, static_cast<long long>(start[i]), static_cast<unsigned long long>(duration[i]));
+    }
+  }
   return Status::Ok();
 }
 

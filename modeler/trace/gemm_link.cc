@@ -6,12 +6,9 @@
 namespace lumos::modeler {
 
 void GemmLinker::AddGemmCall(const schema::GemmCallEvent& call) {
-  const int64_t end =
-      call.duration_ns > static_cast<uint64_t>(std::numeric_limits<int64_t>::max() - call.start_ns)
-          ? std::numeric_limits<int64_t>::max()
-          : call.start_ns + static_cast<int64_t>(call.duration_ns);
-  spans_.push_back(
-      {call.thread_id, call.start_ns, end, call.correlation_id, call.return_code != 0});
+  spans_.push_back({call.thread_id, call.start_ns,
+                    schema::EventEndNs(call.start_ns, call.duration_ns), call.correlation_id,
+                    call.return_code != 0});
 }
 
 void GemmLinker::AddApiCall(const schema::ApiCallEvent& call) {

@@ -28,8 +28,13 @@ uint64_t EventDurationNs(const pb::TracePacket& packet) {
       return packet.host_range().duration_ns();
     case pb::TracePacket::kCollective: {
       const pb::NcclCollective& c = packet.collective();
-      int64_t gpu_end = c.gpu_start_offset_ns() + static_cast<int64_t>(c.gpu_duration_ns());
-      return std::max<uint64_t>(c.duration_ns(), gpu_end > 0 ? static_cast<uint64_t>(gpu_end) : 0);
+      // Wide: both fields are any 64-bit value in a hostile trace; an end past the range comes
+      // back as UINT64_MAX, which the reader refuses.
+      const __int128 gpu_end = static_cast<__int128>(c.gpu_start_offset_ns()) + c.gpu_duration_ns();
+      const uint64_t gpu = gpu_end <= 0          ? 0
+                           : gpu_end > INT64_MAX ? UINT64_MAX
+                                                 : static_cast<uint64_t>(gpu_end);
+      return std::max<uint64_t>(c.duration_ns(), gpu);
     }
     case pb::TracePacket::kGemmCall:
       return packet.gemm_call().duration_ns();

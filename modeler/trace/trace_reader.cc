@@ -14,8 +14,10 @@
 #include "modeler/trace/column_decoder.h"
 #include "modeler/trace/event_packets.h"
 #include "modeler/trace/incremental_ids.h"
+#include "modeler/trace/packet_util.h"
 #include "schema/format.h"
 #include "schema/varint.h"
+#include "schema/writer/trace_events.h"
 
 namespace lumos::modeler {
 namespace {
@@ -586,6 +588,13 @@ Status TraceReader::Read(const PacketCallback* packets, const FrameCallback* fra
                                        static_cast<uint64_t>(row->start_delta_ns()));
         frame_has_time = true;
         context.start_ns = last_ns;
+        const uint64_t duration_ns = EventDurationNs(*row);
+        if (!schema::EndsInTimeRange(last_ns, duration_ns)) {  // As ColumnDecoder refuses it.
+          why = "packet " + std::to_string(packet_index) +
+                ": the event ends beyond the 64-bit time range (start " + std::to_string(last_ns) +
+                " ns, duration " + std::to_string(duration_ns) + " ns)";
+          break;
+        }
         ++result->events;
       } else {
         context.start_ns = 0;

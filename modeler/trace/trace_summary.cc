@@ -21,7 +21,7 @@ StatusOr<TraceSummary> SummarizeTrace(const std::string& path) {
       [&](const pb::TracePacket& packet, const PacketContext& context) {
         ++summary.packet_counts[std::string(PacketKindName(packet))];
         if (packet.has_start_delta_ns()) {
-          int64_t end = context.start_ns + static_cast<int64_t>(EventDurationNs(packet));
+          int64_t end = schema::EventEndNs(context.start_ns, EventDurationNs(packet));
           if (!summary.has_time) {
             summary.first_ns = context.start_ns;
             summary.last_ns = end;

@@ -15,6 +15,22 @@
 
 namespace lumos::schema {
 
+// Whether an event that starts at `start_ns` and lasts `duration_ns` ends inside the int64 range
+// of times. The modeler's reader refuses an event that does not (a hostile or damaged trace), so
+// code downstream of it adds start and duration freely; code that meets events before that check
+// (an importer) uses EventEndNs.
+inline bool EndsInTimeRange(int64_t start_ns, uint64_t duration_ns) {
+  int64_t end = 0;
+  return duration_ns <= static_cast<uint64_t>(INT64_MAX) &&
+         !__builtin_add_overflow(start_ns, static_cast<int64_t>(duration_ns), &end);
+}
+
+// The end of such an event, INT64_MAX where it lies beyond the range.
+inline int64_t EventEndNs(int64_t start_ns, uint64_t duration_ns) {
+  return EndsInTimeRange(start_ns, duration_ns) ? start_ns + static_cast<int64_t>(duration_ns)
+                                                : INT64_MAX;
+}
+
 struct Dim3 {
   uint32_t x = 0, y = 0, z = 0;
   bool operator==(const Dim3&) const = default;

@@ -387,5 +387,34 @@ TEST_F(KinetoGemmLinkTest, InspectCountsGemmAndAttentionShapes) {
   EXPECT_EQ(summary->kernels_with_attention_shape, 3u);
 }
 
+// Times before the trace's base: the end of an operator at -10 µs was taken as INT64_MAX minus
+// its start, a signed overflow (UBSan, found by lumos_kineto_import_fuzzer). It links as any.
+TEST(KinetoGemmEdgeTest, OperatorsBeforeTimeZeroLinkTheirKernels) {
+  constexpr const char kTrace[] = R"JSON({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 101, "ts": -10, "dur": 5,
+     "args": {"External id": 1, "Input Dims": [[2, 3], [3, 5]]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 101,
+     "ts": -9, "dur": 1, "args": {"correlation": 100}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_small", "pid": 0, "tid": 7, "ts": 0, "dur": 1,
+     "args": {"stream": 7, "correlation": 100}}
+  ]})JSON";
+  ::lumos::testing::TempDir dir;
+  io::PaddedText text;
+  text.Append(kTrace, sizeof(kTrace) - 1);
+  ConvertStats stats;
+  const std::string path = dir.File("early.pb.zst");
+  ASSERT_TRUE(ConvertKinetoText(text, "early.json", path, {}, &stats).ok());
+  EXPECT_EQ(stats.gemm_calls, 1u);
+  auto job = LoadJob({path});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  const RankTrace& rank = job->ranks.at(0);
+  ASSERT_EQ(rank.kernels.size(), 1u);
+  const GemmCallEvent* gemm = rank.GemmOf(0);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->m, 2u);
+  EXPECT_EQ(gemm->n, 5u);
+  EXPECT_EQ(gemm->start_ns, -10'000);
+}
+
 }  // namespace
 }  // namespace lumos::modeler::kineto

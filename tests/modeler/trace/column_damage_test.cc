@@ -61,6 +61,18 @@ std::string StartColumn(std::initializer_list<uint64_t> values) {
   return Field(schema::column_field::kStartDeltaNs, Varints(values));
 }
 
+// A row KernelEvent packet: start_delta_ns (zigzag-coded, as sint64 is) and duration_ns.
+std::string RowKernel(uint64_t zigzag_start_delta, uint64_t duration_ns) {
+  WireBuffer start, kernel;
+  start.EnsureRoom(schema::kMaxScalarFieldBytes);
+  start.PutTag(1, WireType::kVarint);
+  start.PutVarint(zigzag_start_delta);
+  kernel.EnsureRoom(schema::kMaxScalarFieldBytes);
+  kernel.PutTag(1, WireType::kVarint);
+  kernel.PutVarint(duration_ns);
+  return Packet(Bytes(start) + Field(schema::packet_field::kKernel, Bytes(kernel)));
+}
+
 // The frame content as one zstd frame.
 std::string Compress(const std::string& frame) {
   std::string compressed(ZSTD_compressBound(frame.size()), '\0');
@@ -91,6 +103,22 @@ std::vector<Case> Cases() {
        FramePacket() + KernelColumns(Count(2) + Field(schema::column_field::kStartDeltaNs,
                                                       Varints({1}) + eleven_ff + Varints({0}))),
        "KernelColumns: column 41: malformed varint"},
+      // Start + duration past INT64_MAX: a signed overflow wherever the modeler takes an event's
+      // end (UBSan, found by lumos_kineto_import_fuzzer in the importer's own copy of the walk).
+      // Start INT64_MAX - 5 is zigzag 2 * (INT64_MAX - 5) from the frame's base time 0.
+      {"event ending beyond the time range",
+       FramePacket() +
+           KernelColumns(Count(1) + StartColumn({0xFFFFFFFFFFFFFFF4}) + Field(1, Varints({10}))),
+       "KernelColumns: an event ends beyond the 64-bit time range (start 9223372036854775802 ns, "
+       "duration 10 ns)"},
+      {"row event ending beyond the time range", FramePacket() + RowKernel(0xFFFFFFFFFFFFFFF4, 10),
+       "packet 1: the event ends beyond the 64-bit time range (start 9223372036854775802 ns, "
+       "duration 10 ns)"},
+      {"duration beyond the time range",
+       FramePacket() +
+           KernelColumns(Count(1) + StartColumn({0}) + Field(1, Varints({0x8000000000000000}))),
+       "KernelColumns: an event ends beyond the 64-bit time range (start 0 ns, duration "
+       "9223372036854775808 ns)"},
       {"no count", FramePacket() + KernelColumns(StartColumn({1})), "KernelColumns: no count"},
       {"unpacked column", FramePacket() + KernelColumns(Count(1) + StartColumn({1}) + "\x08\x05"),
        "KernelColumns: column 1 is not packed"},

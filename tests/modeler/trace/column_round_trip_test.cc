@@ -84,16 +84,29 @@ class Generator {
   int64_t Start() {
     switch (rng_() % 50) {
       case 0:
-        return std::numeric_limits<int64_t>::min();
+        last_start_ = std::numeric_limits<int64_t>::min();
+        break;
       case 1:
-        return std::numeric_limits<int64_t>::max();
+        last_start_ = std::numeric_limits<int64_t>::max();
+        break;
       case 2:
         time_ -= 1'000'000;  // Backwards.
-        return time_;
+        last_start_ = time_;
+        break;
       default:
         time_ += static_cast<int64_t>(rng_() % 5000);
-        return time_;
+        last_start_ = time_;
     }
+    return last_start_;
+  }
+  // Any duration, but one that ends inside the int64 range from the last Start() (the reader
+  // refuses an event that does not; see ColumnDamageTest). Braced initialisers evaluate left to
+  // right, so Duration() right after Start() sees that start.
+  uint64_t Duration() {
+    const uint64_t d = U64();
+    const uint64_t most =
+        static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(std::max<int64_t>(last_start_, 0));
+    return std::min(d, most);
   }
   int32_t Rank() { return rng_() % 3 == 0 ? -1 : static_cast<int32_t>(rng_() % 1024); }
   bool Bool() { return rng_() % 2 == 0; }
@@ -102,13 +115,14 @@ class Generator {
  private:
   std::mt19937_64 rng_;
   int64_t time_ = 1'700'000'000'000'000'000;
+  int64_t last_start_ = 0;
 };
 
 void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
   switch (g.Pick(12)) {
     case 0: {
       KernelEvent e{g.Start(),
-                    g.U64(),
+                    g.Duration(),
                     g.U64(),
                     g.U64(),
                     g.Name(),
@@ -130,7 +144,7 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
     }
     case 1: {
       ApiCallEvent e{g.Start(),
-                     g.U64(),
+                     g.Duration(),
                      g.U32(),
                      g.U64(),
                      g.Enum<ApiKind>(16),
@@ -148,7 +162,7 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
     }
     case 2: {
       MemcpyEvent e{g.Start(),
-                    g.U64(),
+                    g.Duration(),
                     g.U64(),
                     g.U64(),
                     g.U64(),
@@ -166,18 +180,17 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
       break;
     }
     case 3: {
-      MemsetEvent e{g.Start(), g.U64(), g.U64(), g.U64(),
-                    g.U64(),   g.U32(), g.U32(), g.Enum<MemoryKind>(5),
-                    g.U32(),   g.U64(), g.U64()};
+      MemsetEvent e{g.Start(), g.Duration(),          g.U64(), g.U64(), g.U64(), g.U32(),
+                    g.U32(),   g.Enum<MemoryKind>(5), g.U32(), g.U64(), g.U64()};
       writer->Add(e);
       w->memsets.push_back(e);
       break;
     }
     case 4: {
-      SyncEvent e{g.Start(), g.U64(), g.Enum<SyncType>(4),
-                  g.U64(),   g.U64(), g.U64(),
-                  g.U64(),   g.U64(), g.U64(),
-                  g.U32(),   g.U32(), g.U32(),
+      SyncEvent e{g.Start(), g.Duration(), g.Enum<SyncType>(4),
+                  g.U64(),   g.U64(),      g.U64(),
+                  g.U64(),   g.U64(),      g.U64(),
+                  g.U32(),   g.U32(),      g.U32(),
                   g.U64()};
       writer->Add(e);
       w->syncs.push_back(e);
@@ -191,15 +204,15 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
       break;
     }
     case 6: {
-      NvtxEvent e{g.Start(), g.U64(), g.U32(), g.Name(), g.Name(), g.Enum<NvtxKind>(3),
-                  g.U32(),   g.U32(), g.U32(), g.U64(),  g.U32()};
+      NvtxEvent e{g.Start(), g.Duration(), g.U32(), g.Name(), g.Name(), g.Enum<NvtxKind>(3),
+                  g.U32(),   g.U32(),      g.U32(), g.U64(),  g.U32()};
       writer->Add(e);
       w->nvtx.push_back(e);
       break;
     }
     case 7: {
-      HostRangeEvent e{g.Start(), g.U64(), g.U32(), g.Name(), g.Enum<HostRangeCategory>(6),
-                       g.U64(),   g.U64(), g.U32(), g.U64(),  g.U32()};
+      HostRangeEvent e{g.Start(), g.Duration(), g.U32(), g.Name(), g.Enum<HostRangeCategory>(6),
+                       g.U64(),   g.U64(),      g.U32(), g.U64(),  g.U32()};
       e.has_step_number = g.Bool();
       e.step_number = e.has_step_number ? static_cast<int64_t>(g.U64()) : 0;
       writer->Add(e);
@@ -208,7 +221,7 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
     }
     case 8: {
       CollectiveEvent e{g.Start(),
-                        g.U64(),
+                        g.Duration(),
                         g.U64(),
                         g.U64(),
                         g.Enum<CollectiveOp>(11),
@@ -235,7 +248,7 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
     }
     case 9: {
       GemmCallEvent e{g.Start(),
-                      g.U64(),
+                      g.Duration(),
                       g.U32(),
                       g.Enum<GemmApi>(10),
                       g.U64(),
@@ -264,11 +277,11 @@ void AddRandomEvent(Generator& g, TraceFileWriter* writer, Written* w) {
       break;
     }
     case 10:
-      writer->Add(LossEvent{g.Start(), g.U64(), LossSource::kRingFull, g.U64(), g.U32(), "x"});
+      writer->Add(LossEvent{g.Start(), g.Duration(), LossSource::kRingFull, g.U64(), g.U32(), "x"});
       ++w->rows;
       break;
     default:
-      writer->Add(CaptureWindowEvent{g.Start(), g.U64(), g.U64(), WindowTrigger::kPeriodic});
+      writer->Add(CaptureWindowEvent{g.Start(), g.Duration(), g.U64(), WindowTrigger::kPeriodic});
       ++w->rows;
       break;
   }
