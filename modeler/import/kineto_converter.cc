@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "modeler/import/kineto_gemm.h"
-#include "modeler/import/kineto_stream.h"
 #include "modeler/import/kineto_trace.h"
+#include "modeler/io/kineto_stream.h"
 #include "schema/writer/trace_file_writer.h"
 
 #ifndef LUMOS_VERSION
@@ -12,6 +12,8 @@
 #endif
 
 namespace lumos::modeler::kineto {
+
+using io::KinetoStream;
 namespace {
 
 int64_t StartOf(const ImportedEvent& event) {

@@ -12,10 +12,14 @@
 #include "modeler/import/kineto_gemm.h"
 #include "modeler/import/kineto_header.h"
 #include "modeler/import/kineto_numbers.h"
-#include "modeler/import/kineto_stream.h"
+#include "modeler/io/kineto_stream.h"
 #include "schema/nccl_names.h"
 
 namespace lumos::modeler::kineto {
+
+using io::KinetoPiece;
+using io::KinetoStream;
+using io::PieceInfo;
 namespace {
 
 using schema::HostRangeCategory;

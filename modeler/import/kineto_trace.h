@@ -21,6 +21,10 @@
 #include "modeler/io/byte_source.h"
 #include "schema/writer/trace_events.h"
 
+namespace lumos::modeler::io {
+class KinetoStream;
+}  // namespace lumos::modeler::io
+
 namespace lumos::modeler::kineto {
 
 using ImportedEvent =
@@ -100,13 +104,11 @@ struct KinetoTrace {
   }
 };
 
-class KinetoStream;
-
 // Parses the Kineto Chrome-trace JSON document `stream` yields, piece by piece, into `trace`:
 // header facts, events, threads and NCCL kernels. Malformed events are counted in
 // trace->skipped, not errors; a document that is not JSON or not a Kineto trace is an error
 // naming `name`, and so are more events than the memory budget holds (kBytesPerImportedEvent).
-Status ParseKinetoTrace(KinetoStream* stream, const std::string& name, KinetoTrace* trace);
+Status ParseKinetoTrace(io::KinetoStream* stream, const std::string& name, KinetoTrace* trace);
 
 // What one converted event costs until it is written: the event, its share of the sort's buffer
 // and of the vector's growth.

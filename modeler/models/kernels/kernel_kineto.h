@@ -8,7 +8,9 @@
 // ClassifyKernel (kernel name and op name); copies and memsets from their record's name
 // ("Memcpy HtoD (Pinned -> Device)", "Memset (Device)") with the record's bytes.
 // Inputs: a .json or .json.gz trace, or a tar(.gz) of them (one per rank), as `lumos-model
-// import kineto` reads them (modeler/import). Errors name the file (and the archive member).
+// import kineto` reads them (modeler/import), as a stream (modeler/io/kineto_stream.h): memory
+// follows the events kept (about 256 B each, refused past the memory budget), not the text.
+// Errors name the file (and the archive member), and for a malformed event its batch.
 // Threading: one call per thread; no shared state.
 #pragma once
 

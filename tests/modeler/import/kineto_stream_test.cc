@@ -3,7 +3,7 @@
 // after the events, every truncation one clear error, and bounds on one element and on a huge
 // header member. The real traces (kineto_import_test.cc, several MiB each) cross the buffer's
 // refills; here a small memory budget makes batches of a few KB.
-#include "modeler/import/kineto_stream.h"
+#include "modeler/io/kineto_stream.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -16,6 +16,10 @@
 #include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler::kineto {
+
+using io::KinetoPiece;
+using io::KinetoStream;
+using io::PieceInfo;
 namespace {
 
 using ::lumos::testing::TempDir;
@@ -186,7 +190,8 @@ TEST_F(KinetoStreamTest, AnElementLargerThanTheBudgetIsRefused) {
 // is not, so it is still recognised (and says so) without being held.
 TEST_F(KinetoStreamTest, AHugeHeaderMemberKeepsItsName) {
   const std::string json = R"({"schema": "1.0.3", "nodes": [)" +
-                           std::string(kMaxMemberBytes + (2 << 20), ' ') + R"(1], "finish": 1})";
+                           std::string(io::kMaxMemberBytes + (2 << 20), ' ') +
+                           R"(1], "finish": 1})";
   io::PaddedText text;
   text.Append(json.data(), json.size());
   TempDir dir;

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "modeler/graph/job.h"
 #include "modeler/models/kernels/kernel_class.h"
@@ -128,6 +129,61 @@ TEST(KernelKinetoTest, InputsThatAreNotKinetoTracesAreOneError) {
   EXPECT_FALSE(ReadKinetoKernels(path).ok());
   EXPECT_FALSE(ReadKinetoKernels(dir + "/missing.json").ok());
   std::remove(path.c_str());
+}
+
+// The document is read as a stream (modeler/io/kineto_stream.h): an operator in the first batch
+// of events still links a kernel in the last, and deviceProperties written after traceEvents
+// still names the device. 80,000 events of about 150 B: three batches of 4 MiB of text.
+TEST(KernelKinetoTest, ADocumentReadInBatchesLinksAcrossThem) {
+  std::string json = R"JSON({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add_", "pid": 1, "tid": 5, "ts": 0, "dur": 1000000,
+     "args": {"Input Dims": [[1024, 1024], [1024, 1024], []],
+              "Input type": ["float", "float", "Scalar"]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": 10,
+     "dur": 5, "args": {"correlation": 7}})JSON";
+  constexpr int kFiller = 80000;
+  for (int i = 0; i < kFiller; ++i) {
+    json += R"JSON(,
+    {"ph": "X", "cat": "user_annotation", "name": "filler annotation for batching", "pid": 1,
+     "tid": 6, "ts": )JSON" +
+            std::to_string(2000000 + i) + R"JSON(, "dur": 1})JSON";
+  }
+  json += R"JSON(,
+    {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>()",
+     "pid": 0, "tid": 7, "ts": 3000000, "dur": 12, "args": {"correlation": 7, "device": 0}}
+  ], "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]})JSON";
+  ASSERT_GT(json.size(), size_t{9} << 20);  // More than two batches.
+  const std::string path = ::testing::TempDir() + "/batched_kineto.json";
+  std::ofstream(path) << json;
+  const std::vector<KinetoKernelTrace> traces = Read(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_EQ(traces[0].device, "NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(traces[0].records.size(), 1u);
+  const KinetoGpuRecord& kernel = traces[0].records[0];
+  ASSERT_EQ(kernel.op, 0);
+  ASSERT_EQ(traces[0].ops.size(), 1u);
+  EXPECT_EQ(traces[0].ops[0].name, "aten::add_");
+  EXPECT_TRUE(traces[0].ops[0].has_shapes);
+  ASSERT_EQ(traces[0].ops[0].inputs.size(), 3u);
+  EXPECT_EQ(traces[0].ops[0].inputs[0].dims, (std::vector<int64_t>{1024, 1024}));
+  EXPECT_TRUE(RecordWork(traces[0], kernel).has_value());
+}
+
+// A malformed event deep in the document is refused with where it is.
+TEST(KernelKinetoTest, MalformedEventsAreNamedByTheirBatch) {
+  std::string json = R"({"traceEvents": [)";
+  for (int i = 0; i < 3; ++i) json += R"({"ph": "X", "cat": "kernel", "ts": 1, "dur": 1},)";
+  json += R"({"ph": "X", "cat": "kernel", "ts": 1, "dur": 1e999}]})";
+  const std::string path = ::testing::TempDir() + "/bad_number_kineto.json";
+  std::ofstream(path) << json;
+  StatusOr<std::vector<KinetoKernelTrace>> r = ReadKinetoKernels(path);
+  std::remove(path.c_str());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bad_number_kineto.json: not JSON"), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("traceEvents[0..3], from byte 16"), std::string::npos)
+      << r.status().message();
 }
 
 // The Lumos trace of the same DLRM job (examples/dlrm-8rank, imported from the Kineto files)

@@ -1,9 +1,9 @@
-#include "modeler/import/kineto_stream.h"
+#include "modeler/io/kineto_stream.h"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace lumos::modeler::kineto {
+namespace lumos::modeler::io {
 namespace {
 
 constexpr size_t kReadChunk = 1 << 20;
@@ -294,4 +294,4 @@ StatusOr<PieceInfo> KinetoStream::ReadEvents(io::PaddedText* text) {
   }
 }
 
-}  // namespace lumos::modeler::kineto
+}  // namespace lumos::modeler::io

@@ -12,7 +12,8 @@
 // io::MaxDocumentBytes) so its error says what it is.
 // Bounds: one piece (a batch, one element, a header member) at most io::MaxDocumentBytes();
 // a header member above kMaxMemberBytes keeps its name with a null value (a PyTorch Execution
-// Trace's "nodes" is recognised by its name). Private to modeler/import.
+// Trace's "nodes" is recognised by its name). Read by modeler/import (the importer) and
+// modeler/models/kernels (costs fit on a Kineto trace).
 // Threading: one stream per thread.
 #pragma once
 
@@ -24,7 +25,7 @@
 #include "base/status.h"
 #include "modeler/io/byte_source.h"
 
-namespace lumos::modeler::kineto {
+namespace lumos::modeler::io {
 
 inline constexpr size_t kBatchBytes = 4u << 20;
 inline constexpr size_t kMaxMemberBytes = 64u << 20;
@@ -102,4 +103,4 @@ class KinetoStream {
   bool after_comma_ = false;  // In traceEvents: an element must come next.
 };
 
-}  // namespace lumos::modeler::kineto
+}  // namespace lumos::modeler::io
