@@ -90,7 +90,15 @@ Status ConvertKinetoStream(std::string_view head, io::ByteSource* source, const 
   AddCollectives(&trace);
   AddGemmCalls(&trace);
 
-  const int64_t span = trace.end_ns - trace.start_ns;
+  // The capture window spans every event; a span past the int64 range could not be read back
+  // (the reader refuses an event that ends beyond it), so such a document is refused here.
+  int64_t span = 0;
+  if (__builtin_sub_overflow(trace.end_ns, trace.start_ns, &span)) {
+    return ErrorStatus(
+        "%s: the events' times span more than the 64-bit range of nanoseconds (from %lld to %lld "
+        "ns); nothing is written",
+        name.c_str(), static_cast<long long>(trace.start_ns), static_cast<long long>(trace.end_ns));
+  }
   schema::CaptureWindowEvent window;
   window.start_ns = trace.start_ns;
   window.duration_ns = static_cast<uint64_t>(span);

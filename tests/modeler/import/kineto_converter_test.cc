@@ -3,6 +3,7 @@
 #include "modeler/import/kineto_converter.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 
@@ -351,6 +352,27 @@ TEST(KinetoConverterTimeTest, IntegerMicrosecondsConvertExactly) {
   EXPECT_EQ(ranges[1]->start_ns, 1694128201435418000);
   EXPECT_EQ(ranges[1]->packet.host_range().duration_ns(), 52000u);
   EXPECT_FALSE(back.header.has_rank());
+}
+
+// Times far apart, each in range: their span is not (-5e18 to 5e18 ns). The window over them was
+// end - start, a signed overflow; now one error and no output.
+TEST(KinetoConverterTimeTest, ASpanBeyondTheRangeIsOneError) {
+  TempDir dir;
+  const std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": -5000000000000000,
+     "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 5000000000000000,
+     "dur": 1}]})";
+  io::PaddedText text;
+  text.Append(json.data(), json.size());
+  ConvertStats stats;
+  const std::string out = dir.File("t.pb.zst");
+  Status status = ConvertKinetoText(text, "t.json", out, {}, &stats);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("t.json: the events' times span more than the 64-bit range"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(access(out.c_str(), F_OK), 0);  // Nothing written.
 }
 
 }  // namespace
