@@ -47,9 +47,12 @@ void RoundTrip(const T& value, Encode encode, Decode decode) {
 
 void DecodeBody(const control::Message& message) {
   // Every decoder on every message: the wrong type must be refused, never misread.
-  const lumos::Status request = control::DecodeStatusRequest(message);
-  Check(request.ok() ==
-        (message.type == control::MessageType::kStatusRequest && message.body.empty()));
+  // A status request's body is empty or asks for the last cancellation ("last_cancel=1").
+  bool with_last_cancel = false;
+  const lumos::Status request = control::DecodeStatusRequest(message, &with_last_cancel);
+  const bool is_request = message.type == control::MessageType::kStatusRequest;
+  Check(!request.ok() || is_request);
+  Check(request.ok() || !(is_request && message.body.empty()));
   lumos::StatusOr<control::AgentStatus> status = control::DecodeStatusReply(message);
   lumos::StatusOr<control::CaptureRequest> capture = control::DecodeCaptureRequest(message);
   lumos::StatusOr<control::CaptureReply> reply = control::DecodeCaptureReply(message);
@@ -61,8 +64,12 @@ void DecodeBody(const control::Message& message) {
                       (cancel_reply.ok() ? 1 : 0);
   Check(decoded <= 1);
   if (request.ok()) {
-    lumos::StatusOr<std::string> bytes = control::EncodeStatusRequest();
-    Check(bytes.ok() && control::DecodeMessage(*bytes).ok());
+    lumos::StatusOr<std::string> bytes = control::EncodeStatusRequest(with_last_cancel);
+    Check(bytes.ok());
+    lumos::StatusOr<control::Message> again = control::DecodeMessage(*bytes);
+    bool with_again = !with_last_cancel;
+    Check(again.ok() && control::DecodeStatusRequest(*again, &with_again).ok() &&
+          with_again == with_last_cancel);
   }
   if (status.ok()) {
     RoundTrip(*status, control::EncodeStatusReply,
