@@ -13,7 +13,7 @@
 // Bounds: one piece (a batch, one element, a header member) at most io::MaxDocumentBytes();
 // a header member above kMaxMemberBytes keeps its name with a null value (a PyTorch Execution
 // Trace's "nodes" is recognised by its name). Read by modeler/import (the importer) and
-// modeler/models/kernels (costs fit on a Kineto trace).
+// modeler/models/kernels (the non-GEMM kernel model's validation traces, kernel_kineto.h).
 // Threading: one stream per thread.
 #pragma once
 
