@@ -162,15 +162,24 @@ double CollectivePredictor::Evaluate(const Shape& s, const OperationCost& cost,
   const double n = s.ranks, g = s.per_node;
   const double bytes_ns = s.bytes * 1e-3;  // ps per byte x bytes = ns x 1000.
   const bool multi = s.nodes > 1;
-  // The network's cost per byte: the fitted link cost carried to the network's bandwidth.
+  // One GPU's NIC, per byte: the fitted link cost carried to the network's bandwidth, and never
+  // faster than the line rate at what NCCL reaches of it (nccl_constants.h).
   const double net_ratio = target_.inter_bandwidth_gbps > 0
                                ? target_.intra_bandwidth_gbps / target_.inter_bandwidth_gbps
                                : 0.0;
-  const double net_link = c.link_ps_per_byte * net_ratio;
+  const double line_ps = target_.inter_bandwidth_gbps > 0
+                             ? 1000.0 / (target_.inter_bandwidth_gbps * nccl::kNetBusEfficiency) *
+                                   nccl::kProtocolLinkFactor[p]
+                             : 0.0;
+  const double net_link = std::max(c.link_ps_per_byte * net_ratio, line_ps);
+  // A ring or tree across nodes leaves each node once per channel, and NCCL spreads the
+  // channels over the NICs of the node's g ranks (one NIC a GPU): what leaves a node goes at g
+  // NICs' speed, as CollNet's 1/g below.
+  const double node_link = net_link / g;
   const double net_scale =
       target_.inter_latency_us > 0 ? target_.inter_latency_us / nccl::kNetRingStepUs[0] : 1.0;
   const double net_step = nccl::kNetRingStepUs[p] * 1000.0 * net_scale;
-  const double link = multi ? std::max(c.link_ps_per_byte, net_link) : c.link_ps_per_byte;
+  const double link = multi ? std::max(c.link_ps_per_byte, node_link) : c.link_ps_per_byte;
   switch (algorithm) {
     case NcclAlgorithm::kRing: {
       const bool ar = s.op == CollectiveClass::kAllReduce;
@@ -213,7 +222,7 @@ double CollectivePredictor::Evaluate(const Shape& s, const OperationCost& cost,
       const bool nvls = target_.nvls && s.reducible;
       const double intra = nvls ? (1 + 1 / g) * c.link_ps_per_byte / cost.nvls.efficiency
                                 : 2 * (g - 1) / g * c.link_ps_per_byte;
-      const double inter = net_link / g;
+      const double inter = node_link;
       const double latency = (nvls ? cost.nvls.base_ns : c.base_ns + 2 * (g - 1) * c.step_ns) +
                              nccl::kNetRingStepUs[kSimple] * 1000.0 * net_scale;
       return latency + bytes_ns * (c.local_ps_per_byte + std::max(intra, inter));

@@ -16,6 +16,11 @@ inline constexpr double kNetTreeStepUs[3] = {5.0, 8.5, 14.0};
 // Link cost per byte relative to Simple: LL carries 4 data bytes per 8 (busBw x 0.5), LL128
 // 120 per 128 (busBw x 0.92).
 inline constexpr double kProtocolLinkFactor[3] = {2.0, 1.0 / 0.92, 1.0};
+// What NCCL's ring reaches of a NIC's line rate across nodes (busBw): NVIDIA's measurements,
+// 192 GB/s all-reduce on a DGX A100's 8x 200 Gb/s (NVIDIA/nccl#812) and "24 [GB/s] on perfect
+// setups" per 200 Gb/s NIC (NVIDIA/nccl-tests#160); 46-48 GB/s per 400 Gb/s NDR NIC
+// (NVIDIA/nccl-tests#290). Not NCCL's constant: the measured ratio, 192 / 200.
+inline constexpr double kNetBusEfficiency = 0.96;
 // Tree all-reduce: busBw x 0.92.
 inline constexpr double kTreeEfficiency = 0.92;
 // nvlsEfficiency[Hopper], and NVLS's base latency above ring Simple's (baseLat NVLS 23 µs

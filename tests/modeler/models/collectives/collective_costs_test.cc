@@ -252,10 +252,15 @@ TEST(CollectiveQueriesTest, NodesCrossTheNetworkOfTheQuery) {
   EXPECT_LT(Us(Cells(ib800->csv, 4)[5]), Us(Cells(ib400->csv, 4)[5]));
   EXPECT_EQ(Cells(ib400->csv, 2)[6],
             "model only (H100-SXM5-80GB all_reduce fit; network never measured)");
-  // 64 ranks without a nodes column: 8 NVLink domains of 8 (the ring's bandwidth term is 2
-  // (n-1)/n of the bytes at the network's 50 GB/s per GPU).
-  const double ring_us = 2.0 * 63 / 64 * (1ull << 30) / 50e9 * 1e6;
+  // 64 ranks without a nodes column: 8 NVLink domains of 8, whose 8 NICs carry what leaves
+  // each (the ring's bandwidth term is 2 (n-1)/n of the bytes at 8 x 50 GB/s at best).
+  const double ring_us = 2.0 * 63 / 64 * (1ull << 30) / (8 * 50e9) * 1e6;
   EXPECT_GT(Us(Cells(ib400->csv, 4)[5]), ring_us);
+  // The same spread one a node: every byte through one GPU's NIC.
+  auto spread =
+      Predict("op,dtype,ranks,nodes,bytes\nall_reduce,bfloat16,64,64,1073741824\n", kH100, "ib400");
+  ASSERT_TRUE(spread.ok());
+  EXPECT_GT(Us(Cells(spread->csv, 1)[5]), 8 * ring_us);
   // On B200 over ib800 the same 1 GiB on 64 GPUs takes less than on H100 over ib400.
   auto b200 = Predict(queries, "B200", "ib800");
   ASSERT_TRUE(b200.ok());
