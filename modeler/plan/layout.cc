@@ -144,22 +144,32 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& s
     for (int64_t pp = 1; pp <= spec.layers && tp * pp <= space.gpus; ++pp) {
       if ((space.gpus / tp) % pp != 0) continue;
       const int64_t dp = space.gpus / (tp * pp);
+      std::vector<int64_t> vps = space.vp;
+      if (vps.empty()) {
+        const int64_t per_stage = spec.layers / pp;  // CheckLayout drops pp not dividing.
+        for (int64_t v = 1; v <= per_stage; ++v) {
+          if (per_stage % v == 0 && (v == 1 || pp > 1)) vps.push_back(v);
+        }
+      }
       for (const int64_t mbs : space.mbs) {
         const int64_t gbs = space.gbs > 0 ? space.gbs : dp * mbs;
-        for (const int64_t vp : space.vp) {
+        for (const int64_t vp : vps) {
           for (int recompute = 0; recompute < (space.recompute ? 3 : 1); ++recompute) {
             for (int zero = 0; zero <= (space.zero && dp > 1 ? 3 : 0); ++zero) {
-              Layout l;
-              l.tp = tp;
-              l.pp = pp;
-              l.dp = dp;
-              l.vp = vp;
-              l.mbs = mbs;
-              l.gbs = gbs;
-              l.sequence_parallel = tp > 1;
-              l.recompute = static_cast<models::Recompute>(recompute);
-              l.zero = zero;
-              if (CheckLayout(spec, l, space.gpus_per_node).ok()) out.push_back(l);
+              for (int overlap = 0; overlap <= (space.tp_overlap && tp > 1 ? 1 : 0); ++overlap) {
+                Layout l;
+                l.tp = tp;
+                l.pp = pp;
+                l.dp = dp;
+                l.vp = vp;
+                l.mbs = mbs;
+                l.gbs = gbs;
+                l.sequence_parallel = tp > 1;
+                l.recompute = static_cast<models::Recompute>(recompute);
+                l.zero = zero;
+                l.tp_overlap = overlap == 1;
+                if (CheckLayout(spec, l, space.gpus_per_node).ok()) out.push_back(l);
+              }
             }
           }
         }

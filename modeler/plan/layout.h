@@ -63,14 +63,18 @@ struct SearchSpace {
   int64_t gbs = 0;  // Sequences per step; 0: one micro-batch per replica (dp x mbs).
   int64_t gpus_per_node = 8;
   std::vector<int64_t> mbs = {1, 2, 4, 8};
-  std::vector<int64_t> vp = {1, 2, 4, 8};
-  bool recompute = true;  // Try selective and full recomputation too.
-  bool zero = true;       // Try ZeRO 1 (Megatron's distributed optimizer), 2 and 3 too.
+  // Virtual stages to try; empty: every count Megatron's interleaved schedule accepts (each
+  // divisor of layers / pp, so GPT-3's 12 layers a stage try 1, 2, 3, 4, 6 and 12).
+  std::vector<int64_t> vp;
+  bool recompute = true;   // Try selective and full recomputation too.
+  bool zero = true;        // Try ZeRO 1 (Megatron's distributed optimizer), 2 and 3 too.
+  bool tp_overlap = true;  // Where tp > 1, try Transformer Engine's TP overlap too.
 };
 
 // Every layout of `space.gpus` GPUs that CheckLayout accepts, with sequence parallelism
 // whenever tp > 1 (it only saves memory and turns each all-reduce into a reduce-scatter and
-// an all-gather of the same traffic).
+// an all-gather of the same traffic), each such layout with and without TP overlap (which
+// needs sequence parallelism; it is not free: it costs the GEMMs, pass_work.h).
 std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& space);
 
 }  // namespace lumos::modeler::plan

@@ -18,8 +18,8 @@ namespace {
 
 constexpr const char kDescription[] =
     "Every layout of N GPUs for a model given by its sizes (no trace): tensor, pipeline (and\n"
-    "interleaved virtual stages), data parallel degrees, micro-batch size, recomputation and\n"
-    "the distributed optimizer; each estimated on the fast path (the step added up from the\n"
+    "interleaved virtual stages), data parallel degrees, micro-batch size, recomputation,\n"
+    "ZeRO stage and TP overlap; each estimated on the fast path (the step added up from the\n"
     "cost models: modeler/plan/step_model.h says what it assumes), those that fit in memory\n"
     "ranked by step time, the others listed after them with their shortfall.\n"
     "\n"
@@ -113,17 +113,17 @@ void PrintCsvRows(std::FILE* out, const SearchResult& r, size_t top) {
   for (size_t i = 0; i < std::min(top, r.ranked.size()); ++i) {
     const StepEstimate& e = r.ranked[i];
     const Layout& l = e.layout;
-    std::fprintf(out,
-                 "%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.3f,%d,"
-                 "%.3f,%s\n",
-                 static_cast<long long>(r.gpus), i + 1, static_cast<long long>(l.tp),
-                 static_cast<long long>(l.pp), static_cast<long long>(l.vp),
-                 static_cast<long long>(l.dp), static_cast<long long>(l.mbs),
-                 static_cast<long long>(l.global_batch()), l.sequence_parallel ? 1 : 0,
-                 models::RecomputeName(l.recompute), l.zero, e.step_ns / 1e9,
-                 e.tokens_per_s_per_gpu, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
-                 e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()), e.memory.fits ? 1 : 0,
-                 Gb(e.memory.shortfall_bytes), e.simulated ? Seconds(e).c_str() : "");
+    std::fprintf(
+        out,
+        "%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.3f,%d,"
+        "%.3f,%s\n",
+        static_cast<long long>(r.gpus), i + 1, static_cast<long long>(l.tp),
+        static_cast<long long>(l.pp), static_cast<long long>(l.vp), static_cast<long long>(l.dp),
+        static_cast<long long>(l.mbs), static_cast<long long>(l.global_batch()),
+        l.sequence_parallel ? 1 : 0, models::RecomputeName(l.recompute), l.zero,
+        l.tp_overlap ? 1 : 0, e.step_ns / 1e9, e.tokens_per_s_per_gpu, e.bubble_ns / 1e9,
+        e.dp_exposed_ns / 1e9, e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()),
+        e.memory.fits ? 1 : 0, Gb(e.memory.shortfall_bytes), e.simulated ? Seconds(e).c_str() : "");
   }
 }
 
@@ -140,16 +140,18 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           out,
           "%s{\"tp\": %lld, \"pp\": %lld, \"vp\": %lld, \"dp\": %lld, \"mbs\": %lld, "
           "\"gbs\": %lld, \"sequence_parallel\": %s, \"recompute\": \"%s\", \"zero\": %d, "
-          "\"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, \"forward_ms\": %.4f, "
+          "\"tp_overlap\": %s, \"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, \"forward_ms\": "
+          "%.4f, "
           "\"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": %.6f, "
           "\"optimizer_s\": %.6f, \"memory_gb\": %.3f, \"fits\": %s, \"shortfall_gb\": %.3f, "
           "%s}",
           i ? ", " : "", static_cast<long long>(l.tp), static_cast<long long>(l.pp),
           static_cast<long long>(l.vp), static_cast<long long>(l.dp), static_cast<long long>(l.mbs),
           static_cast<long long>(l.global_batch()), l.sequence_parallel ? "true" : "false",
-          models::RecomputeName(l.recompute), l.zero, e.step_ns / 1e9, e.tokens_per_s_per_gpu,
-          e.forward_ns / 1e6, e.backward_ns / 1e6, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
-          e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()), e.memory.fits ? "true" : "false",
+          models::RecomputeName(l.recompute), l.zero, l.tp_overlap ? "true" : "false",
+          e.step_ns / 1e9, e.tokens_per_s_per_gpu, e.forward_ns / 1e6, e.backward_ns / 1e6,
+          e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9, e.optimizer_ns / 1e9,
+          Gb(e.memory.total_bytes()), e.memory.fits ? "true" : "false",
           Gb(e.memory.shortfall_bytes), SimulatedJson(e).c_str());
     }
     std::fprintf(out, "]}");
@@ -325,7 +327,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::string model_text, gpus_text, gpu_name, net_name = models::kDefaultNetwork, costs_file;
   std::string dtype_name = "bf16";
   int64_t gbs = 0, top = 20, gpus_per_node = 0, simulate = 10;
-  bool json = false, csv = false, no_recompute = false, no_zero = false;
+  bool json = false, csv = false, no_recompute = false, no_zero = false, no_tp_overlap = false;
   cli::ArgParser parser(
       "lumos-model search",
       "--model SPEC --gpus N[,N2,...] --gpu NAME [--net NAME] [--gbs G]\n"
@@ -354,6 +356,8 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
            int64_t{0}, int64_t{10000}, &simulate)
       .Flag("--no-recompute", "do not try activation recomputation", &no_recompute)
       .Flag("--no-zero", "do not try ZeRO stages 1-3", &no_zero)
+      .Flag("--no-tp-overlap", "do not try TP overlap (Transformer Engine's userbuffers)",
+            &no_tp_overlap)
       .Flag("--json", "print JSON", &json)
       .Flag("--csv", "print CSV, one row per layout", &csv)
       .Epilogue(kExitStatus);
@@ -383,6 +387,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     space.gpus_per_node = setup.gpus_per_node;
     space.recompute = !no_recompute;
     space.zero = !no_zero;
+    space.tp_overlap = !no_tp_overlap;
     auto progress = [&](size_t done, size_t total) {
       if (terminal && (done % 64 == 0 || done == total)) {
         std::fprintf(err, "\r%lld GPUs: %zu/%zu layouts", static_cast<long long>(n), done, total);
@@ -403,7 +408,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     PrintJson(out, results, k);
   } else if (csv) {
     std::fprintf(out,
-                 "gpus,rank,tp,pp,vp,dp,mbs,gbs,sequence_parallel,recompute,zero,step_s,"
+                 "gpus,rank,tp,pp,vp,dp,mbs,gbs,sequence_parallel,recompute,zero,tp_overlap,step_s,"
                  "tokens_per_s_per_gpu,bubble_s,dp_exposed_s,optimizer_s,memory_gb,fits,"
                  "shortfall_gb,simulated_step_s\n");
     for (const SearchResult& r : results) PrintCsvRows(out, r, k);

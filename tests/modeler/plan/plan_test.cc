@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "modeler/models/costs/cost_inputs.h"
@@ -97,6 +98,29 @@ TEST(LayoutTest, EnumerationKeepsOnlyLayoutsThatCanExist) {
   for (const Layout& l : layouts) {
     EXPECT_EQ(l.gpus(), 512) << LayoutText(l);
     EXPECT_TRUE(CheckLayout(Gpt3(), l, 8).ok()) << LayoutText(l);
+  }
+}
+
+TEST(LayoutTest, TpOverlapIsTriedWhereATensorGroupSplitsTheLayer) {
+  SearchSpace space;
+  space.gpus = 512;
+  space.gbs = 2048;
+  const std::vector<Layout> both = EnumerateLayouts(Gpt3(), space);
+  space.tp_overlap = false;
+  const std::vector<Layout> without = EnumerateLayouts(Gpt3(), space);
+  size_t split = 0, overlapped = 0;
+  for (const Layout& l : both) {
+    split += l.tp > 1 ? 1 : 0;
+    overlapped += l.tp_overlap ? 1 : 0;
+    if (l.tp_overlap) {
+      EXPECT_TRUE(l.tp > 1 && l.sequence_parallel) << LayoutText(l);
+    }
+  }
+  EXPECT_GT(overlapped, 0u);
+  EXPECT_EQ(2 * overlapped, split);  // Each layout with tp > 1, once with and once without.
+  EXPECT_EQ(without.size(), both.size() - overlapped);
+  for (const Layout& l : without) {
+    EXPECT_FALSE(l.tp_overlap) << LayoutText(l);
   }
 }
 
@@ -269,6 +293,33 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(ok.out).get(doc), simdjson::SUCCESS) << ok.out;
   EXPECT_EQ(simdjson::dom::array(doc["searches"]).size(), 2u);
+  for (simdjson::dom::element search : simdjson::dom::array(doc["searches"])) {
+    for (simdjson::dom::element e : simdjson::dom::array(search["ranked"])) {
+      EXPECT_TRUE(e["tp_overlap"].is_bool());
+    }
+  }
+  // --no-tp-overlap: the tp_overlap column is 0 in every row.
+  const auto plain = RunCommand(lm + " search --model " + kGpt3 +
+                                " --gpus 512 --gpu H100-SXM5-80GB --gbs 2048 --top 1000 --csv "
+                                "--simulate 0 --no-tp-overlap");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(plain.out.find("gpus,rank,tp,pp,vp,dp,mbs,gbs,sequence_parallel,recompute,zero,"
+                           "tp_overlap,"),
+            0u)
+      << plain.out;
+  size_t plain_rows = 0;
+  std::istringstream lines(plain.out);
+  std::string row;
+  std::getline(lines, row);  // The header.
+  while (std::getline(lines, row)) {
+    std::vector<std::string> cells;
+    std::istringstream fields(row);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    ASSERT_GT(cells.size(), 11u) << row;
+    EXPECT_EQ(cells[11], "0") << row;
+    ++plain_rows;
+  }
+  EXPECT_GT(plain_rows, 10u);
   const auto text = RunCommand(lm + " search --model " + kGpt3 +
                                " --gpus 512,1024 --gpu H100-SXM5-80GB --gbs 2048 --top 2");
   ASSERT_EQ(text.exit_code, 0) << text.err;
