@@ -175,7 +175,7 @@ double CollectivePredictor::Evaluate(const Shape& s, const OperationCost& cost,
   // A ring or tree across nodes leaves each node once per channel, and NCCL spreads the
   // channels over the NICs of the node's g ranks (one NIC a GPU): what leaves a node goes at g
   // NICs' speed, as CollNet's 1/g below.
-  const double node_link = net_link / g;
+  const double node_link = g > 0 ? net_link / g : net_link;
   const double net_scale =
       target_.inter_latency_us > 0 ? target_.inter_latency_us / nccl::kNetRingStepUs[0] : 1.0;
   const double net_step = nccl::kNetRingStepUs[p] * 1000.0 * net_scale;
