@@ -140,9 +140,9 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           out,
           "%s{\"tp\": %lld, \"pp\": %lld, \"vp\": %lld, \"dp\": %lld, \"mbs\": %lld, "
           "\"gbs\": %lld, \"sequence_parallel\": %s, \"recompute\": \"%s\", \"zero\": %d, "
-          "\"tp_overlap\": %s, \"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, \"forward_ms\": "
-          "%.4f, "
-          "\"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": %.6f, "
+          "\"tp_overlap\": %s, \"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, "
+          "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": "
+          "%.6f, "
           "\"optimizer_s\": %.6f, \"memory_gb\": %.3f, \"fits\": %s, \"shortfall_gb\": %.3f, "
           "%s}",
           i ? ", " : "", static_cast<long long>(l.tp), static_cast<long long>(l.pp),

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -95,10 +96,14 @@ TEST(LayoutTest, EnumerationKeepsOnlyLayoutsThatCanExist) {
   space.gbs = 2048;
   const std::vector<Layout> layouts = EnumerateLayouts(Gpt3(), space);
   EXPECT_GT(layouts.size(), 100u);
+  std::set<int64_t> vps_at_pp8;
   for (const Layout& l : layouts) {
     EXPECT_EQ(l.gpus(), 512) << LayoutText(l);
     EXPECT_TRUE(CheckLayout(Gpt3(), l, 8).ok()) << LayoutText(l);
+    if (l.pp == 8) vps_at_pp8.insert(l.vp);
   }
+  // Every virtual-stage count that divides the 12 layers of a stage (MLPerf v3.1 ran vp 12).
+  EXPECT_EQ(vps_at_pp8, (std::set<int64_t>{1, 2, 3, 4, 6, 12}));
 }
 
 TEST(LayoutTest, TpOverlapIsTriedWhereATensorGroupSplitsTheLayer) {
