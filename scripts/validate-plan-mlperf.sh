@@ -7,7 +7,8 @@
 # published step times. What the anchors table leaves out is read from each round's published
 # configuration (inputs, never the scored step times): v3.0 (conf/megatron_gpt_config.yaml)
 # no interleaving, selective recomputation, gradients reduced in bf16, no TP overlap; v3.1
-# (conf/custom.yaml) 12 virtual stages, TP overlap, no recomputation, bf16 gradients; v4.0 the
+# (conf/custom.yaml) 12 virtual stages, TP overlap, overlap_p2p_comm, no recomputation, bf16
+# gradients; v4.0 the
 # anchors' virtual stages, TP overlap and bf16 gradients as v3.1 (its configuration not read).
 # The cost model is fitted here on ../shared/data/costs (NVIDIA's aiconfigurator GEMM and NCCL
 # tables) and the attention kernels of one real H200 run, and nothing else: the MLPerf step
@@ -48,7 +49,7 @@ echo "$rows" | while IFS='|' read -r name gpus tp pp vp mbs gbs overlap named st
   dp=$((gpus / (tp * pp)))
   for recompute in $named selective full; do
     out=$("$lm" estimate --model "$model" --gpu H100-SXM5-80GB --dtype fp8 --costs "$work/costs.json" \
-      --set "tp=$tp,pp=$pp,vp=$vp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=$recompute,tp_overlap=$overlap,grad_sync_bytes=2" \
+      --set "tp=$tp,pp=$pp,vp=$vp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=$recompute,tp_overlap=$overlap,p2p_overlap=1,grad_sync_bytes=2" \
       --json)
     fits=$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["searches"][0]["ranked"][0]["fits"])')
     [ "$fits" = True ] && break

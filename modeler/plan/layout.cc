@@ -41,7 +41,8 @@ Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
                          static_cast<int>(value.size()), value.data());
     }
     const bool positive = key != "zero" && key != "sequence_parallel" && key != "gbs" &&
-                          key != "tp_overlap" && key != "dp_overlap" && key != "flash_attention";
+                          key != "tp_overlap" && key != "dp_overlap" && key != "p2p_overlap" &&
+                          key != "flash_attention";
     if (positive && v == 0) return ErrorStatus("--set: %s must be at least 1", key.c_str());
     if (key == "tp") {
       layout->tp = v;
@@ -66,6 +67,9 @@ Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
     } else if (key == "dp_overlap") {
       if (v > 1) return ErrorStatus("--set: dp_overlap is 0 or 1");
       layout->dp_overlap = v == 1;
+    } else if (key == "p2p_overlap") {
+      if (v > 1) return ErrorStatus("--set: p2p_overlap is 0 or 1");
+      layout->p2p_overlap = v == 1;
     } else if (key == "flash_attention") {
       if (v > 1) return ErrorStatus("--set: flash_attention is 0 or 1");
       layout->flash_attention = v == 1;
@@ -75,7 +79,7 @@ Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
     } else {
       return ErrorStatus(
           "--set: unknown layout key '%s' (tp, pp, dp, vp, mbs, gbs, sequence_parallel, "
-          "recompute, zero, tp_overlap, dp_overlap, flash_attention, grad_sync_bytes)",
+          "recompute, zero, tp_overlap, dp_overlap, p2p_overlap, flash_attention, grad_sync_bytes)",
           key.c_str());
     }
   }
@@ -133,6 +137,7 @@ std::string LayoutText(const Layout& l) {
   s += " zero=" + std::to_string(l.zero);
   if (l.tp_overlap) s += " tp-overlap";
   if (!l.dp_overlap) s += " no-dp-overlap";
+  if (l.vp > 1 && !l.p2p_overlap) s += " no-p2p-overlap";
   if (!l.flash_attention) s += " unfused-attention";
   return s;
 }

@@ -38,6 +38,12 @@ struct Layout {
   // DDP's buckets) and ZeRO 1-2's weights gathered behind the next forward; 0: both after the
   // backward and the optimizer, exposed (Megatron-LM before its 2023 DDP).
   bool dp_overlap = true;
+  // Pipeline sends overlapped with the next pass (Megatron-LM's overlap_p2p_comm, its training
+  // default since 2023, and MLPerf's; interleaved schedules only): a pass's send and the next
+  // pass's receive are waited for before the next pass of the same direction. 0, and always
+  // with vp 1: every exchange blocks the compute stream (batch_isend_irecv, then a device
+  // synchronize). pipeline_graph.h.
+  bool p2p_overlap = true;
   // Fused (flash) attention; 0: Megatron-LM's attention before FlashAttention (2022): two
   // batched GEMMs with the scores written, a fused scale-mask-softmax and dropout over them.
   bool flash_attention = true;
@@ -48,7 +54,7 @@ struct Layout {
 };
 
 // "tp=4,pp=8,dp=16,vp=2,mbs=1,gbs=2048,sequence_parallel=1,recompute=full,zero=1,
-// tp_overlap=1,dp_overlap=0,grad_sync_bytes=2", applied
+// tp_overlap=1,dp_overlap=0,p2p_overlap=0,grad_sync_bytes=2", applied
 // over `layout` (later keys win).
 Status ApplyLayoutSettings(std::string_view text, Layout* layout);
 

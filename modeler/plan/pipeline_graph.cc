@@ -67,6 +67,14 @@ class GraphMaker {
 // What a pass hands to the next virtual stage, and where the receiver starts.
 using PassKey = std::tuple<bool, int64_t, int64_t>;  // backward, virtual stage, micro-batch.
 
+// Megatron-LM's warm-up forwards on stage s before its first backward.
+int64_t WarmupPasses(int64_t pp, int64_t vp, int64_t m, int64_t s) {
+  const int64_t total = m * vp;
+  int64_t warm = vp == 1 ? pp - s - 1 : (pp - s - 1) * 2 + (vp - 1) * pp;
+  if (vp > 1 && m == pp) warm = total;  // Megatron: all forwards first.
+  return std::min(warm, total);
+}
+
 }  // namespace
 
 std::vector<PipelinePass> StageSchedule(int64_t pp, int64_t vp, int64_t m, int64_t s) {
@@ -78,9 +86,7 @@ std::vector<PipelinePass> StageSchedule(int64_t pp, int64_t vp, int64_t m, int64
     const int64_t chunk = backward ? vp - 1 - in / pp : in / pp;
     return PipelinePass{backward, chunk, vp == 1 ? k : group * pp + in % pp};
   };
-  int64_t warm = vp == 1 ? pp - s - 1 : (pp - s - 1) * 2 + (vp - 1) * pp;
-  if (vp > 1 && m == pp) warm = total;  // Megatron: all forwards first.
-  warm = std::min(warm, total);
+  const int64_t warm = WarmupPasses(pp, vp, m, s);
   for (int64_t k = 0; k < warm; ++k) out.push_back(pass(k, false));
   for (int64_t k = 0; k < total - warm; ++k) {
     out.push_back(pass(warm + k, false));
@@ -93,7 +99,9 @@ std::vector<PipelinePass> StageSchedule(int64_t pp, int64_t vp, int64_t m, int64
 const std::vector<std::string>& SimulationAssumptions() {
   static const auto* const lines = new std::vector<std::string>{
       "slow path: one GPU a pipeline stage simulated as a graph, Megatron-LM's schedules",
-      "slow path: sends start when their pass ends and do not wait for the receiver",
+      "slow path: a send starts once its pass ended and its receiver posted (NCCL's rendezvous)",
+      "slow path: interleaved with p2p_overlap, a pass waits for the last exchange its way",
+      "slow path: other exchanges block; batched ones synchronize (Megatron's batch_p2p_sync)",
       "slow path: 40M-parameter gradient buckets reduced as each chunk's last backward ends",
       "slow path: ZeRO 1-2 weights gathered bucket by bucket at the step's start",
       "slow path: no host time (launches never late)",
@@ -108,8 +116,9 @@ int64_t PipelineNodeCount(const ModelSpec& spec, const Layout& l, const LayoutWo
   const auto ends =
       static_cast<int64_t>(work.first_forward.ops.size() + work.first_backward.ops.size() +
                            work.last_forward.ops.size() + work.last_backward.ops.size());
-  // Layers, the stage ends, two sends a pass pair, buckets and optimizers (one a layer at most).
-  return m * (spec.layers * ops + ends + 2 * l.vp * l.pp) + spec.layers + 2 * l.pp;
+  // Layers, the stage ends, at most four exchange nodes a pass (the send, the receive's post and
+  // end, a wait), buckets and optimizers (one a layer at most), a wait and an end a stage.
+  return m * (spec.layers * ops + ends + 8 * l.vp * l.pp) + spec.layers + 4 * l.pp;
 }
 
 StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& l,
@@ -136,14 +145,19 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
   GraphMaker maker;
   maker.graph().nodes.reserve(static_cast<size_t>(count));
   PipelineGraph out;
-  std::vector<uint32_t> send(pp), dp_stream(pp), gather(pp);
+  // Exchange streams a direction: NCCL matches a peer's sends and receives in order.
+  std::vector<uint32_t> send_next(pp), send_prev(pp), recv_prev(pp), recv_next(pp);
+  std::vector<uint32_t> dp_stream(pp), gather(pp);
   for (int64_t s = 0; s < pp; ++s) {
     const auto rank = static_cast<uint32_t>(s);
     maker.graph().ranks.push_back(static_cast<int32_t>(s * l.tp * l.dp));
     out.compute_stream.push_back(maker.Processor(rank, 1));
-    send[s] = maker.Processor(rank, 2);
+    send_next[s] = maker.Processor(rank, 2);
     dp_stream[s] = maker.Processor(rank, 3);
     gather[s] = maker.Processor(rank, 4);
+    send_prev[s] = maker.Processor(rank, 5);
+    recv_prev[s] = maker.Processor(rank, 6);
+    recv_next[s] = maker.Processor(rank, 7);
   }
 
   // Per virtual stage, its gradient buckets in backward order: items are the head (-1, last
@@ -168,11 +182,75 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     return buckets;
   };
 
-  std::map<PassKey, std::pair<uint32_t, uint32_t>> pass_nodes;  // First and last node.
-  std::vector<std::vector<PipelinePass>> schedules(pp);
+  // Keyed by the receiving pass: the sender's transfer, and the receiver's post and end.
+  std::map<PassKey, uint32_t> transfers;
+  std::map<PassKey, std::pair<uint32_t, uint32_t>> receives;
+  // Megatron-LM's exchanges: overlapped (interleaved, overlap_p2p_comm) or blocking, batched
+  // with a device synchronize after each (batch_p2p_comm, batch_p2p_sync: its 1F1B, and
+  // interleaved without the overlap).
+  const bool overlapped = vp > 1 && l.p2p_overlap;
   for (int64_t s = 0; s < pp; ++s) {
     const uint32_t compute = out.compute_stream[s];
-    schedules[s] = StageSchedule(pp, vp, m, s);
+    const std::vector<PipelinePass> schedule = StageSchedule(pp, vp, m, s);
+    const auto passes = static_cast<int64_t>(schedule.size());
+    const int64_t warm = WarmupPasses(pp, vp, m, s);
+    int64_t first_backward = passes, last_forward = -1;
+    for (int64_t i = 0; i < passes; ++i) {
+      if (schedule[i].backward) first_backward = std::min(first_backward, i);
+      if (!schedule[i].backward) last_forward = i;
+    }
+    auto virtual_stage = [&](const PipelinePass& p) { return p.chunk * pp + s; };
+    auto needs_input = [&](const PipelinePass& p) {
+      return p.backward ? virtual_stage(p) + 1 < virtual_stages : virtual_stage(p) > 0;
+    };
+    auto has_output = [&](const PipelinePass& p) {
+      return p.backward ? virtual_stage(p) > 0 : virtual_stage(p) + 1 < virtual_stages;
+    };
+    auto next_same = [&](int64_t i) {
+      for (int64_t j = i + 1; j < passes; ++j) {
+        if (schedule[j].backward == schedule[i].backward) return j;
+      }
+      return passes;
+    };
+    std::vector<char> posted(schedule.size(), 0);
+    auto compute_last = [&] {
+      const std::vector<uint32_t>& nodes = maker.graph().processors[compute].nodes;
+      return nodes.empty() ? kNoNode : nodes.back();
+    };
+    // A receive posted where the compute stream stands (PyTorch makes NCCL's stream wait for
+    // it); the transfer ends it. Returns its end.
+    auto post_recv = [&](int64_t j) {
+      const PipelinePass& q = schedule[j];
+      posted[j] = 1;
+      const uint32_t stream = q.backward ? recv_next[s] : recv_prev[s];
+      const uint32_t at = compute_last();
+      const uint32_t post = maker.Add(stream, "recv_posted", 0, WorkClass::kCommunication);
+      maker.Wait(at, post);
+      const uint32_t done = maker.Add(stream, q.backward ? "recv_backward" : "recv_forward", 0,
+                                      WorkClass::kCommunication);
+      receives[{q.backward, virtual_stage(q), q.micro}] = {post, done};
+      return done;
+    };
+    auto post_send = [&](const PipelinePass& p) {
+      const uint32_t at = compute_last();
+      const uint32_t node = maker.Add(p.backward ? send_prev[s] : send_next[s],
+                                      p.backward ? "send_backward" : "send_forward", work.p2p_ns,
+                                      WorkClass::kCommunication);
+      maker.Wait(at, node);
+      const int64_t v = virtual_stage(p);
+      transfers[{p.backward, p.backward ? v - 1 : v + 1, p.micro}] = node;
+      return node;
+    };
+    std::vector<uint32_t> blocking;         // Waited for before the next pass.
+    std::vector<uint32_t> by_direction[2];  // Overlapped: before the next pass that way.
+    auto wait_for = [&](std::vector<uint32_t>* ops) {
+      if (ops->empty()) return;
+      const uint32_t w = maker.Add(compute, "p2p_wait", 0, WorkClass::kCommunication);
+      for (uint32_t op : *ops) maker.Wait(op, w);
+      ops->clear();
+    };
+    int64_t held_forward = -1;  // Interleaved, blocking: a steady forward's exchange waits for
+                                // the backward after it (one four-way exchange).
     // ZeRO 1-2: the updated weights gathered at the step's start, bucket by bucket in the
     // order the forwards need them; a layer's first forward waits for its bucket.
     std::map<std::pair<int64_t, int64_t>, uint32_t> weights_ready;  // (chunk, item) -> gather.
@@ -192,9 +270,16 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     std::vector<uint32_t> recent_layers;  // ZeRO 3: the last node of each layer pass so far.
     double stage_parameters = 0;
     std::vector<double> deferred;  // Without dp_overlap: buckets reduced after the backward.
-    for (const PipelinePass& p : schedules[s]) {
+    for (int64_t i = 0; i < passes; ++i) {
+      const PipelinePass& p = schedule[i];
       const int64_t v = p.chunk * pp + s;
       const bool first_stage = v == 0, last_stage = v == virtual_stages - 1;
+      wait_for(&blocking);
+      if (overlapped) wait_for(&by_direction[p.backward ? 1 : 0]);
+      if (needs_input(p) && !posted[i]) {
+        blocking.push_back(post_recv(i));
+        wait_for(&blocking);
+      }
       uint32_t first = kNoNode, last = kNoNode;
       std::map<int64_t, uint32_t> item_end;  // Gradients ready (last micro-batch's backward).
       auto add_ops = [&](const PassWork& pass, int64_t item) {
@@ -238,7 +323,6 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
         }
         if (first_stage) add_ops(work.first_backward, -2);
       }
-      pass_nodes[{p.backward, v, p.micro}] = {first, last};
       if (p.backward && p.micro == m - 1) {
         // This chunk's gradients are complete: its buckets reduced as they fill.
         for (const Bucket& b : buckets_of(v)) {
@@ -256,7 +340,41 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
           maker.Wait(item_end[b.items.back()], node);
         }
       }
+      // The exchange after the pass: its output sent, the input of the pass that follows (1F1B)
+      // or of the next pass this way (interleaved) received; before the first backward, its
+      // gradient's receive too.
+      std::vector<uint32_t> call;
+      const bool steady_forward =
+          !p.backward && i >= warm && i + 1 < passes && schedule[i + 1].backward;
+      auto exchange = [&](int64_t k) {
+        if (has_output(schedule[k])) call.push_back(post_send(schedule[k]));
+        const int64_t j = vp == 1 ? k + 1 : next_same(k);
+        if (j < passes && needs_input(schedule[j]) && !posted[j]) call.push_back(post_recv(j));
+      };
+      if (vp > 1 && !overlapped && steady_forward) {
+        held_forward = i;
+        continue;
+      }
+      if (held_forward >= 0) {
+        exchange(held_forward);
+        held_forward = -1;
+      }
+      exchange(i);
+      if (i + 1 == first_backward && needs_input(schedule[i + 1]) && !posted[i + 1]) {
+        const uint32_t done = post_recv(i + 1);
+        (overlapped ? by_direction[1] : call).push_back(done);
+      }
+      if (call.empty()) continue;
+      if (!overlapped) {
+        const std::vector<uint32_t>& reduced = maker.graph().processors[dp_stream[s]].nodes;
+        if (!reduced.empty()) call.push_back(reduced.back());  // The device synchronize.
+      }
+      const bool cooldown = p.backward && i > last_forward;
+      std::vector<uint32_t>& into =
+          !overlapped || cooldown ? blocking : by_direction[p.backward ? 1 : 0];
+      into.insert(into.end(), call.begin(), call.end());
     }
+    wait_for(&blocking);
     const uint32_t backward_end = maker.graph().processors[compute].nodes.back();
     out.last_backward.push_back(backward_end);
     for (const double parameters : deferred) {
@@ -293,27 +411,19 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     out.end_node.push_back(end);
   }
 
-  // The sends, in each stage's order of passes: forward to the next virtual stage, backward to
-  // the previous; the receiving pass starts when its send is done.
-  if (work.p2p_ns > 0) {
-    for (int64_t s = 0; s < pp; ++s) {
-      for (const PipelinePass& p : schedules[s]) {
-        const int64_t v = p.chunk * pp + s;
-        const int64_t to = p.backward ? v - 1 : v + 1;
-        if (to < 0 || to >= virtual_stages) continue;
-        const uint32_t node = maker.Add(send[s], p.backward ? "send_backward" : "send_forward",
-                                        work.p2p_ns, WorkClass::kCommunication);
-        maker.Wait(pass_nodes.at({p.backward, v, p.micro}).second, node);
-        maker.Wait(node, pass_nodes.at({p.backward, to, p.micro}).first);
-      }
+  // Each transfer starts when its sender's pass has ended and its receiver has posted.
+  if (transfers.size() != receives.size()) {
+    return ErrorStatus("the pipeline graph of %s has %zu sends for %zu receives",
+                       LayoutText(l).c_str(), transfers.size(), receives.size());
+  }
+  for (const auto& [key, node] : transfers) {
+    const auto it = receives.find(key);
+    if (it == receives.end()) {
+      return ErrorStatus("the pipeline graph of %s sends to a pass that receives nothing",
+                         LayoutText(l).c_str());
     }
-  } else {
-    for (const auto& [key, nodes] : pass_nodes) {
-      const auto& [backward, v, micro] = key;
-      const int64_t to = backward ? v - 1 : v + 1;
-      if (to < 0 || to >= virtual_stages) continue;
-      maker.Wait(nodes.second, pass_nodes.at({backward, to, micro}).first);
-    }
+    maker.Wait(it->second.first, node);
+    maker.Wait(node, it->second.second);
   }
   out.graph = maker.Finish(static_cast<uint32_t>(pp));
   return out;

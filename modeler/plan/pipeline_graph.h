@@ -4,7 +4,7 @@
 // collectives leave exposed emerge from the dependencies instead of a formula.
 // Representative ranks: one GPU per pipeline stage (tensor rank 0 of data-parallel replica 0;
 // the other ranks of a stage are symmetric, so their collectives end when this one's do and
-// cost their modelled transfer time). Per stage three GPU streams:
+// cost their modelled transfer time). Per stage these GPU streams:
 //   compute  the stage's schedule: Megatron-LM's 1F1B (vp 1: pp - s - 1 warm-up forwards, then
 //            one forward and one backward in turn, then the cool-down backwards) or its
 //            interleaved schedule (vp > 1: the virtual micro-batch k runs chunk (k mod pp vp) / pp
@@ -12,9 +12,17 @@
 //            forwards); each pass of a chunk its layers' ops in order (pass_work.h: GEMMs,
 //            attention, elementwise, TP collectives), the embedding on virtual stage 0, the LM
 //            head and loss on the last; then the optimizer once the gradients are reduced;
-//   send     a pass's output sent to the next virtual stage (backward: the previous) when the
-//            pass ends, taking LayoutWork::p2p_ns; the receiving pass waits for it (the send
-//            does not wait for the receiver: Megatron's overlapped p2p);
+//   sends and receives, one stream a direction (NCCL matches a peer's in order): after each
+//            pass, as Megatron-LM's schedules call them, its output sent (LayoutWork::p2p_ns)
+//            and the input of the next pass received (1F1B: the next in order; interleaved:
+//            the next one the same way). A transfer starts once its pass has ended and the
+//            receiver has posted the receive where its own compute stream stands (NCCL's
+//            rendezvous). With p2p_overlap (interleaved only: Megatron's overlap_p2p_comm) a pass
+//            waits for the last exchange of its direction; otherwise, and in the interleaved
+//            cool-down, the next pass waits for the whole exchange, and a batched one also for
+//            the device (batch_isend_irecv then torch.cuda.synchronize: the data-parallel
+//            reductions launched so far). Interleaved without the overlap, a steady forward's
+//            exchange waits for the backward after it (one four-way exchange);
 //   dp       the gradients reduced in buckets of >= 40M parameters (Megatron's DDP buckets, one
 //            buffer per model chunk) as each chunk's last micro-batch's backward frees them
 //            (ZeRO 0: all-reduce; 1-3: reduce-scatter), then the optimizer; with ZeRO 1-2 the

@@ -13,6 +13,7 @@
 #include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/plan/search.h"
 #include "modeler/plan/step_model.h"
+#include "modeler/sim/simulator.h"
 
 namespace lumos::modeler::plan {
 namespace {
@@ -183,6 +184,56 @@ TEST(PipelineGraphTest, EveryLayoutOfASearchRunsToTheEnd) {
     kinds.insert({e.layout.pp, e.layout.vp, e.layout.zero});
   }
   EXPECT_GT(kinds.size(), 20u);
+}
+
+// NCCL's sends are rendezvous: a transfer starts once its pass has ended and its receiver has
+// posted the receive, and matches receives in order on each direction's stream; every schedule,
+// blocking or overlapped, runs to the end that way.
+TEST(PipelineGraphTest, ASendStartsWhenItsReceiverHasPosted) {
+  const Fixture& f = Small();
+  for (const std::string set :
+       {"tp=1,pp=4,dp=1,mbs=1,gbs=8", "tp=1,pp=2,dp=1,mbs=1,gbs=3",
+        "tp=1,pp=4,vp=2,dp=1,mbs=1,gbs=8", "tp=1,pp=4,vp=2,dp=1,mbs=1,gbs=8,p2p_overlap=0",
+        "tp=1,pp=2,vp=4,dp=2,mbs=1,gbs=12", "tp=1,pp=2,vp=4,dp=2,mbs=1,gbs=12,p2p_overlap=0",
+        "tp=1,pp=4,vp=2,dp=2,mbs=1,gbs=32"}) {
+    const Layout l = LayoutOf(set);
+    StatusOr<LayoutWork> work = LayoutWorkOf(f.spec, l, *f.costs, f.setup);
+    ASSERT_TRUE(work.ok()) << set;
+    StatusOr<PipelineGraph> built = BuildPipelineGraph(f.spec, l, *work, *f.costs);
+    ASSERT_TRUE(built.ok()) << set << ": " << built.status().message();
+    const ExecutionGraph& g = built->graph;
+    const SimResult r = Simulate(g, MeasuredScenario(g));
+    ASSERT_EQ(r.not_run, 0u) << set;
+    size_t sends = 0;
+    for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+      const std::string_view name = g.nodes[n].name;
+      if (name != "send_forward" && name != "send_backward") continue;
+      ++sends;
+      int posted = 0;
+      for (const Edge& e : g.edges) {
+        if (e.to != n || g.nodes[e.from].name != "recv_posted") continue;
+        ++posted;
+        EXPECT_NE(g.nodes[e.from].rank_index, g.nodes[n].rank_index) << set;
+        EXPECT_GE(r.start_ns[n], r.start_ns[e.from]) << set;
+      }
+      EXPECT_EQ(posted, 1) << set << ": send " << n;
+    }
+    const int64_t passes_sent = 2 * l.micro_batches() * (l.pp * l.vp - 1);
+    EXPECT_EQ(sends, static_cast<size_t>(passes_sent)) << set;
+  }
+}
+
+// Megatron-LM's blocking exchanges (its 1F1B; interleaved without overlap_p2p_comm) hold the
+// compute stream until the send has reached the receiver; overlapped ones let the next pass of the
+// other direction run meanwhile: never slower, and no slower than every transfer exposed.
+TEST(PipelineGraphTest, BlockingExchangesAreNeverFasterThanOverlappedOnes) {
+  const Both overlapped = RunBoth("tp=1,pp=4,vp=2,dp=1,mbs=1,gbs=16");
+  const Both blocking = RunBoth("tp=1,pp=4,vp=2,dp=1,mbs=1,gbs=16,p2p_overlap=0");
+  ASSERT_GT(overlapped.work.p2p_ns, 0);
+  EXPECT_GT(blocking.slow.step_ns, overlapped.slow.step_ns);
+  EXPECT_NEAR(blocking.slow.busy_ns, overlapped.slow.busy_ns, 1e-6 * overlapped.slow.busy_ns);
+  // At most every transfer exposed (8 virtual stages, 16 micro-batches, both directions).
+  EXPECT_LT(blocking.slow.step_ns - overlapped.slow.step_ns, 2 * 16 * 7 * overlapped.work.p2p_ns);
 }
 
 TEST(PipelineGraphTest, AStepTooLargeToSimulateIsRefusedBeforeBuilding) {
