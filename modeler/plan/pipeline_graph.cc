@@ -455,6 +455,13 @@ StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout
       busy += static_cast<double>(g.nodes[node].duration_ns);
     }
   }
+  for (const Node& n : g.nodes) {
+    if (n.rank_index != stage) continue;
+    const std::string_view name = n.name;
+    const auto ns = static_cast<double>(n.duration_ns);
+    if (name == "dp_gradient_reduce" || name == "dp_weight_all_gather") out.dp_comm_ns += ns;
+    if (name == "send_forward" || name == "send_backward") out.sends_ns += ns;
+  }
   const auto backward_end = static_cast<double>(r.end_ns[built.last_backward[stage]]);
   const uint32_t optimizer = built.optimizer_node[stage];
   out.busy_ns = busy;

@@ -80,6 +80,11 @@ struct SimulatedStep {
   double idle_ns = 0;        // Its compute stream waiting before its last backward ends
                              // (the bubble, sends, exposed weight gathers).
   double dp_exposed_ns = 0;  // From its last backward's end to the optimizer's start.
+  // Its data-parallel collectives (gradient reductions, weight gathers) and its sends, all of
+  // their transfer time: what is not exposed ran beside compute, which the simulation takes to
+  // cost the compute nothing (no contention modelled).
+  double dp_comm_ns = 0;
+  double sends_ns = 0;
   double optimizer_ns = 0;
   size_t nodes = 0;
 };

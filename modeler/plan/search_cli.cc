@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -67,16 +68,18 @@ std::string Seconds(const StepEstimate& e) {
 std::string SimulatedJson(const StepEstimate& e) {
   if (!e.simulated) {
     return "\"simulated_step_s\": null, \"simulated_stage\": null, \"simulated_idle_s\": null, "
-           "\"simulated_dp_exposed_s\": null, \"graph_nodes\": null";
+           "\"simulated_dp_exposed_s\": null, \"simulated_dp_comm_s\": null, "
+           "\"simulated_sends_s\": null, \"graph_nodes\": null";
   }
   const SimulatedStep& s = *e.simulated;
-  char text[256];
+  char text[384];
   std::snprintf(
       text, sizeof(text),
       "\"simulated_step_s\": %.6f, \"simulated_stage\": %lld, \"simulated_idle_s\": %.6f, "
-      "\"simulated_dp_exposed_s\": %.6f, \"graph_nodes\": %zu",
+      "\"simulated_dp_exposed_s\": %.6f, \"simulated_dp_comm_s\": %.6f, "
+      "\"simulated_sends_s\": %.6f, \"graph_nodes\": %zu",
       s.step_ns / 1e9, static_cast<long long>(s.stage), s.idle_ns / 1e9, s.dp_exposed_ns / 1e9,
-      s.nodes);
+      s.dp_comm_ns / 1e9, s.sends_ns / 1e9, s.nodes);
   return text;
 }
 
@@ -219,6 +222,13 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
                  "gathers), data-parallel reduction exposed %.3f s, optimizer %.3f s\n",
                  static_cast<long long>(s.stage), s.busy_ns / 1e9, s.idle_ns / 1e9,
                  s.dp_exposed_ns / 1e9, s.optimizer_ns / 1e9);
+    if (s.dp_comm_ns + s.sends_ns > 0) {
+      std::fprintf(out,
+                   "  data-parallel collectives %.3f s, %.3f s of them beside compute; sends "
+                   "%.3f s: overlap taken to cost the compute nothing (no contention modelled)\n",
+                   s.dp_comm_ns / 1e9, std::max(0.0, s.dp_comm_ns - s.dp_exposed_ns) / 1e9,
+                   s.sends_ns / 1e9);
+    }
     std::fprintf(out, "fast path (the cost models added up): step %.3f s\n", e.step_ns / 1e9);
   } else {
     std::fprintf(out, "step %.3f s, %.0f tokens/s per GPU (fast path: the cost models added up)\n",
