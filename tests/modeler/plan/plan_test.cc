@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -369,6 +370,14 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_NE(one.out.find("memory per GPU"), std::string::npos) << one.out;
   EXPECT_NE(one.out.find("assumptions:"), std::string::npos);
+  // What the simulation overlapped, said beside the step it gave.
+  EXPECT_NE(one.out.find("of them beside compute; sends"), std::string::npos) << one.out;
+  const auto too_big = RunCommand(lm + " estimate --model " + kGpt3 +
+                                  " --set tp=1,pp=1,dp=8,mbs=1,gbs=8 --gpu H100-SXM5-80GB --fast");
+  ASSERT_EQ(too_big.exit_code, 0) << too_big.err;
+  EXPECT_TRUE(
+      std::regex_search(too_big.out, std::regex(R"(: does not fit, short [0-9]+\.[0-9] GB\n)")))
+      << too_big.out;
 }
 
 }  // namespace
