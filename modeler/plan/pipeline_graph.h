@@ -31,6 +31,9 @@
 //            ZeRO 3 every layer's weights gathered before each of its passes, at most two layers
 //            ahead. Without dp_overlap (Megatron-LM before 2023) the buckets are reduced after
 //            the stage's last backward and ZeRO 1-2's weights gathered after the optimizer.
+// Contention: a compute kernel that the schedule puts beside communication on its GPU is
+// stretched by PlanSetup::overlap_slowdown for the share it overlaps, and the step simulated
+// again from the stretched schedule until it settles (pass_work.h, kOverlapComputeSlowdown).
 // No host threads: launches never late (a GPU-bound job). Sizes are bounded before anything is
 // allocated (kMaxPipelineNodes: one clear error naming the count).
 // Threading: pure functions; each call builds and simulates its own graph.
@@ -81,10 +84,12 @@ struct SimulatedStep {
                              // (the bubble, sends, exposed weight gathers).
   double dp_exposed_ns = 0;  // From its last backward's end to the optimizer's start.
   // Its data-parallel collectives (gradient reductions, weight gathers) and its sends, all of
-  // their transfer time: what is not exposed ran beside compute, which the simulation takes to
-  // cost the compute nothing (no contention modelled).
+  // their transfer time: what is not exposed ran beside compute, and slowed it (overlap_cost_ns).
   double dp_comm_ns = 0;
   double sends_ns = 0;
+  // What the communication beside its compute stream cost that stream's kernels
+  // (PlanSetup::overlap_slowdown), within busy_ns.
+  double overlap_cost_ns = 0;
   double optimizer_ns = 0;
   size_t nodes = 0;
 };
