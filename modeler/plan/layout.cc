@@ -1,5 +1,6 @@
 #include "modeler/plan/layout.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace lumos::modeler::plan {
@@ -142,6 +143,23 @@ std::string LayoutText(const Layout& l) {
   return s;
 }
 
+Status ApplyFixedSettings(std::string_view text, Layout* layout) {
+  for (size_t begin = 0; begin < text.size();) {
+    const size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string_view item = text.substr(begin, comma - begin);
+    const std::string_view key = item.substr(0, item.find('='));
+    if (key != "grad_sync_bytes" && key != "dp_overlap" && key != "p2p_overlap" &&
+        key != "flash_attention") {
+      return ErrorStatus(
+          "--set: %.*s is not fixed in a search (it fixes grad_sync_bytes, dp_overlap, "
+          "p2p_overlap, flash_attention; the rest is what it searches)",
+          static_cast<int>(key.size()), key.data());
+    }
+    begin = comma + 1;
+  }
+  return ApplyLayoutSettings(text, layout);
+}
+
 std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& space) {
   std::vector<Layout> out;
   for (int64_t tp = 1; tp <= space.gpus_per_node && tp <= space.gpus; ++tp) {
@@ -162,7 +180,7 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& s
           for (int recompute = 0; recompute < (space.recompute ? 3 : 1); ++recompute) {
             for (int zero = 0; zero <= (space.zero && dp > 1 ? 3 : 0); ++zero) {
               for (int overlap = 0; overlap <= (space.tp_overlap && tp > 1 ? 1 : 0); ++overlap) {
-                Layout l;
+                Layout l = space.fixed;
                 l.tp = tp;
                 l.pp = pp;
                 l.dp = dp;

@@ -75,7 +75,14 @@ struct SearchSpace {
   bool recompute = true;   // Try selective and full recomputation too.
   bool zero = true;        // Try ZeRO 1 (Megatron's distributed optimizer), 2 and 3 too.
   bool tp_overlap = true;  // Where tp > 1, try Transformer Engine's TP overlap too.
+  // The settings no search enumerates (grad_sync_bytes, dp_overlap, p2p_overlap,
+  // flash_attention), taken from here for every layout (`search --set`).
+  Layout fixed;
 };
+
+// `search --set`'s keys: what the search does not enumerate; any other key is an error naming
+// it (the search tries every value of tp, pp, dp, vp, mbs, recompute, zero and TP overlap).
+Status ApplyFixedSettings(std::string_view text, Layout* layout);
 
 // Every layout of `space.gpus` GPUs that CheckLayout accepts, with sequence parallelism
 // whenever tp > 1 (it only saves memory and turns each all-reduce into a reduce-scatter and

@@ -1,6 +1,7 @@
 #include "modeler/plan/search.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace lumos::modeler::plan {
 
@@ -30,12 +31,38 @@ SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCo
   return out;
 }
 
+namespace {
+
+// What decides a layout's step graph: ZeRO 1 and 2 build the same one (the reduce-scatter, the
+// weights' gather); they differ in memory only.
+auto GraphKey(const Layout& l) {
+  return std::make_tuple(l.tp, l.pp, l.dp, l.vp, l.mbs, l.global_batch(), l.sequence_parallel,
+                         l.recompute, l.zero == 2 ? 1 : l.zero, l.tp_overlap, l.grad_sync_bytes,
+                         l.dp_overlap, l.p2p_overlap, l.flash_attention);
+}
+
+}  // namespace
+
 void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup, size_t k,
                  SearchResult* result, const std::function<void(size_t, size_t)>& progress) {
-  const size_t n = std::min(k, result->fitting);
-  for (size_t i = 0; i < n; ++i) {
-    StepEstimate& e = result->ranked[i];
-    StatusOr<SimulatedStep> simulated = SimulateStep(spec, e.layout, costs, setup);
+  using Key = decltype(GraphKey(Layout{}));
+  std::vector<std::pair<Key, StatusOr<SimulatedStep>>> done;
+  size_t n = 0, distinct = 0;
+  auto find = [&](const Key& key) {
+    return std::find_if(done.begin(), done.end(), [&](const auto& d) { return d.first == key; });
+  };
+  for (; n < result->fitting; ++n) {
+    StepEstimate& e = result->ranked[n];
+    const Key key = GraphKey(e.layout);
+    auto twin = find(key);
+    if (twin == done.end() && distinct == k) break;  // k graphs simulated; twins still follow.
+    if (twin == done.end()) {
+      done.emplace_back(key, SimulateStep(spec, e.layout, costs, setup));
+      twin = done.end() - 1;
+      ++distinct;
+      if (progress) progress(distinct, k);
+    }
+    StatusOr<SimulatedStep>& simulated = twin->second;
     if (simulated.ok()) {
       e.simulated = *simulated;
       const double tokens =
@@ -45,7 +72,6 @@ void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& 
     } else if (result->simulated_failures++ == 0) {
       result->first_simulation_failure = simulated.status();
     }
-    if (progress) progress(i + 1, n);
   }
   result->simulated = n;
   std::stable_sort(result->ranked.begin(), result->ranked.begin() + static_cast<ptrdiff_t>(n),

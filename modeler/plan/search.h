@@ -29,8 +29,10 @@ SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCo
                     const PlanSetup& setup,
                     const std::function<void(size_t, size_t)>& progress = {});
 
-// The slow path for the first `k` layouts that fit (pipeline_graph.h): each simulated, those k
-// ranked again by their simulated step (still ahead of the rest). A layout the slow path cannot
+// The slow path for the first layouts that fit (pipeline_graph.h), until `k` step graphs are
+// simulated: a layout whose graph one before it had (ZeRO 1 and 2 alike) takes that answer and
+// does not count; those simulated are ranked again by their simulated step (still ahead of the
+// rest). A layout the slow path cannot
 // take (its graph beyond the bound) keeps its fast-path figure; `simulated_failures` counts them
 // and `first_simulation_failure` says why. `progress` as for Search.
 void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup, size_t k,

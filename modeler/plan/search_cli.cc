@@ -357,6 +357,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::string dtype_name = "bf16";
   int64_t gbs = 0, top = 20, gpus_per_node = 0, simulate = 10;
   double overlap_slowdown = kOverlapComputeSlowdown;
+  std::string fixed_text;
   bool json = false, csv = false, no_recompute = false, no_zero = false, no_tp_overlap = false;
   cli::ArgParser parser(
       "lumos-model search",
@@ -385,6 +386,10 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
            "the fast path alone)",
            int64_t{0}, int64_t{10000}, &simulate)
       .Double("--overlap-slowdown", "S", kOverlapHelp, 0.0, 10.0, false, &overlap_slowdown)
+      .String("--set", "K=V,...",
+              "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
+              "dp_overlap, p2p_overlap, flash_attention",
+              &fixed_text)
       .Flag("--no-recompute", "do not try activation recomputation", &no_recompute)
       .Flag("--no-zero", "do not try ZeRO stages 1-3", &no_zero)
       .Flag("--no-tp-overlap", "do not try TP overlap (Transformer Engine's userbuffers)",
@@ -401,6 +406,10 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   if (!spec.ok()) return parser.UsageError(err, spec.status().message());
   StatusOr<std::vector<int64_t>> counts = ParseCounts(gpus_text);
   if (!counts.ok()) return parser.UsageError(err, counts.status().message());
+  Layout fixed;
+  if (Status s = ApplyFixedSettings(fixed_text, &fixed); !s.ok()) {
+    return parser.UsageError(err, s.message());
+  }
   int code = 0;
   StatusOr<Resolved> resolved =
       Resolve(gpu_name, net_name, dtype_name, costs_file, gpus_per_node, &code);
@@ -420,6 +429,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     space.recompute = !no_recompute;
     space.zero = !no_zero;
     space.tp_overlap = !no_tp_overlap;
+    space.fixed = fixed;
     auto progress = [&](size_t done, size_t total) {
       if (terminal && (done % 64 == 0 || done == total)) {
         std::fprintf(err, "\r%lld GPUs: %zu/%zu layouts", static_cast<long long>(n), done, total);

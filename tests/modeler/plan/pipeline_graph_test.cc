@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -275,6 +277,39 @@ TEST(PipelineGraphTest, BlockingExchangesAreNeverFasterThanOverlappedOnes) {
   EXPECT_LE(sends, 2 * 16 * 2);
   // At most every transfer exposed (8 virtual stages, 16 micro-batches, both directions).
   EXPECT_LT(blocking.slow.step_ns - overlapped.slow.step_ns, 2 * 16 * 7 * overlapped.work.p2p_ns);
+}
+
+// The shortlist counts step graphs, not layouts: ZeRO 1 and 2 of one layout build the same graph,
+// so the second takes the first's answer and k distinct graphs are simulated.
+TEST(PipelineGraphTest, TheShortlistCountsDistinctGraphs) {
+  const Fixture& f = Small();
+  SearchSpace space;
+  space.gpus = 32;
+  space.gbs = 64;
+  SearchResult r = Search(f.spec, space, *f.costs, f.setup);
+  // The distributed optimizer's layouts only, where ZeRO 1 and 2 come in pairs.
+  std::erase_if(r.ranked,
+                [](const StepEstimate& e) { return e.layout.zero == 0 || e.layout.zero == 3; });
+  r.fitting = static_cast<size_t>(std::count_if(
+      r.ranked.begin(), r.ranked.end(), [](const StepEstimate& e) { return e.memory.fits; }));
+  ASSERT_GT(r.fitting, 10u);
+  SimulateTop(f.spec, *f.costs, f.setup, 3, &r);
+  std::set<std::string> graphs;
+  std::map<std::string, double> steps;
+  for (size_t i = 0; i < r.simulated; ++i) {
+    Layout l = r.ranked[i].layout;
+    if (l.zero == 2) l.zero = 1;
+    const std::string key = LayoutText(l);
+    graphs.insert(key);
+    ASSERT_TRUE(r.ranked[i].simulated.has_value());
+    const auto [it, first] = steps.emplace(key, r.ranked[i].simulated->step_ns);
+    if (!first) {
+      EXPECT_EQ(it->second, r.ranked[i].simulated->step_ns) << key;
+    }
+  }
+  EXPECT_EQ(graphs.size(), 3u);
+  EXPECT_EQ(r.simulated, 6u);
+  EXPECT_FALSE(r.ranked[r.simulated].simulated.has_value());
 }
 
 TEST(PipelineGraphTest, AStepTooLargeToSimulateIsRefusedBeforeBuilding) {

@@ -358,12 +358,33 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
            {" estimate --model " + std::string(kGpt3) + " --set tp=5 --gpu H100-SXM5-80GB",
             "tp (5) must divide heads (96)"},
            {" estimate --model " + std::string(kGpt3) + " --set pp=200 --gpu H100-SXM5-80GB",
-            "pp (200) larger than layers (96)"}}) {
+            "pp (200) larger than layers (96)"},
+           {" search --model " + std::string(kGpt3) + " --gpus 64 --gpu H100-SXM5-80GB --set tp=2",
+            "--set: tp is not fixed in a search"},
+           {" search --model " + std::string(kGpt3) +
+                " --gpus 64 --gpu H100-SXM5-80GB --set grad_sync_bytes=3",
+            "grad_sync_bytes is 2 (bf16) or 4 (fp32)"},
+           {" estimate --model " + std::string(kGpt3) +
+                " --set tp=8 --gpu H100-SXM5-80GB --overlap-slowdown -1",
+            "--overlap-slowdown"}}) {
     const auto r = RunCommand(lm + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+  // A fixed setting reaches every layout: bf16 gradients, a cheaper reduction.
+  auto first_step = [&](const std::string& extra) {
+    const auto r = RunCommand(lm + " search --model " + kGpt3 +
+                              " --gpus 1024 --gpu H100-SXM5-80GB --gbs 1024 --simulate 0 --top 1 "
+                              "--json" +
+                              extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const size_t at = r.out.find("\"step_s\": ");
+    return at == std::string::npos ? 0.0 : std::stod(r.out.substr(at + 10));
+  };
+  const double fp32 = first_step(""), bf16 = first_step(" --set grad_sync_bytes=2");
+  EXPECT_GT(bf16, 0);
+  EXPECT_LT(bf16, fp32);
   const auto one =
       RunCommand(lm + " estimate --model " + kGpt3 +
                  " --set tp=8,pp=8,dp=8,mbs=1,gbs=512,sequence_parallel=1 --gpu H100-SXM5-80GB");
