@@ -75,6 +75,15 @@ Both RunBoth(const std::string& set) {
   return out;
 }
 
+// Every layout of the small model on 32 GPUs, 64 sequences a step, on the fast path.
+SearchResult SearchOf32() {
+  const Fixture& f = Small();
+  SearchSpace space;
+  space.gpus = 32;
+  space.gbs = 64;
+  return Search(f.spec, space, *f.costs, f.setup);
+}
+
 std::string Text(const std::vector<PipelinePass>& passes) {
   std::string out;
   for (const PipelinePass& p : passes) {
@@ -200,10 +209,7 @@ TEST(PipelineGraphTest, GradientReductionHidesBehindTheBackward) {
 // pp, vp, micro-batches or ZeRO stage.
 TEST(PipelineGraphTest, EveryLayoutOfASearchRunsToTheEnd) {
   const Fixture& f = Small();
-  SearchSpace space;
-  space.gpus = 32;
-  space.gbs = 64;
-  SearchResult r = Search(f.spec, space, *f.costs, f.setup);
+  SearchResult r = SearchOf32();
   ASSERT_GT(r.fitting, 100u);
   SimulateTop(f.spec, *f.costs, f.setup, r.fitting, &r);
   EXPECT_EQ(r.simulated, r.fitting);
@@ -283,10 +289,7 @@ TEST(PipelineGraphTest, BlockingExchangesAreNeverFasterThanOverlappedOnes) {
 // so the second takes the first's answer and k distinct graphs are simulated.
 TEST(PipelineGraphTest, TheShortlistCountsDistinctGraphs) {
   const Fixture& f = Small();
-  SearchSpace space;
-  space.gpus = 32;
-  space.gbs = 64;
-  SearchResult r = Search(f.spec, space, *f.costs, f.setup);
+  SearchResult r = SearchOf32();
   // The distributed optimizer's layouts only, where ZeRO 1 and 2 come in pairs.
   std::erase_if(r.ranked,
                 [](const StepEstimate& e) { return e.layout.zero == 0 || e.layout.zero == 3; });
