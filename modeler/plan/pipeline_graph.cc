@@ -118,9 +118,9 @@ int64_t PipelineNodeCount(const ModelSpec& spec, const Layout& l, const LayoutWo
   const auto ends =
       static_cast<int64_t>(work.first_forward.ops.size() + work.first_backward.ops.size() +
                            work.last_forward.ops.size() + work.last_backward.ops.size());
-  // Layers, the stage ends, at most four exchange nodes a pass (the send, the receive's post and
-  // end, a wait), buckets and optimizers (one a layer at most), a wait and an end a stage.
-  return m * (spec.layers * ops + ends + 8 * l.vp * l.pp) + spec.layers + 4 * l.pp;
+  // Layers, the stage ends, at most seven exchange nodes a pass (a send, two receives' post and
+  // end, two waits), buckets and optimizers (one a layer at most), a wait and an end a stage.
+  return m * (spec.layers * ops + ends + 14 * l.vp * l.pp) + spec.layers + 4 * l.pp;
 }
 
 StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& l,
@@ -251,8 +251,9 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
       for (uint32_t op : *ops) maker.Wait(op, w);
       ops->clear();
     };
-    int64_t held_forward = -1;  // Interleaved, blocking: a steady forward's exchange waits for
-                                // the backward after it (one four-way exchange).
+    uint32_t last_reduce = kNoNode;  // The last gradient bucket launched so far.
+    int64_t held_forward = -1;       // Interleaved, blocking: a steady forward's exchange waits for
+                                     // the backward after it (one four-way exchange).
     // ZeRO 1-2: the updated weights gathered at the step's start, bucket by bucket in the
     // order the forwards need them; a layer's first forward waits for its bucket.
     std::map<std::pair<int64_t, int64_t>, uint32_t> weights_ready;  // (chunk, item) -> gather.
@@ -340,6 +341,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
           const uint32_t node =
               maker.Add(dp_stream[s], "dp_gradient_reduce", ns, WorkClass::kCommunication);
           maker.Wait(item_end[b.items.back()], node);
+          last_reduce = node;
         }
       }
       // The exchange after the pass: its output sent, the input of the pass that follows (1F1B)
@@ -353,6 +355,10 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
         const int64_t j = vp == 1 ? k + 1 : next_same(k);
         if (j < passes && needs_input(schedule[j]) && !posted[j]) call.push_back(post_recv(j));
       };
+      // Megatron receives the first backward's gradient in the last warm-up exchange (1F1B:
+      // the first steady forward's, which receives the next pass's input anyway).
+      const bool first_gradient =
+          first_backward < passes && (vp == 1 ? i + 1 == first_backward : i + 1 == warm);
       if (vp > 1 && !overlapped && steady_forward) {
         held_forward = i;
         continue;
@@ -362,22 +368,23 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
         held_forward = -1;
       }
       exchange(i);
-      if (i + 1 == first_backward && needs_input(schedule[i + 1]) && !posted[i + 1]) {
-        const uint32_t done = post_recv(i + 1);
+      if (first_gradient && needs_input(schedule[first_backward]) && !posted[first_backward]) {
+        const uint32_t done = post_recv(first_backward);
         (overlapped ? by_direction[1] : call).push_back(done);
       }
       if (call.empty()) continue;
-      if (!overlapped) {
-        const std::vector<uint32_t>& reduced = maker.graph().processors[dp_stream[s]].nodes;
-        if (!reduced.empty()) call.push_back(reduced.back());  // The device synchronize.
-      }
+      // The device synchronize: the gradient reductions launched so far (the weights' gathers
+      // are queued at the step's start here, where Megatron launches them as forwards need them).
+      if (!overlapped && last_reduce != kNoNode) call.push_back(last_reduce);
       const bool cooldown = p.backward && i > last_forward;
       std::vector<uint32_t>& into =
           !overlapped || cooldown ? blocking : by_direction[p.backward ? 1 : 0];
       into.insert(into.end(), call.begin(), call.end());
     }
-    wait_for(&blocking);
+    // The last backward's end, before the wait for its exchange (which is the sends', or with a
+    // device synchronize the reduction's: exposed after it either way).
     const uint32_t backward_end = maker.graph().processors[compute].nodes.back();
+    wait_for(&blocking);
     out.last_backward.push_back(backward_end);
     for (const double parameters : deferred) {
       LUMOS_ASSIGN_OR_RETURN(

@@ -1,6 +1,8 @@
 #include "modeler/plan/search.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <tuple>
 
 namespace lumos::modeler::plan {
@@ -46,21 +48,22 @@ auto GraphKey(const Layout& l) {
 void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup, size_t k,
                  SearchResult* result, const std::function<void(size_t, size_t)>& progress) {
   using Key = decltype(GraphKey(Layout{}));
-  std::vector<std::pair<Key, StatusOr<SimulatedStep>>> done;
-  size_t n = 0, distinct = 0;
-  auto find = [&](const Key& key) {
-    return std::find_if(done.begin(), done.end(), [&](const auto& d) { return d.first == key; });
-  };
+  // How many graphs there are to simulate, so that the progress ends at its total.
+  std::set<Key> graphs;
+  for (size_t i = 0; i < result->fitting && graphs.size() < k; ++i) {
+    graphs.insert(GraphKey(result->ranked[i].layout));
+  }
+  const size_t total = graphs.size();
+  std::map<Key, StatusOr<SimulatedStep>> done;
+  size_t n = 0;
   for (; n < result->fitting; ++n) {
     StepEstimate& e = result->ranked[n];
     const Key key = GraphKey(e.layout);
-    auto twin = find(key);
-    if (twin == done.end() && distinct == k) break;  // k graphs simulated; twins still follow.
+    auto twin = done.find(key);
+    if (twin == done.end() && done.size() == total) break;  // All simulated; twins still follow.
     if (twin == done.end()) {
-      done.emplace_back(key, SimulateStep(spec, e.layout, costs, setup));
-      twin = done.end() - 1;
-      ++distinct;
-      if (progress) progress(distinct, k);
+      twin = done.emplace(key, SimulateStep(spec, e.layout, costs, setup)).first;
+      if (progress) progress(done.size(), total);
     }
     StatusOr<SimulatedStep>& simulated = twin->second;
     if (simulated.ok()) {

@@ -71,14 +71,18 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   const int64_t nodes = work.dp_nodes;
   // ZeRO 3: the stage's weights gathered before each micro-batch's forward and again before its
   // backward, each hidden behind the pass it feeds as far as it can be.
-  double zero3 = 0;
+  // The compute beside what hides runs slower (PlanSetup::overlap_slowdown).
+  const double stretch = setup.overlap_slowdown / (1 + setup.overlap_slowdown);
+  double zero3 = 0, zero3_overlap = 0;
   if (l.zero == 3 && l.dp > 1) {
     LUMOS_ASSIGN_OR_RETURN(double gather,
                            TimeCollective(costs, CollectiveOp::kAllGather,
                                           static_cast<double>(parameters) * 2, l.dp, nodes));
     zero3 = std::max(0.0, gather - out.forward_ns) + std::max(0.0, gather - out.backward_ns);
+    zero3_overlap =
+        (std::min(gather, out.forward_ns) + std::min(gather, out.backward_ns)) * stretch;
   }
-  const double slot = out.forward_ns + out.backward_ns + p2p + zero3;
+  const double slot = out.forward_ns + out.backward_ns + p2p + zero3 + zero3_overlap;
   const double m = static_cast<double>(l.micro_batches());
   const double bubble_slots = static_cast<double>(l.pp - 1) / static_cast<double>(l.vp);
   out.pipeline_ns = (m + bubble_slots) * slot;
@@ -113,9 +117,11 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
       TimeOptimizer(costs, shard, static_cast<double>(parameters), setup.gemm_dtype));
   // Compute beside the hidden part runs slower: a kernel overlapped for o takes o s / (1 + s)
   // longer (entirely overlapped, (1 + s) x its time).
-  const double slowdown = setup.overlap_slowdown;
-  out.overlap_cost_ns = (out.dp_comm_ns - out.dp_exposed_ns) * slowdown / (1 + slowdown);
-  out.step_ns = out.pipeline_ns + out.dp_exposed_ns + out.overlap_cost_ns + out.optimizer_ns;
+  out.overlap_cost_ns =
+      (out.dp_comm_ns - out.dp_exposed_ns) * stretch + (m + bubble_slots) * zero3_overlap;
+  // The ZeRO 3 part is in the pipeline's slots already.
+  out.step_ns = out.pipeline_ns + out.dp_exposed_ns +
+                (out.dp_comm_ns - out.dp_exposed_ns) * stretch + out.optimizer_ns;
   const double step_tokens = static_cast<double>(l.global_batch()) * static_cast<double>(spec.seq);
   out.tokens_per_s_per_gpu = step_tokens / (out.step_ns / 1e9) / static_cast<double>(l.gpus());
   return out;

@@ -188,6 +188,10 @@ TEST(PipelineGraphTest, GradientReductionHidesBehindTheBackward) {
   EXPECT_NEAR(free_step->busy_ns, alone.slow.busy_ns, 1e-6 * alone.slow.busy_ns + 100);
   // Here the reduction, not the compute, ends the step; where the compute does, it moves.
   EXPECT_LE(free_step->step_ns, b.slow.step_ns);
+  // ZeRO 3's gathers hide behind every pass: both paths charge the compute beside them.
+  const Both zero3 = RunBoth("tp=1,pp=1,dp=64,mbs=1,gbs=256,zero=3");
+  EXPECT_GT(zero3.fast.overlap_cost_ns, 0);
+  EXPECT_GT(zero3.slow.overlap_cost_ns, 0);
   const std::string node = "tp=1,pp=1,dp=8,mbs=1,gbs=64";
   StatusOr<SimulatedStep> free_node =
       SimulateStep(Small().spec, LayoutOf(node), *Small().costs, free_overlap);
@@ -296,7 +300,11 @@ TEST(PipelineGraphTest, TheShortlistCountsDistinctGraphs) {
   r.fitting = static_cast<size_t>(std::count_if(
       r.ranked.begin(), r.ranked.end(), [](const StepEstimate& e) { return e.memory.fits; }));
   ASSERT_GT(r.fitting, 10u);
-  SimulateTop(f.spec, *f.costs, f.setup, 3, &r);
+  std::pair<size_t, size_t> last_progress;
+  SimulateTop(f.spec, *f.costs, f.setup, 3, &r, [&](size_t done, size_t total) {
+    last_progress = {done, total};
+  });
+  EXPECT_EQ(last_progress, std::make_pair(size_t{3}, size_t{3}));  // A terminal's line ends.
   std::set<std::string> graphs;
   std::map<std::string, double> steps;
   for (size_t i = 0; i < r.simulated; ++i) {
