@@ -8,9 +8,12 @@ namespace {
 
 std::string Ll(int64_t v) { return std::to_string(v); }
 
-}  // namespace
+// What `search --set` may fix: the settings no search enumerates.
+constexpr std::string_view kFixedKeys[] = {"grad_sync_bytes", "dp_overlap", "p2p_overlap",
+                                           "flash_attention"};
 
-Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
+// ApplyLayoutSettings, and ApplyFixedSettings with `fixed_only`.
+Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
   while (!text.empty()) {
     const size_t comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
@@ -21,6 +24,13 @@ Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
     }
     const std::string key(item.substr(0, eq));
     const std::string_view value = item.substr(eq + 1);
+    if (fixed_only &&
+        std::find(std::begin(kFixedKeys), std::end(kFixedKeys), key) == std::end(kFixedKeys)) {
+      return ErrorStatus(
+          "--set: %s is not fixed in a search (it fixes grad_sync_bytes, dp_overlap, "
+          "p2p_overlap, flash_attention; the rest is what it searches)",
+          key.c_str());
+    }
     if (key == "recompute") {
       if (value == "none") {
         layout->recompute = models::Recompute::kNone;
@@ -87,6 +97,16 @@ Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
   return Status::Ok();
 }
 
+}  // namespace
+
+Status ApplyLayoutSettings(std::string_view text, Layout* layout) {
+  return ApplySettings(text, layout, false);
+}
+
+Status ApplyFixedSettings(std::string_view text, Layout* layout) {
+  return ApplySettings(text, layout, true);
+}
+
 Status CheckLayout(const ModelSpec& spec, const Layout& l, int64_t gpus_per_node) {
   auto fail = [](const std::string& rule) { return Status::Error("layout: " + rule); };
   if (spec.heads % l.tp != 0)
@@ -141,23 +161,6 @@ std::string LayoutText(const Layout& l) {
   if (l.vp > 1 && !l.p2p_overlap) s += " no-p2p-overlap";
   if (!l.flash_attention) s += " unfused-attention";
   return s;
-}
-
-Status ApplyFixedSettings(std::string_view text, Layout* layout) {
-  for (size_t begin = 0; begin < text.size();) {
-    const size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string_view item = text.substr(begin, comma - begin);
-    const std::string_view key = item.substr(0, item.find('='));
-    if (key != "grad_sync_bytes" && key != "dp_overlap" && key != "p2p_overlap" &&
-        key != "flash_attention") {
-      return ErrorStatus(
-          "--set: %.*s is not fixed in a search (it fixes grad_sync_bytes, dp_overlap, "
-          "p2p_overlap, flash_attention; the rest is what it searches)",
-          static_cast<int>(key.size()), key.data());
-    }
-    begin = comma + 1;
-  }
-  return ApplyLayoutSettings(text, layout);
 }
 
 std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& space) {

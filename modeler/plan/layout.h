@@ -12,6 +12,7 @@
 // Threading: plain values and pure functions.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -47,6 +48,9 @@ struct Layout {
   // Fused (flash) attention; 0: Megatron-LM's attention before FlashAttention (2022): two
   // batched GEMMs with the scores written, a fused scale-mask-softmax and dropout over them.
   bool flash_attention = true;
+
+  // Field by field (the search's shortlist keys its simulations by layout).
+  auto operator<=>(const Layout&) const = default;
 
   int64_t gpus() const { return tp * pp * dp; }
   int64_t global_batch() const { return gbs > 0 ? gbs : dp * mbs; }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <tuple>
 
 namespace lumos::modeler::plan {
 
@@ -35,30 +34,28 @@ SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCo
 
 namespace {
 
-// What decides a layout's step graph: ZeRO 1 and 2 build the same one (the reduce-scatter, the
-// weights' gather); they differ in memory only.
-auto GraphKey(const Layout& l) {
-  return std::make_tuple(l.tp, l.pp, l.dp, l.vp, l.mbs, l.global_batch(), l.sequence_parallel,
-                         l.recompute, l.zero == 2 ? 1 : l.zero, l.tp_overlap, l.grad_sync_bytes,
-                         l.dp_overlap, l.p2p_overlap, l.flash_attention);
+// What decides a layout's step graph: the layout, but ZeRO 1 and 2 build the same one (the
+// reduce-scatter, the weights' gather); they differ in memory only.
+Layout GraphKey(Layout l) {
+  if (l.zero == 2) l.zero = 1;
+  return l;
 }
 
 }  // namespace
 
 void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup, size_t k,
                  SearchResult* result, const std::function<void(size_t, size_t)>& progress) {
-  using Key = decltype(GraphKey(Layout{}));
   // How many graphs there are to simulate, so that the progress ends at its total.
-  std::set<Key> graphs;
+  std::set<Layout> graphs;
   for (size_t i = 0; i < result->fitting && graphs.size() < k; ++i) {
     graphs.insert(GraphKey(result->ranked[i].layout));
   }
   const size_t total = graphs.size();
-  std::map<Key, StatusOr<SimulatedStep>> done;
+  std::map<Layout, StatusOr<SimulatedStep>> done;
   size_t n = 0;
   for (; n < result->fitting; ++n) {
     StepEstimate& e = result->ranked[n];
-    const Key key = GraphKey(e.layout);
+    const Layout key = GraphKey(e.layout);
     auto twin = done.find(key);
     if (twin == done.end() && done.size() == total) break;  // All simulated; twins still follow.
     if (twin == done.end()) {

@@ -116,12 +116,10 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
       out.optimizer_ns,
       TimeOptimizer(costs, shard, static_cast<double>(parameters), setup.gemm_dtype));
   // Compute beside the hidden part runs slower: a kernel overlapped for o takes o s / (1 + s)
-  // longer (entirely overlapped, (1 + s) x its time).
-  out.overlap_cost_ns =
-      (out.dp_comm_ns - out.dp_exposed_ns) * stretch + (m + bubble_slots) * zero3_overlap;
-  // The ZeRO 3 part is in the pipeline's slots already.
-  out.step_ns = out.pipeline_ns + out.dp_exposed_ns +
-                (out.dp_comm_ns - out.dp_exposed_ns) * stretch + out.optimizer_ns;
+  // longer (entirely overlapped, (1 + s) x its time). ZeRO 3's part is in the slots already.
+  const double dp_overlap_cost = (out.dp_comm_ns - out.dp_exposed_ns) * stretch;
+  out.overlap_cost_ns = dp_overlap_cost + (m + bubble_slots) * zero3_overlap;
+  out.step_ns = out.pipeline_ns + out.dp_exposed_ns + dp_overlap_cost + out.optimizer_ns;
   const double step_tokens = static_cast<double>(l.global_batch()) * static_cast<double>(spec.seq);
   out.tokens_per_s_per_gpu = step_tokens / (out.step_ns / 1e9) / static_cast<double>(l.gpus());
   return out;
