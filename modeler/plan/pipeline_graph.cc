@@ -75,6 +75,29 @@ int64_t WarmupPasses(int64_t pp, int64_t vp, int64_t m, int64_t s) {
   return std::min(warm, total);
 }
 
+// Virtual stage v's gradient buckets in backward order: items are the head (-1, the last
+// virtual stage), the layers from the last, the embedding (-2, virtual stage 0).
+struct Bucket {
+  double parameters = 0;
+  std::vector<int64_t> items;
+};
+
+std::vector<Bucket> ChunkBuckets(const LayoutWork& work, int64_t virtual_stages,
+                                 int64_t chunk_layers, int64_t v) {
+  std::vector<int64_t> items;
+  if (v == virtual_stages - 1 && virtual_stages > 1) items.push_back(-1);
+  for (int64_t i = chunk_layers - 1; i >= 0; --i) items.push_back(i);
+  if (v == 0) items.push_back(-2);
+  std::vector<Bucket> buckets(1);
+  for (int64_t item : items) {
+    if (buckets.back().parameters >= static_cast<double>(kBucketParameters)) buckets.emplace_back();
+    buckets.back().parameters += item < 0 ? static_cast<double>(work.embedding_parameters)
+                                          : static_cast<double>(work.layer_parameters);
+    buckets.back().items.push_back(item);
+  }
+  return buckets;
+}
+
 }  // namespace
 
 std::vector<PipelinePass> StageSchedule(int64_t pp, int64_t vp, int64_t m, int64_t s) {
@@ -123,6 +146,48 @@ int64_t PipelineNodeCount(const ModelSpec& spec, const Layout& l, const LayoutWo
   return m * (spec.layers * ops + ends + 14 * l.vp * l.pp) + spec.layers + 4 * l.pp;
 }
 
+StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
+                                         const LayoutWork& work, const GptCosts& costs) {
+  const int64_t pp = l.pp, vp = l.vp, m = l.micro_batches();
+  const int64_t virtual_stages = pp * vp;
+  const int64_t chunk_layers = spec.layers / virtual_stages;  // CheckLayout: divides.
+  // A pass of chunk c on stage s, as BuildPipelineGraph lays its ops out (before any stretch).
+  auto pass_ns = [&](int64_t s, int64_t c, bool backward) {
+    const int64_t v = c * pp + s;
+    double ns = static_cast<double>(chunk_layers) *
+                (backward ? work.layer_backward.ns() : work.layer_forward.ns());
+    if (v == 0) ns += backward ? work.first_backward.ns() : work.first_forward.ns();
+    if (v == virtual_stages - 1) ns += backward ? work.last_backward.ns() : work.last_forward.ns();
+    return ns;
+  };
+  // Stage s starts with chunk 0's forward of the first micro-batch, which every stage before it
+  // ran first; it ends with chunk 0's backward of the last, which every stage before it runs
+  // after it (StageSchedule; its test checks both ends). In between, its stream runs all of
+  // its passes one after the other.
+  double pipeline = 0, ramp_in = 0, ramp_out = 0;
+  for (int64_t s = 0; s < pp; ++s) {
+    double busy = 0;
+    for (int64_t c = 0; c < vp; ++c) busy += pass_ns(s, c, false) + pass_ns(s, c, true);
+    pipeline = std::max(pipeline, ramp_in + static_cast<double>(m) * busy + ramp_out);
+    ramp_in += pass_ns(s, 0, false);
+    ramp_out += pass_ns(s, 0, true);
+  }
+  // Then stage 0's last gradient bucket (the embedding's: it waits for the whole pass) reduced,
+  // and its optimizer.
+  double tail = 0;
+  if (l.dp > 1) {
+    const double bucket = ChunkBuckets(work, virtual_stages, chunk_layers, 0).back().parameters;
+    LUMOS_ASSIGN_OR_RETURN(
+        tail,
+        TimeCollective(costs, l.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+                       bucket * static_cast<double>(l.grad_sync_bytes), l.dp, work.dp_nodes));
+  }
+  const auto parameters = static_cast<double>(work.memory.stages.front().parameters);
+  const double shard = parameters / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);
+  LUMOS_ASSIGN_OR_RETURN(double adam, TimeOptimizer(costs, shard, parameters, work.gemm_dtype));
+  return pipeline + tail + adam;
+}
+
 StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& l,
                                            const LayoutWork& work, const GptCosts& costs) {
   const int64_t pp = l.pp, vp = l.vp, m = l.micro_batches();
@@ -162,27 +227,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     recv_next[s] = maker.Processor(rank, 7);
   }
 
-  // Per virtual stage, its gradient buckets in backward order: items are the head (-1, last
-  // virtual stage), the layers from the last, the embedding (-2, virtual stage 0).
-  struct Bucket {
-    double parameters = 0;
-    std::vector<int64_t> items;
-  };
-  auto buckets_of = [&](int64_t v) {
-    std::vector<int64_t> items;
-    if (v == virtual_stages - 1 && virtual_stages > 1) items.push_back(-1);
-    for (int64_t i = chunk_layers - 1; i >= 0; --i) items.push_back(i);
-    if (v == 0) items.push_back(-2);
-    std::vector<Bucket> buckets(1);
-    for (int64_t item : items) {
-      if (buckets.back().parameters >= static_cast<double>(kBucketParameters))
-        buckets.emplace_back();
-      buckets.back().parameters +=
-          item < 0 ? static_cast<double>(work.embedding_parameters) : layer_parameters;
-      buckets.back().items.push_back(item);
-    }
-    return buckets;
-  };
+  auto buckets_of = [&](int64_t v) { return ChunkBuckets(work, virtual_stages, chunk_layers, v); };
 
   // Keyed by the receiving pass: the sender's transfer, and the receiver's post and end.
   std::map<PassKey, uint32_t> transfers;

@@ -97,6 +97,14 @@ struct SimulatedStep {
 StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout,
                                      const GptCosts& costs, const PlanSetup& setup);
 
+// A step SimulateStep cannot beat, from the same ops without building a graph: the busiest
+// stage's passes one after another, the first micro-batch's forward reaching it and the last
+// one's backward leaving it through the stages before it, then stage 0's last gradient bucket
+// and its optimizer. Every wait, send, gather and stretch of the simulation only adds to it, so
+// a layout whose bound is above a simulated step cannot be faster (search.h prunes with it).
+StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& layout,
+                                         const LayoutWork& work, const GptCosts& costs);
+
 // What the slow path assumes beyond the ops' costs, one line each (for reports).
 const std::vector<std::string>& SimulationAssumptions();
 

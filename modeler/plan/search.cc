@@ -80,4 +80,81 @@ void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& 
                    });
 }
 
+void CheckTheRest(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup,
+                  size_t budget, SearchResult* result,
+                  const std::function<void(size_t, size_t)>& progress) {
+  result->checked = true;
+  std::vector<StepEstimate>& ranked = result->ranked;
+  double best = 0;
+  std::map<Layout, const SimulatedStep*> done;
+  for (size_t i = 0; i < result->simulated; ++i) {
+    const StepEstimate& e = ranked[i];
+    if (!e.simulated) continue;
+    if (done.empty() || e.simulated->step_ns < best) best = e.simulated->step_ns;
+    done.emplace(GraphKey(e.layout), &*e.simulated);
+  }
+  if (done.empty()) return;  // Nothing simulated to compare with.
+  // The rest that fit, by their bound (a layout whose work the cost models cannot answer is
+  // unsettled: it cannot be ruled out).
+  std::vector<std::pair<double, size_t>> rest;
+  for (size_t i = result->simulated; i < result->fitting; ++i) {
+    const Layout& l = ranked[i].layout;
+    StatusOr<LayoutWork> work = LayoutWorkOf(spec, l, costs, setup);
+    StatusOr<double> bound = work.ok() ? SimulatedStepLowerBound(spec, l, *work, costs)
+                                       : StatusOr<double>(work.status());
+    rest.push_back({bound.ok() ? *bound : 0.0, i});
+  }
+  std::stable_sort(rest.begin(), rest.end());
+  size_t graphs = 0;
+  std::vector<char> simulated(result->fitting, 0);
+  for (const auto& [bound, i] : rest) {
+    if (bound >= best) {
+      ++result->ruled_out;
+      continue;
+    }
+    StepEstimate& e = ranked[i];
+    const Layout key = GraphKey(e.layout);
+    auto twin = done.find(key);
+    if (twin == done.end()) {
+      if (graphs == budget) {
+        ++result->unsettled;
+        continue;
+      }
+      ++graphs;
+      StatusOr<SimulatedStep> s = SimulateStep(spec, e.layout, costs, setup);
+      if (progress) progress(graphs, budget);
+      if (!s.ok()) {
+        if (result->simulated_failures++ == 0) result->first_simulation_failure = s.status();
+        ++result->unsettled;
+        continue;
+      }
+      e.simulated = *s;
+      twin = done.emplace(key, &*e.simulated).first;
+    } else {
+      e.simulated = *twin->second;
+    }
+    best = std::min(best, e.simulated->step_ns);
+    simulated[i] = 1;
+    const double tokens =
+        static_cast<double>(e.layout.global_batch()) * static_cast<double>(spec.seq);
+    e.tokens_per_s_per_gpu =
+        tokens / (e.simulated->step_ns / 1e9) / static_cast<double>(e.layout.gpus());
+  }
+  if (progress && graphs > 0 && graphs < budget) progress(graphs, graphs);  // Ends the line.
+  // Those simulated here join the front, and the front is ranked again.
+  std::vector<StepEstimate> moved;
+  moved.reserve(result->fitting - result->simulated);
+  for (const char want : {1, 0}) {
+    for (size_t i = result->simulated; i < result->fitting; ++i) {
+      if (simulated[i] == want) moved.push_back(std::move(ranked[i]));
+    }
+  }
+  std::move(moved.begin(), moved.end(), ranked.begin() + static_cast<ptrdiff_t>(result->simulated));
+  result->simulated += static_cast<size_t>(std::count(simulated.begin(), simulated.end(), 1));
+  std::stable_sort(ranked.begin(), ranked.begin() + static_cast<ptrdiff_t>(result->simulated),
+                   [](const StepEstimate& a, const StepEstimate& b) {
+                     return a.best_step_ns() < b.best_step_ns();
+                   });
+}
+
 }  // namespace lumos::modeler::plan

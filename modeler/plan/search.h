@@ -22,6 +22,11 @@ struct SearchResult {
   size_t simulated = 0;           // ranked[0, simulated) went through the slow path.
   size_t simulated_failures = 0;  // Of those, the ones it could not take.
   Status first_simulation_failure = Status::Ok();
+  // After CheckTheRest: fitting layouts not simulated whose lower bound is above the fastest
+  // simulated step (they cannot beat it), and those it could not rule out within its budget.
+  size_t ruled_out = 0;
+  size_t unsettled = 0;
+  bool checked = false;  // CheckTheRest ran.
 };
 
 // `progress` (may be empty) is called after each layout with (done, total).
@@ -37,5 +42,16 @@ SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCo
 // and `first_simulation_failure` says why. `progress` as for Search.
 void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup, size_t k,
                  SearchResult* result, const std::function<void(size_t, size_t)>& progress = {});
+
+// The shortlist above comes from the fast path, which overlaps less than the simulation does, so a
+// layout it ranks low may simulate faster. This goes on from where SimulateTop stopped: the other
+// layouts that fit, in order of SimulatedStepLowerBound, are simulated while their bound is under
+// the fastest simulated step and fewer than `budget` more graphs have been simulated; the rest
+// are ruled out (their bound is above it: no simulation could rank them first) or, past the
+// budget, counted as unsettled. The simulated layouts are ranked again, ahead of the rest.
+// Where `unsettled` is 0, the first layout is the slow path's fastest of all that fit.
+void CheckTheRest(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup,
+                  size_t budget, SearchResult* result,
+                  const std::function<void(size_t, size_t)>& progress = {});
 
 }  // namespace lumos::modeler::plan

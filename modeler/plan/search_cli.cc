@@ -107,6 +107,19 @@ void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
                  e.tp_comm_ns / 1e9, e.optimizer_ns / 1e9, memory.c_str());
   }
   if (r.fitting < shown) std::fprintf(out, "  (rows after %zu do not fit in memory)\n", r.fitting);
+  if (r.checked && r.fitting > r.simulated) {
+    if (r.unsettled == 0) {
+      std::fprintf(out,
+                   "  the first is the slow path's fastest of all %zu that fit: the %zu not "
+                   "simulated cannot beat it (their lower bound is above its step)\n",
+                   r.fitting, r.ruled_out);
+    } else {
+      std::fprintf(out,
+                   "  %zu not simulated might still beat the first (their lower bound is below its "
+                   "step; --check more to settle them), %zu cannot\n",
+                   r.unsettled, r.ruled_out);
+    }
+  }
   if (r.simulated_failures > 0) {
     std::fprintf(out, "  %zu of the %zu simulated kept the fast path's figure: %s\n",
                  r.simulated_failures, r.simulated, r.first_simulation_failure.message().c_str());
@@ -135,8 +148,12 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
   std::fprintf(out, "{\"searches\": [");
   for (size_t s = 0; s < results.size(); ++s) {
     const SearchResult& r = results[s];
-    std::fprintf(out, "%s{\"gpus\": %lld, \"layouts\": %zu, \"fitting\": %zu, \"ranked\": [",
-                 s ? ", " : "", static_cast<long long>(r.gpus), r.ranked.size(), r.fitting);
+    std::fprintf(out,
+                 "%s{\"gpus\": %lld, \"layouts\": %zu, \"fitting\": %zu, \"simulated\": %zu, "
+                 "\"ruled_out\": %zu, \"unsettled\": %s, \"ranked\": [",
+                 s ? ", " : "", static_cast<long long>(r.gpus), r.ranked.size(), r.fitting,
+                 r.simulated, r.ruled_out,
+                 r.checked ? std::to_string(r.unsettled).c_str() : "null");
     for (size_t i = 0; i < std::min(top, r.ranked.size()); ++i) {
       const StepEstimate& e = r.ranked[i];
       const Layout& l = e.layout;
@@ -355,7 +372,7 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
 int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   std::string model_text, gpus_text, gpu_name, net_name = models::kDefaultNetwork, costs_file;
   std::string dtype_name = "bf16";
-  int64_t gbs = 0, top = 20, gpus_per_node = 0, simulate = 10;
+  int64_t gbs = 0, top = 20, gpus_per_node = 0, simulate = 10, check = 1000;
   double overlap_slowdown = kOverlapComputeSlowdown;
   std::string fixed_text;
   bool json = false, csv = false, no_recompute = false, no_zero = false, no_tp_overlap = false;
@@ -385,6 +402,11 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
            "the first K layouts that fit simulated as graphs and ranked again (default 10; 0: "
            "the fast path alone)",
            int64_t{0}, int64_t{10000}, &simulate)
+      .Int("--check", "N",
+           "then up to N more graphs simulated, the other layouts in order of a lower bound on "
+           "their simulated step, until none left could beat the fastest (default 1000; 0: no "
+           "check)",
+           int64_t{0}, int64_t{100000}, &check)
       .Double("--overlap-slowdown", "S", kOverlapHelp, 0.0, 10.0, false, &overlap_slowdown)
       .String("--set", "K=V,...",
               "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
@@ -444,6 +466,16 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       }
     };
     SimulateTop(*spec, *costs, setup, static_cast<size_t>(simulate), &results.back(), simulating);
+    auto checking = [&](size_t done, size_t total) {
+      if (terminal) {
+        std::fprintf(err, "\r%lld GPUs: %zu/%zu more simulated", static_cast<long long>(n), done,
+                     total);
+        if (done == total) std::fprintf(err, "\n");
+      }
+    };
+    if (simulate > 0 && check > 0) {
+      CheckTheRest(*spec, *costs, setup, static_cast<size_t>(check), &results.back(), checking);
+    }
   }
   const auto k = static_cast<size_t>(top);
   if (json) {

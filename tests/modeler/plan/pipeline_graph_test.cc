@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -84,6 +85,17 @@ SearchResult SearchOf32() {
   return Search(f.spec, space, *f.costs, f.setup);
 }
 
+// The same, every layout that fits simulated (once: two tests read it).
+const SearchResult& AllSimulated() {
+  static const SearchResult* const all = [] {
+    const Fixture& f = Small();
+    auto* out = new SearchResult(SearchOf32());
+    SimulateTop(f.spec, *f.costs, f.setup, out->fitting, out);
+    return out;
+  }();
+  return *all;
+}
+
 std::string Text(const std::vector<PipelinePass>& passes) {
   std::string out;
   for (const PipelinePass& p : passes) {
@@ -114,6 +126,24 @@ TEST(StageScheduleTest, EveryPassOnceInMegatronsOrder) {
             while (leading < passes.size() && !passes[leading].backward) ++leading;
             EXPECT_EQ(leading, static_cast<size_t>(std::min(pp - s, m))) << Text(passes);
           }
+        }
+      }
+    }
+  }
+  // SimulatedStepLowerBound's chain: every stage starts with chunk 0's forward of the first
+  // micro-batch and ends with chunk 0's backward of the last.
+  for (int64_t pp : {1, 2, 4, 8}) {
+    for (int64_t vp : {1, 2, 3, 12}) {
+      if (vp > 1 && pp == 1) continue;
+      for (int64_t m : {pp, 2 * pp, 16 * pp}) {
+        for (int64_t s = 0; s < pp; ++s) {
+          const std::vector<PipelinePass> passes = StageSchedule(pp, vp, m, s);
+          EXPECT_FALSE(passes.front().backward);
+          EXPECT_EQ(passes.front().chunk, 0);
+          EXPECT_EQ(passes.front().micro, 0);
+          EXPECT_TRUE(passes.back().backward);
+          EXPECT_EQ(passes.back().chunk, 0);
+          EXPECT_EQ(passes.back().micro, m - 1);
         }
       }
     }
@@ -212,10 +242,8 @@ TEST(PipelineGraphTest, GradientReductionHidesBehindTheBackward) {
 // Every layout a search finds for 32 GPUs simulates to the end: no schedule deadlocks, whatever
 // pp, vp, micro-batches or ZeRO stage.
 TEST(PipelineGraphTest, EveryLayoutOfASearchRunsToTheEnd) {
-  const Fixture& f = Small();
-  SearchResult r = SearchOf32();
+  const SearchResult& r = AllSimulated();
   ASSERT_GT(r.fitting, 100u);
-  SimulateTop(f.spec, *f.costs, f.setup, r.fitting, &r);
   EXPECT_EQ(r.simulated, r.fitting);
   EXPECT_EQ(r.simulated_failures, 0u) << r.first_simulation_failure.message();
   std::set<std::tuple<int64_t, int64_t, int>> kinds;  // pp, vp, zero.
@@ -229,6 +257,48 @@ TEST(PipelineGraphTest, EveryLayoutOfASearchRunsToTheEnd) {
     kinds.insert({e.layout.pp, e.layout.vp, e.layout.zero});
   }
   EXPECT_GT(kinds.size(), 20u);
+}
+
+// The bound the search prunes with holds for every layout of a search, with its exchanges and
+// reductions overlapped or not and with or without the stretch of contention, and is the step
+// itself where nothing can overlap (one stage, one replica). Each node's duration is rounded to
+// a nanosecond: the bound may pass the step by that much.
+TEST(PipelineGraphTest, NoSimulatedStepBeatsItsLowerBound) {
+  const Fixture& f = Small();
+  SearchResult r = SearchOf32();
+  ASSERT_GT(r.fitting, 100u);
+  double tightest = 0, loosest = 1;
+  for (const double slowdown : {0.0, kOverlapComputeSlowdown}) {
+    PlanSetup setup = f.setup;
+    setup.overlap_slowdown = slowdown;
+    for (size_t i = 0; i<r.ranked.size(); i += slowdown> 0 ? 5 : 11) {
+      for (const std::string extra : {"", "dp_overlap=0,p2p_overlap=0"}) {
+        Layout l = r.ranked[i].layout;
+        if (!extra.empty()) {
+          ASSERT_TRUE(ApplyLayoutSettings(extra, &l).ok());
+        }
+        const std::string name = LayoutText(l) + " " + extra;
+        StatusOr<LayoutWork> work = LayoutWorkOf(f.spec, l, *f.costs, setup);
+        StatusOr<SimulatedStep> slow = SimulateStep(f.spec, l, *f.costs, setup);
+        ASSERT_TRUE(work.ok() && slow.ok()) << name;
+        StatusOr<double> bound = SimulatedStepLowerBound(f.spec, l, *work, *f.costs);
+        ASSERT_TRUE(bound.ok()) << name << ": " << bound.status().message();
+        EXPECT_LE(*bound, slow->step_ns + static_cast<double>(slow->nodes)) << name;
+        const double ratio = *bound / slow->step_ns;
+        tightest = std::max(tightest, ratio);
+        loosest = std::min(loosest, ratio);
+      }
+    }
+  }
+  EXPECT_GT(tightest, 0.99);  // Where little overlaps, the bound is about the step,
+  EXPECT_GT(loosest, 0.3);    // and it is never vacuous.
+  std::printf("bound / simulated step: %.3f to %.3f\n", loosest, tightest);
+  for (const std::string set : {"tp=1,pp=1,dp=1,mbs=1,gbs=4", "tp=2,pp=1,dp=1,mbs=2,gbs=8"}) {
+    const Both b = RunBoth(set);
+    StatusOr<double> bound = SimulatedStepLowerBound(f.spec, LayoutOf(set), b.work, *f.costs);
+    ASSERT_TRUE(bound.ok());
+    EXPECT_NEAR(*bound, b.slow.step_ns, static_cast<double>(b.slow.nodes)) << set;
+  }
 }
 
 // NCCL's sends are rendezvous: a transfer starts once its pass has ended and its receiver has
@@ -321,6 +391,49 @@ TEST(PipelineGraphTest, TheShortlistCountsDistinctGraphs) {
   EXPECT_EQ(graphs.size(), 3u);
   EXPECT_EQ(r.simulated, 6u);
   EXPECT_FALSE(r.ranked[r.simulated].simulated.has_value());
+}
+
+// Past the fast path's shortlist, the layouts whose lower bound is under the fastest simulated
+// step are simulated too: with the budget to settle them all, the first layout is the fastest of
+// every layout simulated (checked against simulating them all); with a budget of one, what is
+// left is counted as unsettled, never claimed.
+TEST(PipelineGraphTest, CheckingTheRestFindsTheSlowPathsFastest) {
+  const Fixture& f = Small();
+  const SearchResult& all = AllSimulated();
+  ASSERT_EQ(all.simulated, all.fitting);
+  const double fastest = all.ranked.front().simulated->step_ns;
+
+  SearchResult r = SearchOf32();
+  SimulateTop(f.spec, *f.costs, f.setup, 2, &r);
+  const size_t shortlist = r.simulated;
+  std::pair<size_t, size_t> last_progress;
+  CheckTheRest(f.spec, *f.costs, f.setup, 100000, &r, [&](size_t done, size_t total) {
+    last_progress = {done, total};
+  });
+  EXPECT_TRUE(r.checked);
+  EXPECT_EQ(r.unsettled, 0u);
+  EXPECT_GT(r.ruled_out, 0u);
+  EXPECT_GT(r.simulated, shortlist);
+  EXPECT_LT(r.simulated, r.fitting);  // The bound spared some simulations.
+  EXPECT_EQ(r.simulated + r.ruled_out, r.fitting);
+  EXPECT_EQ(last_progress.first, last_progress.second);  // A terminal's line ends.
+  ASSERT_TRUE(r.ranked.front().simulated.has_value());
+  EXPECT_EQ(r.ranked.front().simulated->step_ns, fastest);
+  for (size_t i = 0; i < r.fitting; ++i) {
+    EXPECT_EQ(r.ranked[i].simulated.has_value(), i < r.simulated) << i;
+    if (i > 0 && i < r.simulated) {
+      EXPECT_LE(r.ranked[i - 1].best_step_ns(), r.ranked[i].best_step_ns());
+    }
+    EXPECT_EQ(r.ranked[i].memory.fits, true);
+  }
+
+  SearchResult tight = SearchOf32();
+  SimulateTop(f.spec, *f.costs, f.setup, 1, &tight);
+  const size_t before = tight.simulated;
+  CheckTheRest(f.spec, *f.costs, f.setup, 1, &tight);
+  EXPECT_GT(tight.unsettled, 0u);
+  EXPECT_EQ(tight.simulated + tight.ruled_out + tight.unsettled, tight.fitting);
+  EXPECT_LE(tight.simulated, before + 2);  // One graph more (and its ZeRO twin).
 }
 
 TEST(PipelineGraphTest, AStepTooLargeToSimulateIsRefusedBeforeBuilding) {

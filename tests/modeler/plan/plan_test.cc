@@ -293,7 +293,8 @@ TEST(SearchTest, RanksTheFittingAndListsTheRestWithTheirShortfall) {
 TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
   const std::string lm = LumosModelBinary();
   const auto ok = RunCommand(lm + " search --model " + kGpt3 +
-                             " --gpus 512,1024 --gpu H100-SXM5-80GB --gbs 2048 --top 3 --json");
+                             " --gpus 512,1024 --gpu H100-SXM5-80GB --gbs 2048 --top 3 --json "
+                             "--check 0");
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -326,11 +327,22 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
     ++plain_rows;
   }
   EXPECT_GT(plain_rows, 10u);
-  const auto text = RunCommand(lm + " search --model " + kGpt3 +
-                               " --gpus 512,1024 --gpu H100-SXM5-80GB --gbs 2048 --top 2");
+  const auto text =
+      RunCommand(lm + " search --model " + kGpt3 +
+                 " --gpus 512,1024 --gpu H100-SXM5-80GB --gbs 2048 --top 2 --check 0");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("fastest layout per GPU count"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("no cost model: rooflines"), std::string::npos);
+  // The rest checked against the fastest simulated step (the default): settled, or said not to be.
+  const auto checked = RunCommand(lm + " search --model " + kGpt3 +
+                                  " --gpus 64 --gpu H100-SXM5-80GB --gbs 16 --top 1");
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_NE(checked.out.find("the first is the slow path's fastest of all"), std::string::npos)
+      << checked.out;
+  const auto unsettled = RunCommand(lm + " search --model " + kGpt3 +
+                                    " --gpus 64 --gpu H100-SXM5-80GB --gbs 16 --top 1 --check 1");
+  ASSERT_EQ(unsettled.exit_code, 0) << unsettled.err;
+  EXPECT_NE(unsettled.out.find("might still beat the first"), std::string::npos) << unsettled.out;
   // Nothing fits: every layout listed with its shortfall, none dropped.
   const auto none = RunCommand(lm + " search --model " + kGpt3 +
                                " --gpus 8 --gpu H100-SXM5-80GB --gbs 8 --csv --top 1000");
