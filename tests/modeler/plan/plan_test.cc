@@ -190,6 +190,33 @@ TEST(StepModelTest, MlperfGpt3OnH100TheContrastAndTheBound) {
   EXPECT_NEAR(large, 1.629, 0.20 * 1.629);
 }
 
+// Megatron-Bridge's published DGX-H100 throughput for Llama 3 70B (NeMo 25.11,
+// docs/performance-summary.md; recipe settings in scripts/validate-plan-bridge.sh's header):
+// 64 GPUs, tp 4, pp 8, vp 5, GBS 128, FP8, 1602 tokens/s/GPU, so 10.227 s a step. Another model
+// (GQA, SwiGLU, a 128k vocabulary, seq 8192) and another stack than MLPerf's GPT-3: both paths
+// within the worst bound, 20 % (the script's fit with the H200 attention: -8.9 % simulated,
+// -5.5 % fast; here the tables alone, attention from the roofline: -15.9 % and -12.6 %).
+TEST(StepModelTest, MegatronBridgeLlama3On64H100) {
+  StatusOr<ModelSpec> spec = ParseModelSpec(
+      "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256");
+  ASSERT_TRUE(spec.ok());
+  Layout l;
+  ASSERT_TRUE(ApplyLayoutSettings("tp=4,pp=8,vp=5,dp=2,mbs=1,gbs=128,sequence_parallel=1,zero=1,"
+                                  "tp_overlap=1,grad_sync_bytes=2",
+                                  &l)
+                  .ok());
+  const PlanSetup setup = H100Fp8();
+  StatusOr<StepEstimate> fast = EstimateStep(*spec, l, SharedCosts(*setup.gpu), setup);
+  StatusOr<SimulatedStep> slow = SimulateStep(*spec, l, SharedCosts(*setup.gpu), setup);
+  ASSERT_TRUE(fast.ok() && slow.ok());
+  const double published = 128.0 * 8192 / (1602.0 * 64);
+  std::printf("Llama 3 70B on 64 H100s: fast %.3f s, simulated %.3f s (published %.3f s)\n",
+              fast->step_ns / 1e9, slow->step_ns / 1e9, published);
+  EXPECT_NEAR(fast->step_ns / 1e9, published, 0.20 * published);
+  EXPECT_NEAR(slow->step_ns / 1e9, published, 0.20 * published);
+  EXPECT_TRUE(fast->memory.fits);
+}
+
 // Narayanan et al., SC'21, Table 1 (scripts/validate-plan-megatron.sh scores all ten rows): the
 // 145.6B model (96 heads, hidden 12288, 80 layers) on 1,536 A100s, tp 8, pp 8, batch 2304, at
 // 148 TFLOP/s a GPU: 24.82 s a step by the paper's FLOP count. With that code's settings (full

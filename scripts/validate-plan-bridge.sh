@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# scripts/validate-plan-bridge.sh [BUILD_DIR]: docs/validation.md's "Planning without a trace:
+# Llama 3 70B on H100 (Megatron-Bridge)": `lumos-model estimate --model` (both paths) for the
+# dense DGX-H100 rows of NVIDIA's published Megatron-Bridge performance tables whose layout the
+# planner can express (no context parallelism, pp x vp dividing the layers), against the
+# measured throughput they give.
+# Source (Apache-2.0), scored only in the last column: NVIDIA-NeMo/Megatron-Bridge
+#   docs/performance-summary.md @ 00b7660b (NeMo 25.11, "System: DGX-H100", LLAMA3_70B, FP8-CS)
+#   docs/performance-summary-archive.md @ 0a25f911 (NeMo 26.02, "Model: LLAMA3_70B", DGX-H100)
+# Settings the tables leave out, read from the recipes they name (inputs, never the results):
+#   scripts/performance/configs/llama/llama3_workload_base_configs.py @ 00919dcf: H100 FP8-CS
+#     tp 4, pp 8, vp 5, cp 1, mbs 1 (the base), GBS 128 (V1) and 256 (V2), 64 GPUs;
+#   scripts/performance/configs/llama/llama3_llm_pretrain.py @ 2a0d46e2: seq 8192, vocab 128256,
+#     gradients reduced in bf16 (grad_reduce_in_fp32 False), TP overlap (userbuffers
+#     fp8_h100_h8192_tp4_mbs1_seqlen8192);
+#   src/megatron/bridge/recipes/llama/llama3.py (llama3_70b_pretrain_config, _pretrain_common):
+#     sequence parallel, distributed optimizer, overlap_grad_reduce and overlap_param_gather,
+#     no recomputation named; src/megatron/bridge/training/comm_overlap.py: overlap_p2p_comm
+#     when vp > 1.
+# Model: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672, untied
+# embeddings). Step = GBS x 8192 / (tokens/s/GPU x 64). The cost model is the same fit as
+# scripts/validate-plan-mlperf.sh (../shared/data/costs and one real H200 run's attention),
+# nothing from these tables. Deterministic.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+LUMOS_TARGETS="lumos-model" bash scripts/build.sh "$build" >/dev/null
+lm="$build/modeler/tools/lumos-model"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$lm" costs fit ../shared/data/costs ../shared/data/traces/h200-pytorch/gpt-lumos.pb.zst \
+  --gpu H200-SXM-141GB --attention batch=8,heads=16,seq_q=1024,head_dim=128 \
+  -o "$work/costs.json" >/dev/null
+model=llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256
+# source | GPUs | tp | pp | vp | mbs | gbs | published tokens/s/GPU
+rows="NeMo 25.11 (performance-summary.md)|64|4|8|5|1|128|1602
+NeMo 26.02 (performance-summary-archive.md)|64|4|8|5|1|256|1621"
+echo "$rows" | while IFS='|' read -r name gpus tp pp vp mbs gbs tokens; do
+  dp=$((gpus / (tp * pp)))
+  "$lm" estimate --model "$model" --gpu H100-SXM5-80GB --dtype fp8 --costs "$work/costs.json" \
+    --set "tp=$tp,pp=$pp,vp=$vp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=none,tp_overlap=1,p2p_overlap=1,grad_sync_bytes=2" \
+    --json | python3 -c '
+import json, sys
+name, gpus, gbs, tokens = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+step = gbs * 8192 / (tokens * gpus)
+e = json.load(sys.stdin)["searches"][0]["ranked"][0]
+layout = "%dx%d vp%d dp%d mbs%d" % (e["tp"], e["pp"], e["vp"], e["dp"], e["mbs"])
+fast, slow = e["step_s"], e["simulated_step_s"]
+print("%s|%s|%d|%.0f|%.3f|%.3f|%+.1f|%.3f|%+.1f|%.1f|%s" % (name, layout, gbs, tokens, step, slow,
+      100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["memory_gb"], e["fits"]))
+' "$name" "$gpus" "$gbs" "$tokens"
+done >"$work/rows"
+python3 - "$work/rows" <<'PY'
+import statistics, sys
+rows = [l.strip().split("|") for l in open(sys.argv[1])]
+print("| result | layout | GBS | published tokens/s/GPU | step s | simulated s | error | fast path s | error | memory GB (fits) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+slow, fast = [], []
+for name, layout, gbs, tokens, step, sim, sim_err, est, err, mem, fits in rows:
+    slow.append(abs(float(sim_err)))
+    fast.append(abs(float(err)))
+    print(f"| {name} | {layout} | {gbs} | {tokens} | {step} | {sim} | {sim_err} % | {est} | {err} % | {mem} ({fits}) |")
+print()
+for label, errors in (("simulated (slow path)", slow), ("fast path", fast)):
+    print(f"{label}: median |error| {statistics.median(errors):.1f} %, worst {max(errors):.1f} % "
+          f"over {len(errors)} results (targets: median <= 8 %, worst <= 20 %)")
+PY
