@@ -23,14 +23,7 @@
 # nothing from these tables. Deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
-LUMOS_TARGETS="lumos-model" bash scripts/build.sh "$build" >/dev/null
-lm="$build/modeler/tools/lumos-model"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-"$lm" costs fit ../shared/data/costs ../shared/data/traces/h200-pytorch/gpt-lumos.pb.zst \
-  --gpu H200-SXM-141GB --attention batch=8,heads=16,seq_q=1024,head_dim=128 \
-  -o "$work/costs.json" >/dev/null
+source scripts/plan-validation-setup.sh "$@"  # $lm, $work, $work/costs.json
 model=llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256
 # source | GPUs | tp | pp | vp | mbs | gbs | published tokens/s/GPU
 rows="NeMo 25.11 (performance-summary.md)|64|4|8|5|1|128|1602

@@ -20,14 +20,7 @@
 # on: the table. Deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
-LUMOS_TARGETS="lumos-model" bash scripts/build.sh "$build" >/dev/null
-lm="$build/modeler/tools/lumos-model"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-"$lm" costs fit ../shared/data/costs ../shared/data/traces/h200-pytorch/gpt-lumos.pb.zst \
-  --gpu H200-SXM-141GB --attention batch=8,heads=16,seq_q=1024,head_dim=128 \
-  -o "$work/costs.json" >/dev/null
+source scripts/plan-validation-setup.sh "$@"  # $lm, $work, $work/costs.json
 # params B | heads | hidden | layers | tp | pp | GPUs | batch | TFLOP/s per GPU
 rows="1.7|24|2304|24|1|1|32|512|137
 3.6|32|3072|30|2|1|64|512|138

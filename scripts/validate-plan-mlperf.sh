@@ -17,16 +17,7 @@
 # Deterministic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
-LUMOS_TARGETS="lumos-model" bash scripts/build.sh "$build" >/dev/null
-lm="$build/modeler/tools/lumos-model"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# The attention class from the real H200 run gpt-lumos (head size 128, as GPT-3's), carried to
-# the H100 by the kernel model's efficiency (scripts/validate-attention.sh scores that fit).
-"$lm" costs fit ../shared/data/costs ../shared/data/traces/h200-pytorch/gpt-lumos.pb.zst \
-  --gpu H200-SXM-141GB --attention batch=8,heads=16,seq_q=1024,head_dim=128 \
-  -o "$work/costs.json" >/dev/null
+source scripts/plan-validation-setup.sh "$@"  # $lm, $work, $work/costs.json
 model=gpt:layers=96,hidden=12288,heads=96,seq=2048,vocab=51200
 # source | GPUs | tp | pp | vp | mbs | gbs | TP overlap | recompute | published step (s)
 rows="v3.0 NVIDIA n64|512|4|8|1|1|2048|0|selective|12.08
