@@ -24,29 +24,38 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/plan-validation-setup.sh "$@"  # $lm, $work, $work/costs.json
-model=llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256
-# source | GPUs | tp | pp | vp | mbs | gbs | published tokens/s/GPU
-rows="NeMo 25.11 (performance-summary.md)|64|4|8|5|1|128|1602
-NeMo 26.02 (performance-summary-archive.md)|64|4|8|5|1|256|1621"
-echo "$rows" | while IFS='|' read -r name gpus tp pp vp mbs gbs tokens; do
-  dp=$((gpus / (tp * pp)))
-  "$lm" estimate --model "$model" --gpu H100-SXM5-80GB --dtype fp8 --costs "$work/costs.json" \
-    --set "tp=$tp,pp=$pp,vp=$vp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=none,tp_overlap=1,p2p_overlap=1,grad_sync_bytes=2" \
+llama70=llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256
+llama405=llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256
+# source | model | GEMMs | GPUs | tp | pp | vp | cp | mbs | gbs | published tokens/s/GPU
+rows="Bridge 25.11 Llama 3 70B|llama70|fp8|64|4|8|5|1|1|128|1602
+Bridge 26.02 Llama 3 70B|llama70|fp8|64|4|8|5|1|1|256|1621
+Bridge 25.11 Llama 3.1 405B|llama405|fp8|1024|8|8|8|2|1|512|292
+Bridge 26.02 Llama 3.1 405B|llama405|fp8|1024|8|8|8|2|1|1536|311
+DGXC 25.05 Llama 3.1 405B (anchors)|llama405|fp8|512|8|8|8|2|1|256|=13.020
+DGXC 25.05 Llama 3.1 405B (anchors)|llama405|bf16|512|8|8|8|2|1|256|=19.810"
+echo "$rows" | while IFS='|' read -r name which dtype gpus tp pp vp cp mbs gbs tokens; do
+  model=${!which}
+  dp=$((gpus / (tp * cp * pp)))
+  ends=$([ "$which" = llama405 ] && echo 1 || echo 0)
+  "$lm" estimate --model "$model" --gpu H100-SXM5-80GB --dtype "$dtype" --costs "$work/costs.json" \
+    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=none,tp_overlap=1,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends" \
     --json | python3 -c '
 import json, sys
-name, gpus, gbs, tokens = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-step = gbs * 8192 / (tokens * gpus)
+name, dtype, gpus, gbs, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+# Throughput tables give tokens/s/GPU; the anchors file a step ("=S").
+step = float(tokens[1:]) if tokens.startswith("=") else gbs * 8192 / (float(tokens) * gpus)
 e = json.load(sys.stdin)["searches"][0]["ranked"][0]
-layout = "%dx%d vp%d dp%d mbs%d" % (e["tp"], e["pp"], e["vp"], e["dp"], e["mbs"])
+cp = " cp%d" % e["cp"] if e["cp"] > 1 else ""
+layout = "%dx%d vp%d%s dp%d mbs%d" % (e["tp"], e["pp"], e["vp"], cp, e["dp"], e["mbs"])
 fast, slow = e["step_s"], e["simulated_step_s"]
-print("%s|%s|%d|%.0f|%.3f|%.3f|%+.1f|%.3f|%+.1f|%.1f|%s" % (name, layout, gbs, tokens, step, slow,
-      100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["memory_gb"], e["fits"]))
-' "$name" "$gpus" "$gbs" "$tokens"
+print("%s|%s %s|%d|%s|%.3f|%.3f|%+.1f|%.3f|%+.1f|%.1f|%s" % (name, layout, dtype, gbs, tokens.lstrip("="), step,
+      slow, 100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["memory_gb"], e["fits"]))
+' "$name" "$dtype" "$gpus" "$gbs" "$tokens"
 done >"$work/rows"
 python3 - "$work/rows" <<'PY'
 import statistics, sys
 rows = [l.strip().split("|") for l in open(sys.argv[1])]
-print("| result | layout | GBS | published tokens/s/GPU | step s | simulated s | error | fast path s | error | memory GB (fits) |")
+print("| result | layout | GBS | published tokens/s/GPU (or step) | step s | simulated s | error | fast path s | error | memory GB (fits) |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 slow, fast = [], []
 for name, layout, gbs, tokens, step, sim, sim_err, est, err, mem, fits in rows:

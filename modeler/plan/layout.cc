@@ -10,7 +10,7 @@ std::string Ll(int64_t v) { return std::to_string(v); }
 
 // What `search --set` may fix: the settings no search enumerates.
 constexpr std::string_view kFixedKeys[] = {"grad_sync_bytes", "dp_overlap", "p2p_overlap",
-                                           "flash_attention"};
+                                           "flash_attention", "cp",         "ends_in_split"};
 
 // ApplyLayoutSettings, and ApplyFixedSettings with `fixed_only`.
 Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
@@ -28,7 +28,7 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
         std::find(std::begin(kFixedKeys), std::end(kFixedKeys), key) == std::end(kFixedKeys)) {
       return ErrorStatus(
           "--set: %s is not fixed in a search (it fixes grad_sync_bytes, dp_overlap, "
-          "p2p_overlap, flash_attention; the rest is what it searches)",
+          "p2p_overlap, flash_attention, cp, ends_in_split; the rest is what it searches)",
           key.c_str());
     }
     if (key == "recompute") {
@@ -53,7 +53,7 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
     }
     const bool positive = key != "zero" && key != "sequence_parallel" && key != "gbs" &&
                           key != "tp_overlap" && key != "dp_overlap" && key != "p2p_overlap" &&
-                          key != "flash_attention";
+                          key != "flash_attention" && key != "ends_in_split";
     if (positive && v == 0) return ErrorStatus("--set: %s must be at least 1", key.c_str());
     if (key == "tp") {
       layout->tp = v;
@@ -63,6 +63,11 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
       layout->dp = v;
     } else if (key == "vp") {
       layout->vp = v;
+    } else if (key == "cp") {
+      layout->cp = v;
+    } else if (key == "ends_in_split") {
+      if (v > 1) return ErrorStatus("--set: ends_in_split is 0 or 1");
+      layout->ends_in_split = v == 1;
     } else if (key == "mbs") {
       layout->mbs = v;
     } else if (key == "gbs") {
@@ -89,8 +94,9 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
       layout->grad_sync_bytes = v;
     } else {
       return ErrorStatus(
-          "--set: unknown layout key '%s' (tp, pp, dp, vp, mbs, gbs, sequence_parallel, "
-          "recompute, zero, tp_overlap, dp_overlap, p2p_overlap, flash_attention, grad_sync_bytes)",
+          "--set: unknown layout key '%s' (tp, pp, dp, vp, cp, mbs, gbs, sequence_parallel, "
+          "recompute, zero, tp_overlap, dp_overlap, p2p_overlap, flash_attention, "
+          "grad_sync_bytes, ends_in_split)",
           key.c_str());
     }
   }
@@ -123,15 +129,30 @@ Status CheckLayout(const ModelSpec& spec, const Layout& l, int64_t gpus_per_node
   }
   if (l.pp > spec.layers)
     return fail("pp (" + Ll(l.pp) + ") larger than layers (" + Ll(spec.layers) + ")");
-  if (spec.layers % l.pp != 0) {
-    return fail("pp (" + Ll(l.pp) + ") must divide layers (" + Ll(spec.layers) + ")");
+  if (l.vp > 1 && l.pp == 1) return fail("vp (" + Ll(l.vp) + ") needs pp > 1");
+  // What the pipeline splits: the layers, and with ends_in_split the embedding and the loss.
+  const int64_t split = spec.layers + (l.ends_in_split ? 2 : 0);
+  const std::string what = l.ends_in_split ? "layers + 2" : "layers";
+  if (split % l.pp != 0) {
+    return fail("pp (" + Ll(l.pp) + ") must divide " + what + " (" + Ll(split) +
+                (l.ends_in_split ? ": ends_in_split)" : ")"));
   }
-  if (l.vp > 1) {
-    if (l.pp == 1) return fail("vp (" + Ll(l.vp) + ") needs pp > 1");
-    if ((spec.layers / l.pp) % l.vp != 0) {
-      return fail("vp (" + Ll(l.vp) + ") must divide the layers per stage (" +
-                  Ll(spec.layers / l.pp) + ")");
+  if (l.vp > 1 && (split / l.pp) % l.vp != 0) {
+    return fail("vp (" + Ll(l.vp) + ") must divide the " + what + " per stage (" +
+                Ll(split / l.pp) + ")");
+  }
+  if (l.ends_in_split && split / (l.pp * l.vp) < 2 && l.pp * l.vp > 1) {
+    return fail("ends_in_split needs 2 or more layers a virtual stage (" + Ll(split) + " over " +
+                Ll(l.pp * l.vp) +
+                "): the first and the last give one to the embedding and the loss");
+  }
+  if (l.cp > 1) {
+    if (spec.seq % (2 * l.cp) != 0) {
+      return fail(
+          "cp (" + Ll(l.cp) + ") needs seq (" + Ll(spec.seq) +
+          ") a multiple of 2 x cp (each GPU holds two chunks, balanced for the causal mask)");
     }
+    if (!l.flash_attention) return fail("cp needs flash_attention (ring attention is fused)");
   }
   if (l.global_batch() % (l.dp * l.mbs) != 0) {
     return fail("dp x mbs (" + Ll(l.dp) + " x " + Ll(l.mbs) + ") must divide gbs (" +
@@ -149,9 +170,24 @@ Status CheckLayout(const ModelSpec& spec, const Layout& l, int64_t gpus_per_node
   return Status::Ok();
 }
 
+int64_t VirtualStageLayers(const ModelSpec& spec, const Layout& l, int64_t v) {
+  const int64_t stages = l.pp * l.vp;
+  if (!l.ends_in_split) return spec.layers / stages;
+  const int64_t per = (spec.layers + 2) / stages;
+  if (stages == 1) return spec.layers;
+  return per - (v == 0 ? 1 : 0) - (v == stages - 1 ? 1 : 0);
+}
+
+int64_t StageLayers(const ModelSpec& spec, const Layout& l, int64_t s) {
+  int64_t layers = 0;
+  for (int64_t c = 0; c < l.vp; ++c) layers += VirtualStageLayers(spec, l, c * l.pp + s);
+  return layers;
+}
+
 std::string LayoutText(const Layout& l) {
   std::string s = "tp=" + Ll(l.tp) + " pp=" + Ll(l.pp);
   if (l.vp > 1) s += " vp=" + Ll(l.vp);
+  if (l.cp > 1) s += " cp=" + Ll(l.cp);
   s += " dp=" + Ll(l.dp) + " mbs=" + Ll(l.mbs) + " gbs=" + Ll(l.global_batch());
   if (l.sequence_parallel) s += " sp";
   s += std::string(" recompute=") + models::RecomputeName(l.recompute);
@@ -160,6 +196,7 @@ std::string LayoutText(const Layout& l) {
   if (!l.dp_overlap) s += " no-dp-overlap";
   if (l.vp > 1 && !l.p2p_overlap) s += " no-p2p-overlap";
   if (!l.flash_attention) s += " unfused-attention";
+  if (l.ends_in_split) s += " ends-in-split";
   return s;
 }
 
@@ -167,12 +204,14 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& s
   std::vector<Layout> out;
   for (int64_t tp = 1; tp <= space.gpus_per_node && tp <= space.gpus; ++tp) {
     if (space.gpus % tp != 0) continue;
-    for (int64_t pp = 1; pp <= spec.layers && tp * pp <= space.gpus; ++pp) {
-      if ((space.gpus / tp) % pp != 0) continue;
-      const int64_t dp = space.gpus / (tp * pp);
+    const int64_t cp = space.fixed.cp;
+    for (int64_t pp = 1; pp <= spec.layers && tp * cp * pp <= space.gpus; ++pp) {
+      if (space.gpus % (tp * cp * pp) != 0) continue;
+      const int64_t dp = space.gpus / (tp * cp * pp);
       std::vector<int64_t> vps = space.vp;
       if (vps.empty()) {
-        const int64_t per_stage = spec.layers / pp;  // CheckLayout drops pp not dividing.
+        // CheckLayout drops the pp and vp that do not divide.
+        const int64_t per_stage = (spec.layers + (space.fixed.ends_in_split ? 2 : 0)) / pp;
         for (int64_t v = 1; v <= per_stage; ++v) {
           if (per_stage % v == 0 && (v == 1 || pp > 1)) vps.push_back(v);
         }

@@ -26,6 +26,10 @@ namespace lumos::modeler::plan {
 
 struct Layout {
   int64_t tp = 1, pp = 1, dp = 1, vp = 1;
+  // Context parallelism (Megatron-core, Transformer Engine's ring attention): each micro-batch's
+  // sequence split over cp GPUs (two chunks each, balanced for the causal mask), the keys and
+  // values passed round the ring while attention runs; the gradients reduced over dp x cp.
+  int64_t cp = 1;
   int64_t mbs = 1;
   int64_t gbs = 0;  // Sequences per step, all replicas; 0: dp x mbs (one micro-batch).
   bool sequence_parallel = false;
@@ -48,17 +52,30 @@ struct Layout {
   // Fused (flash) attention; 0: Megatron-LM's attention before FlashAttention (2022): two
   // batched GEMMs with the scores written, a fused scale-mask-softmax and dropout over them.
   bool flash_attention = true;
+  // The embedding and the loss each count as a layer when the layers are split over the
+  // pipeline (Megatron's account_for_embedding_in_pipeline_split and
+  // account_for_loss_in_pipeline_split, as its Llama 3.1 405B recipes set): (layers + 2) / (pp
+  // vp) a virtual stage, the first and the last one layer fewer (VirtualStageLayers).
+  bool ends_in_split = false;
 
   // Field by field (the search's shortlist keys its simulations by layout).
   auto operator<=>(const Layout&) const = default;
 
-  int64_t gpus() const { return tp * pp * dp; }
+  int64_t gpus() const { return tp * cp * pp * dp; }
+  // The ranks holding copies of the same weights: their gradients are reduced together and
+  // ZeRO shards over them.
+  int64_t gradient_ranks() const { return dp * cp; }
   int64_t global_batch() const { return gbs > 0 ? gbs : dp * mbs; }
   int64_t micro_batches() const { return global_batch() / (dp * mbs); }
 };
 
+// The transformer layers of virtual stage v (0..pp vp - 1; CheckLayout: they split evenly).
+int64_t VirtualStageLayers(const ModelSpec& spec, const Layout& layout, int64_t v);
+// Those of pipeline stage s (all its virtual stages).
+int64_t StageLayers(const ModelSpec& spec, const Layout& layout, int64_t s);
+
 // "tp=4,pp=8,dp=16,vp=2,mbs=1,gbs=2048,sequence_parallel=1,recompute=full,zero=1,
-// tp_overlap=1,dp_overlap=0,p2p_overlap=0,grad_sync_bytes=2", applied
+// tp_overlap=1,dp_overlap=0,p2p_overlap=0,grad_sync_bytes=2,cp=2,ends_in_split=1", applied
 // over `layout` (later keys win).
 Status ApplyLayoutSettings(std::string_view text, Layout* layout);
 
@@ -80,12 +97,13 @@ struct SearchSpace {
   bool zero = true;        // Try ZeRO 1 (Megatron's distributed optimizer), 2 and 3 too.
   bool tp_overlap = true;  // Where tp > 1, try Transformer Engine's TP overlap too.
   // The settings no search enumerates (grad_sync_bytes, dp_overlap, p2p_overlap,
-  // flash_attention), taken from here for every layout (`search --set`).
+  // flash_attention, cp, ends_in_split), taken from here for every layout (`search --set`).
   Layout fixed;
 };
 
 // `search --set`'s keys: what the search does not enumerate; any other key is an error naming
-// it (the search tries every value of tp, pp, dp, vp, mbs, recompute, zero and TP overlap).
+// it (the search tries every value of tp, pp, dp, vp, mbs, recompute, zero and TP overlap; dp
+// is what the GPUs leave: N / (tp cp pp)).
 Status ApplyFixedSettings(std::string_view text, Layout* layout);
 
 // Every layout of `space.gpus` GPUs that CheckLayout accepts, with sequence parallelism

@@ -125,6 +125,49 @@ StatusOr<GemmTimes> TimeUnfusedAttention(const GptCosts& costs, const models::At
   return t;
 }
 
+// Context parallelism as Transformer Engine's ring attention runs it (cp_comm_type p2p): each of
+// the cp GPUs holds two chunks of s / (2 cp) tokens (one from each end, so the causal mask
+// leaves each the same work) and takes cp steps: its own queries against its own keys (causal),
+// then against each other GPU's keys and values as they come round the ring (half of each
+// block under the mask: s / cp queries against s / (2 cp) keys). While a step computes, the next
+// block is sent on: forward the keys and values, backward those and their gradients (twice the
+// bytes). A step waits for the longer of its compute and its transfer; the first needs none.
+struct CpAttention {
+  double forward = 0, backward = 0;
+};
+
+StatusOr<CpAttention> TimeRingAttention(const GptCosts& costs, const models::AttentionShape& whole,
+                                        const Layout& l, const PlanSetup& setup) {
+  const int64_t local = whole.seq_q / l.cp;
+  models::AttentionShape own = whole;
+  own.seq_q = own.seq_kv = local;
+  models::AttentionShape other = whole;
+  other.seq_q = local;
+  other.seq_kv = local / 2;
+  other.causal = false;
+  // A block of keys and values: 2 x batch x s / cp x kv heads of this GPU x head size, 16 bits.
+  const double block = 4.0 * static_cast<double>(whole.batch) * static_cast<double>(local) *
+                       static_cast<double>(whole.kv_heads > 0 ? whole.kv_heads : whole.heads) *
+                       static_cast<double>(whole.head_dim);
+  // Ring neighbours are tp ranks apart: NVLink while tp x cp stays in a node.
+  const bool across = l.tp * l.cp > setup.gpus_per_node;
+  const double bandwidth =
+      across ? setup.net.bytes_per_s : setup.gpu->nvlink_bytes_per_s.value_or(0) / 2;
+  const double latency = across ? static_cast<double>(setup.net.latency_ns) : 2000.0;
+  const double send = bandwidth > 0 ? latency + block / bandwidth * 1e9 : 0;
+  CpAttention out;
+  for (const bool backward : {false, true}) {
+    own.backward = other.backward = backward;
+    LUMOS_ASSIGN_OR_RETURN(int64_t first, costs.Attention(own));
+    LUMOS_ASSIGN_OR_RETURN(int64_t step, costs.Attention(other));
+    const double transfer = backward ? 2 * send : send;
+    const double ns = static_cast<double>(first) +
+                      static_cast<double>(l.cp - 1) * std::max(static_cast<double>(step), transfer);
+    (backward ? out.backward : out.forward) = ns;
+  }
+  return out;
+}
+
 }  // namespace
 
 double PassWork::ns() const {
@@ -159,7 +202,7 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
                                   const PlanSetup& setup) {
   LayoutWork out;
   const int64_t t = l.tp;
-  const int64_t tokens = l.mbs * spec.seq;
+  const int64_t tokens = l.mbs * spec.seq / l.cp;  // A GPU's share of a micro-batch.
   const int64_t h = spec.hidden;
   const int64_t f = spec.ffn_size();
   const int64_t kv = spec.kv_heads_count() * spec.head_dim();
@@ -211,7 +254,11 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   a.head_dim = spec.head_dim();
   a.causal = true;
   double attention_forward = 0, attention_backward = 0;
-  if (l.flash_attention) {
+  if (l.cp > 1) {  // CheckLayout: fused.
+    LUMOS_ASSIGN_OR_RETURN(CpAttention ring, TimeRingAttention(costs, a, l, setup));
+    attention_forward = ring.forward;
+    attention_backward = ring.backward;
+  } else if (l.flash_attention) {
     LUMOS_ASSIGN_OR_RETURN(int64_t forward_ns, costs.Attention(a));
     a.backward = true;
     LUMOS_ASSIGN_OR_RETURN(int64_t backward_ns, costs.Attention(a));
@@ -228,6 +275,11 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   memory.tp = t;
   memory.pp = l.pp;
   memory.dp = l.dp;
+  memory.cp = l.cp;
+  memory.ends_in_split = l.ends_in_split;
+  // Megatron's gradient buffer is kept in the type it is reduced in (grad_reduce_in_fp32: fp32,
+  // else the weights' bf16), the gradients accumulated into it over the micro-batches.
+  memory.grad_bytes = l.grad_sync_bytes;
   memory.mbs = l.mbs;
   memory.micro_batches = l.micro_batches();
   memory.sequence_parallel = l.sequence_parallel;
@@ -333,17 +385,18 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
                            {"lm_head_gemm_backward", head.backward, OpClass::kGemm}};
   out.embedding_parameters = vocab_per_gpu * h;
 
-  // Pipeline neighbours are tp x dp ranks apart: on another node once that spans a node.
+  // Pipeline neighbours are tp x cp x dp ranks apart: on another node once that spans a node.
   if (l.pp > 1) {
     const double bytes = activation / (l.sequence_parallel ? static_cast<double>(t) : 1.0);
-    const bool across = t * l.dp >= setup.gpus_per_node;
+    const bool across = t * l.cp * l.dp >= setup.gpus_per_node;
     const double bandwidth =
         across ? setup.net.bytes_per_s : setup.gpu->nvlink_bytes_per_s.value_or(0) / 2;
     const double latency = across ? static_cast<double>(setup.net.latency_ns) : 2000.0;
     if (bandwidth > 0) out.p2p_ns = latency + bytes / bandwidth * 1e9;
   }
-  // A data-parallel group: ranks tp apart, across nodes once tp x dp spans more than one.
-  out.dp_nodes = std::max<int64_t>(1, std::min<int64_t>(l.dp, (t * l.dp) / setup.gpus_per_node));
+  // The gradients' group (dp x cp ranks, tp apart): across nodes once it spans more than one.
+  const int64_t ranks = l.gradient_ranks();
+  out.dp_nodes = std::max<int64_t>(1, std::min<int64_t>(ranks, (t * ranks) / setup.gpus_per_node));
   return out;
 }
 

@@ -20,6 +20,10 @@
 //   TP       an all-reduce of T x h x 2 bytes after each block, or with sequence parallelism
 //            an all-gather before it and a reduce-scatter after it; with tp_overlap the pass
 //            waits only for what the GEMMs do not hide (one op, the longer of the two).
+// Context parallelism (cp > 1): a GPU's share of a micro-batch is s / cp tokens (every GEMM,
+//   collective and send sized by it); attention is Transformer Engine's ring (its own block
+//   causal, then cp - 1 steps against the other GPUs' keys and values, each the longer of its
+//   attention and its block's transfer, NVLink while tp x cp fits a node);
 // The first stage adds the embedding to both passes; the last the LM head GEMM (T, V/tp, h),
 // its two backward GEMMs and the loss (4 passes over the fp32 logits, half in each pass).
 // Threading: pure functions over a const GptCosts.

@@ -150,11 +150,10 @@ StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
                                          const LayoutWork& work, const GptCosts& costs) {
   const int64_t pp = l.pp, vp = l.vp, m = l.micro_batches();
   const int64_t virtual_stages = pp * vp;
-  const int64_t chunk_layers = spec.layers / virtual_stages;  // CheckLayout: divides.
   // A pass of chunk c on stage s, as BuildPipelineGraph lays its ops out (before any stretch).
   auto pass_ns = [&](int64_t s, int64_t c, bool backward) {
     const int64_t v = c * pp + s;
-    double ns = static_cast<double>(chunk_layers) *
+    double ns = static_cast<double>(VirtualStageLayers(spec, l, v)) *
                 (backward ? work.layer_backward.ns() : work.layer_forward.ns());
     if (v == 0) ns += backward ? work.first_backward.ns() : work.first_forward.ns();
     if (v == virtual_stages - 1) ns += backward ? work.last_backward.ns() : work.last_forward.ns();
@@ -175,15 +174,17 @@ StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
   // Then stage 0's last gradient bucket (the embedding's: it waits for the whole pass) reduced,
   // and its optimizer.
   double tail = 0;
-  if (l.dp > 1) {
-    const double bucket = ChunkBuckets(work, virtual_stages, chunk_layers, 0).back().parameters;
+  const int64_t ranks = l.gradient_ranks();
+  if (ranks > 1) {
+    const double bucket =
+        ChunkBuckets(work, virtual_stages, VirtualStageLayers(spec, l, 0), 0).back().parameters;
     LUMOS_ASSIGN_OR_RETURN(
         tail,
         TimeCollective(costs, l.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-                       bucket * static_cast<double>(l.grad_sync_bytes), l.dp, work.dp_nodes));
+                       bucket * static_cast<double>(l.grad_sync_bytes), ranks, work.dp_nodes));
   }
   const auto parameters = static_cast<double>(work.memory.stages.front().parameters);
-  const double shard = parameters / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);
+  const double shard = parameters / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
   LUMOS_ASSIGN_OR_RETURN(double adam, TimeOptimizer(costs, shard, parameters, work.gemm_dtype));
   return pipeline + tail + adam;
 }
@@ -192,7 +193,6 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
                                            const LayoutWork& work, const GptCosts& costs) {
   const int64_t pp = l.pp, vp = l.vp, m = l.micro_batches();
   const int64_t virtual_stages = pp * vp;
-  const int64_t chunk_layers = spec.layers / virtual_stages;  // CheckLayout: divides.
   const int64_t count = PipelineNodeCount(spec, l, work);
   if (count > kMaxPipelineNodes) {
     return ErrorStatus(
@@ -201,11 +201,12 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
         static_cast<long long>(count), static_cast<long long>(m),
         static_cast<long long>(spec.layers), static_cast<long long>(kMaxPipelineNodes));
   }
-  const bool dp = l.dp > 1;
+  const int64_t ranks = l.gradient_ranks();  // dp x cp: the same weights' copies.
+  const bool dp = ranks > 1;
   const CollectiveOp reduce_op =
       l.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
   auto collective = [&](CollectiveOp op, double bytes) {
-    return TimeCollective(costs, op, bytes, l.dp, work.dp_nodes);
+    return TimeCollective(costs, op, bytes, ranks, work.dp_nodes);
   };
   const auto layer_parameters = static_cast<double>(work.layer_parameters);
 
@@ -217,7 +218,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
   std::vector<uint32_t> dp_stream(pp), gather(pp);
   for (int64_t s = 0; s < pp; ++s) {
     const auto rank = static_cast<uint32_t>(s);
-    maker.graph().ranks.push_back(static_cast<int32_t>(s * l.tp * l.dp));
+    maker.graph().ranks.push_back(static_cast<int32_t>(s * l.tp * l.cp * l.dp));
     out.compute_stream.push_back(maker.Processor(rank, 1));
     send_next[s] = maker.Processor(rank, 2);
     dp_stream[s] = maker.Processor(rank, 3);
@@ -227,7 +228,9 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     recv_next[s] = maker.Processor(rank, 7);
   }
 
-  auto buckets_of = [&](int64_t v) { return ChunkBuckets(work, virtual_stages, chunk_layers, v); };
+  auto buckets_of = [&](int64_t v) {
+    return ChunkBuckets(work, virtual_stages, VirtualStageLayers(spec, l, v), v);
+  };
 
   // Keyed by the receiving pass: the sender's transfer, and the receiver's post and end.
   std::map<PassKey, uint32_t> transfers;
@@ -361,12 +364,13 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
       };
       if (!p.backward) {
         if (first_stage) add_ops(work.first_forward, -2);
+        const int64_t chunk_layers = VirtualStageLayers(spec, l, v);
         for (int64_t i = 0; i < chunk_layers; ++i)
           LUMOS_RETURN_IF_ERROR(add_layer(work.layer_forward, i));
         if (last_stage) add_ops(work.last_forward, -1);
       } else {
         if (last_stage) add_ops(work.last_backward, -1);
-        for (int64_t i = chunk_layers - 1; i >= 0; --i) {
+        for (int64_t i = VirtualStageLayers(spec, l, v) - 1; i >= 0; --i) {
           LUMOS_RETURN_IF_ERROR(add_layer(work.layer_backward, i));
         }
         if (first_stage) add_ops(work.first_backward, -2);
@@ -442,7 +446,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     const std::vector<models::StageMemory>& stages = work.memory.stages;
     if (s == 0) stage_parameters = static_cast<double>(stages.front().parameters);
     if (s == pp - 1) stage_parameters = static_cast<double>(stages.back().parameters);
-    const double shard = stage_parameters / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);
+    const double shard = stage_parameters / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
     LUMOS_ASSIGN_OR_RETURN(double adam,
                            TimeOptimizer(costs, shard, stage_parameters, work.gemm_dtype));
     const uint32_t optimizer = maker.Add(compute, "optimizer", adam, WorkClass::kCompute);

@@ -159,7 +159,7 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
       const Layout& l = e.layout;
       std::fprintf(
           out,
-          "%s{\"tp\": %lld, \"pp\": %lld, \"vp\": %lld, \"dp\": %lld, \"mbs\": %lld, "
+          "%s{\"tp\": %lld, \"pp\": %lld, \"vp\": %lld, \"cp\": %lld, \"dp\": %lld, \"mbs\": %lld, "
           "\"gbs\": %lld, \"sequence_parallel\": %s, \"recompute\": \"%s\", \"zero\": %d, "
           "\"tp_overlap\": %s, \"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, "
           "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": "
@@ -167,13 +167,13 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           "%s, \"shortfall_gb\": %.3f, "
           "%s}",
           i ? ", " : "", static_cast<long long>(l.tp), static_cast<long long>(l.pp),
-          static_cast<long long>(l.vp), static_cast<long long>(l.dp), static_cast<long long>(l.mbs),
-          static_cast<long long>(l.global_batch()), l.sequence_parallel ? "true" : "false",
-          models::RecomputeName(l.recompute), l.zero, l.tp_overlap ? "true" : "false",
-          e.step_ns / 1e9, e.tokens_per_s_per_gpu, e.forward_ns / 1e6, e.backward_ns / 1e6,
-          e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9, e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9,
-          Gb(e.memory.total_bytes()), e.memory.fits ? "true" : "false",
-          Gb(e.memory.shortfall_bytes), SimulatedJson(e).c_str());
+          static_cast<long long>(l.vp), static_cast<long long>(l.cp), static_cast<long long>(l.dp),
+          static_cast<long long>(l.mbs), static_cast<long long>(l.global_batch()),
+          l.sequence_parallel ? "true" : "false", models::RecomputeName(l.recompute), l.zero,
+          l.tp_overlap ? "true" : "false", e.step_ns / 1e9, e.tokens_per_s_per_gpu,
+          e.forward_ns / 1e6, e.backward_ns / 1e6, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
+          e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()),
+          e.memory.fits ? "true" : "false", Gb(e.memory.shortfall_bytes), SimulatedJson(e).c_str());
     }
     std::fprintf(out, "]}");
   }

@@ -26,6 +26,8 @@ const std::vector<std::string>& StepAssumptions() {
       "Adam: 32 bytes a parameter of the GPU's shard",
       "FP8: GEMM inputs and output gradients cast with transposes; weights once a step",
       "attention fused (flash), causal, bf16 (flash_attention=0: unfused, pass_work.h)",
+      "cp > 1: ring attention, each step the longer of its attention and its transfer",
+      "gradient buffer in the reduction's type (grad_sync_bytes)",
       "compute beside communication 18.9 % slower (arXiv:2507.03114; --overlap-slowdown)",
       "fast path: that slowdown charged beside the hidden data-parallel collectives",
   };
@@ -41,22 +43,28 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   out.memory = work.memory;
   const models::MemoryEstimate& mem = work.memory;
 
-  // Stages: the layers, the embedding on the first, the LM head and loss on the last.
-  const int64_t layers_per_stage = spec.layers / l.pp;  // CheckLayout: pp divides layers.
-  const double per_stage = static_cast<double>(layers_per_stage);
-  const double body_forward = work.layer_forward.ns() * per_stage;
-  const double body_backward = work.layer_backward.ns() * per_stage;
-  double first_forward = body_forward + work.first_forward.ns();
-  double first_backward = body_backward + work.first_backward.ns();
-  double last_forward = body_forward + work.last_forward.ns();
-  double last_backward = body_backward + work.last_backward.ns();
-  if (l.pp == 1) {
-    first_forward = last_forward = first_forward + work.last_forward.ns();
-    first_backward = last_backward = first_backward + work.last_backward.ns();
+  // Stages: their layers (StageLayers: even, or with ends_in_split one fewer on the first and
+  // the last), the embedding on the first, the LM head and loss on the last; the slowest counts.
+  // A middle stage stands for them all (stage 1; with ends_in_split it may be the slowest).
+  double per_stage = 0;
+  for (const int64_t s : {int64_t{0}, std::min<int64_t>(1, l.pp - 1), l.pp - 1}) {
+    const auto layers = static_cast<double>(StageLayers(spec, l, s));
+    double forward = work.layer_forward.ns() * layers;
+    double backward = work.layer_backward.ns() * layers;
+    if (s == 0) {
+      forward += work.first_forward.ns();
+      backward += work.first_backward.ns();
+    }
+    if (s == l.pp - 1) {
+      forward += work.last_forward.ns();
+      backward += work.last_backward.ns();
+    }
+    if (forward + backward >= out.forward_ns + out.backward_ns) {
+      out.forward_ns = forward;
+      out.backward_ns = backward;
+      per_stage = layers;
+    }
   }
-  const bool last_slower = last_forward + last_backward >= first_forward + first_backward;
-  out.backward_ns = last_slower ? last_backward : first_backward;
-  out.forward_ns = last_slower ? last_forward : first_forward;
   out.gemm_ns = work.gemm_ns * per_stage;
   out.attention_ns = work.attention_ns * per_stage;
   out.elementwise_ns = work.elementwise_ns * per_stage;
@@ -74,10 +82,11 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   // The compute beside what hides runs slower (PlanSetup::overlap_slowdown).
   const double stretch = setup.overlap_slowdown / (1 + setup.overlap_slowdown);
   double zero3 = 0, zero3_overlap = 0;
-  if (l.zero == 3 && l.dp > 1) {
+  const int64_t ranks = l.gradient_ranks();  // dp x cp: the same weights' copies.
+  if (l.zero == 3 && ranks > 1) {
     LUMOS_ASSIGN_OR_RETURN(double gather,
                            TimeCollective(costs, CollectiveOp::kAllGather,
-                                          static_cast<double>(parameters) * 2, l.dp, nodes));
+                                          static_cast<double>(parameters) * 2, ranks, nodes));
     zero3 = std::max(0.0, gather - out.forward_ns) + std::max(0.0, gather - out.backward_ns);
     zero3_overlap =
         (std::min(gather, out.forward_ns) + std::min(gather, out.backward_ns)) * stretch;
@@ -88,21 +97,21 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   out.pipeline_ns = (m + bubble_slots) * slot;
   out.bubble_ns = bubble_slots * slot;
 
-  if (l.dp > 1) {
+  if (ranks > 1) {
     const double grads = static_cast<double>(parameters * l.grad_sync_bytes);
     double reduce = 0, gather = 0;
     if (l.zero >= 1) {
       LUMOS_ASSIGN_OR_RETURN(
-          reduce, TimeCollective(costs, CollectiveOp::kReduceScatter, grads, l.dp, nodes));
+          reduce, TimeCollective(costs, CollectiveOp::kReduceScatter, grads, ranks, nodes));
     }
     if (l.zero == 1 || l.zero == 2) {  // The updated shards gathered once a step.
       LUMOS_ASSIGN_OR_RETURN(gather,
                              TimeCollective(costs, CollectiveOp::kAllGather,
-                                            static_cast<double>(parameters) * 2, l.dp, nodes));
+                                            static_cast<double>(parameters) * 2, ranks, nodes));
     }
     if (l.zero == 0) {
       LUMOS_ASSIGN_OR_RETURN(reduce,
-                             TimeCollective(costs, CollectiveOp::kAllReduce, grads, l.dp, nodes));
+                             TimeCollective(costs, CollectiveOp::kAllReduce, grads, ranks, nodes));
     }
     out.dp_comm_ns = reduce + gather;
     out.dp_exposed_ns = l.dp_overlap
@@ -111,7 +120,7 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
                             : reduce + gather;
   }
   const double shard =
-      static_cast<double>(parameters) / (l.zero >= 1 ? static_cast<double>(l.dp) : 1.0);
+      static_cast<double>(parameters) / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
   LUMOS_ASSIGN_OR_RETURN(
       out.optimizer_ns,
       TimeOptimizer(costs, shard, static_cast<double>(parameters), setup.gemm_dtype));

@@ -191,6 +191,7 @@ StatusOr<MemoryEstimate> EstimateMemory(const MemoryConfig& c, const GpuSpec* gp
   const double layer_bytes = LayerActivationBytes(c);
 
   std::vector<int64_t> stage_indices = {0};
+  if (c.ends_in_split && c.pp > 2) stage_indices.push_back(1);
   if (c.pp > 1) stage_indices.push_back(c.pp - 1);
   for (int64_t index : stage_indices) {
     StageMemory stage;
@@ -199,6 +200,9 @@ StatusOr<MemoryEstimate> EstimateMemory(const MemoryConfig& c, const GpuSpec* gp
     const bool last = index == c.pp - 1;
     // Stages of equal depth; the remainder, if any, on the first stages (the largest count).
     stage.layers = c.layers / c.pp + (index < c.layers % c.pp ? 1 : 0);
+    if (c.ends_in_split && c.pp > 1) {
+      stage.layers = (c.layers + 2) / c.pp - (first ? 1 : 0) - (last ? 1 : 0);
+    }
     stage.parameters =
         shard.layer * stage.layers + (first ? shard.embedding : 0) + (last ? shard.head : 0);
     const double p = static_cast<double>(stage.parameters);

@@ -84,6 +84,9 @@ struct MemoryConfig {
   // Parallelism.
   int64_t dp = 1, tp = 1, pp = 1, cp = 1;
   bool sequence_parallel = false;
+  // The embedding and the loss each count as a layer in the pipeline split (Megatron's
+  // account_for_*_in_pipeline_split): (layers + 2) / pp a stage, the first and last one fewer.
+  bool ends_in_split = false;
   // Training.
   int zero_stage = 0;  // 0..3.
   Recompute recompute = Recompute::kNone;
@@ -111,7 +114,9 @@ struct StageMemory {
 struct MemoryEstimate {
   int64_t model_parameters = 0;  // The whole model (tp = 1, vocab unpadded, a tied head once).
   int64_t padded_vocab = 0;
-  std::vector<StageMemory> stages;        // Stage 0 and the last stage (one entry when pp == 1).
+  // Stage 0 and the last stage (one entry when pp == 1), and with ends_in_split and pp > 2 stage
+  // 1 between them (a middle stage holds a layer more); front() and back() are the end stages.
+  std::vector<StageMemory> stages;
   size_t largest = 0;                     // Index into stages of the one needing the most memory.
   std::optional<int64_t> capacity_bytes;  // The GPU's HBM (spec hbm_gb); none: unknown.
   bool fits = true;                       // total <= capacity (true when capacity is unknown).

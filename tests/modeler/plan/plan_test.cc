@@ -84,6 +84,12 @@ TEST(LayoutTest, EveryRuleIsNamed) {
            {"zero=4", "zero must be 0..3"},
            {"grad_sync_bytes=3", "grad_sync_bytes is 2 (bf16) or 4 (fp32)"},
            {"recompute=some", "none, selective or full"},
+           {"cp=3", "cp (3) needs seq (2048) a multiple of 2 x cp"},
+           {"cp=2,flash_attention=0", "cp needs flash_attention"},
+           {"pp=8,ends_in_split=1", "pp (8) must divide layers + 2 (98: ends_in_split)"},
+           {"pp=2,vp=5,ends_in_split=1", "vp (5) must divide the layers + 2 per stage (49)"},
+           {"pp=2,vp=49,ends_in_split=1", "ends_in_split needs 2 or more layers a virtual stage"},
+           {"ends_in_split=2", "ends_in_split is 0 or 1"},
            {"dq=2", "unknown layout key 'dq'"}}) {
     Status s = check(set);
     ASSERT_FALSE(s.ok()) << set;
@@ -105,6 +111,51 @@ TEST(LayoutTest, EnumerationKeepsOnlyLayoutsThatCanExist) {
   }
   // Every virtual-stage count that divides the 12 layers of a stage (MLPerf v3.1 ran vp 12).
   EXPECT_EQ(vps_at_pp8, (std::set<int64_t>{1, 2, 3, 4, 6, 12}));
+}
+
+// Megatron's account_for_embedding/loss_in_pipeline_split, as its Llama 3.1 405B recipes set:
+// 126 layers and the two ends over 8 x 8 virtual stages, 2 each, the first and the last giving
+// one to the embedding and the loss; every layer placed once.
+TEST(LayoutTest, TheEndsCountAsLayersInTheSplit) {
+  StatusOr<ModelSpec> spec = ParseModelSpec(
+      "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256");
+  ASSERT_TRUE(spec.ok());
+  Layout l;
+  ASSERT_TRUE(ApplyLayoutSettings("tp=8,pp=8,vp=8,cp=2,dp=8,gbs=512,ends_in_split=1", &l).ok());
+  ASSERT_TRUE(CheckLayout(*spec, l, 8).ok()) << CheckLayout(*spec, l, 8).message();
+  EXPECT_EQ(l.gpus(), 1024);
+  EXPECT_EQ(l.gradient_ranks(), 16);
+  int64_t placed = 0;
+  for (int64_t v = 0; v < 64; ++v) {
+    EXPECT_EQ(VirtualStageLayers(*spec, l, v), v == 0 || v == 63 ? 1 : 2) << v;
+    placed += VirtualStageLayers(*spec, l, v);
+  }
+  EXPECT_EQ(placed, 126);
+  EXPECT_EQ(StageLayers(*spec, l, 0), 15);
+  EXPECT_EQ(StageLayers(*spec, l, 3), 16);
+  EXPECT_EQ(StageLayers(*spec, l, 7), 15);
+  l.ends_in_split = false;  // 126 layers do not split over 8 stages on their own.
+  EXPECT_NE(CheckLayout(*spec, l, 8).message().find("pp (8) must divide layers (126)"),
+            std::string::npos);
+  // One stage: every layer, the ends beside them.
+  Layout one;
+  ASSERT_TRUE(ApplyLayoutSettings("ends_in_split=1", &one).ok());
+  EXPECT_EQ(VirtualStageLayers(*spec, one, 0), 126);
+  // A search with cp and the split fixed lays out N GPUs as tp x cp x pp x dp.
+  SearchSpace space;
+  space.gpus = 1024;
+  space.gbs = 512;
+  ASSERT_TRUE(ApplyFixedSettings("cp=2,ends_in_split=1", &space.fixed).ok());
+  const std::vector<Layout> layouts = EnumerateLayouts(*spec, space);
+  ASSERT_FALSE(layouts.empty());
+  bool found = false;
+  for (const Layout& e : layouts) {
+    EXPECT_EQ(e.gpus(), 1024) << LayoutText(e);
+    EXPECT_EQ(e.cp, 2);
+    EXPECT_TRUE(e.ends_in_split);
+    found = found || (e.tp == 8 && e.pp == 8 && e.vp == 8);
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(LayoutTest, TpOverlapIsTriedWhereATensorGroupSplitsTheLayer) {
@@ -277,6 +328,50 @@ TEST(StepModelTest, TpOverlapCostsTheGemmsWhatItsMethodsTake) {
 
 // What each knob does, whatever the costs: interleaving shrinks the bubble, more micro-batches
 // take longer in all, TP overlap never slows a step.
+// Context parallelism splits each micro-batch's sequence over cp GPUs (Llama 3 70B at seq 8192,
+// where Megatron-Bridge's recipes use it): a GPU's GEMMs and its share of attention about halve
+// with cp 2 (the ring's transfers hide behind the attention steps), its activations halve, and
+// its gradients are reduced over dp x cp ranks, as dp alone would with twice the replicas.
+TEST(StepModelTest, ContextParallelismSplitsTheSequence) {
+  const PlanSetup setup = H100Fp8();
+  StatusOr<ModelSpec> llama = ParseModelSpec(
+      "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256");
+  ASSERT_TRUE(llama.ok());
+  auto work_of = [&](const std::string& set) {
+    Layout l;
+    EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
+    StatusOr<LayoutWork> w = LayoutWorkOf(*llama, l, SharedCosts(*setup.gpu), setup);
+    EXPECT_TRUE(w.ok()) << set;
+    return w.ok() ? *w : LayoutWork{};
+  };
+  auto fast = [&](const std::string& set) {
+    Layout l;
+    EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
+    StatusOr<StepEstimate> e = EstimateStep(*llama, l, SharedCosts(*setup.gpu), setup);
+    EXPECT_TRUE(e.ok()) << set << ": " << e.status().message();
+    return e.ok() ? *e : StepEstimate{};
+  };
+  const std::string base = "tp=4,pp=8,mbs=1,gbs=512,sequence_parallel=1,zero=1";
+  const LayoutWork one = work_of(base + ",dp=16");
+  const LayoutWork two = work_of(base + ",dp=16,cp=2");
+  std::printf("cp 2 against 1: GEMMs x%.3f, attention x%.3f, activations x%.3f\n",
+              two.gemm_ns / one.gemm_ns, two.attention_ns / one.attention_ns,
+              static_cast<double>(two.memory.stages.front().layer_activation_bytes) /
+                  static_cast<double>(one.memory.stages.front().layer_activation_bytes));
+  EXPECT_GT(two.gemm_ns, 0.45 * one.gemm_ns);
+  EXPECT_LT(two.gemm_ns, 0.65 * one.gemm_ns);
+  EXPECT_GT(two.attention_ns, 0.4 * one.attention_ns);  // Its share, and the ring's steps.
+  EXPECT_LT(two.attention_ns, 0.8 * one.attention_ns);
+  EXPECT_NEAR(static_cast<double>(two.memory.stages.front().layer_activation_bytes),
+              0.5 * static_cast<double>(one.memory.stages.front().layer_activation_bytes),
+              0.01 * static_cast<double>(one.memory.stages.front().layer_activation_bytes));
+  const StepEstimate split = fast(base + ",dp=16,cp=2");
+  const StepEstimate replicas = fast(base + ",dp=32");
+  EXPECT_EQ(split.layout.gpus(), replicas.layout.gpus());
+  EXPECT_NEAR(split.dp_comm_ns, replicas.dp_comm_ns, 1e-6 * replicas.dp_comm_ns);
+  EXPECT_GT(split.dp_comm_ns, 0);
+}
+
 TEST(StepModelTest, KnobsMoveTheStepTheWayTheyShould) {
   const std::string base = "tp=4,pp=8,dp=16,mbs=1,sequence_parallel=1,zero=1";
   EXPECT_LT(StepSeconds(base + ",gbs=2048,vp=4"), StepSeconds(base + ",gbs=2048"));
