@@ -93,6 +93,8 @@ struct SearchSpace {
   // Virtual stages to try; empty: every count Megatron's interleaved schedule accepts (each
   // divisor of layers / pp, so GPT-3's 12 layers a stage try 1, 2, 3, 4, 6 and 12).
   std::vector<int64_t> vp;
+  // Context-parallel degrees to try; empty: fixed.cp alone.
+  std::vector<int64_t> cp;
   bool recompute = true;   // Try selective and full recomputation too.
   bool zero = true;        // Try ZeRO 1 (Megatron's distributed optimizer), 2 and 3 too.
   bool tp_overlap = true;  // Where tp > 1, try Transformer Engine's TP overlap too.

@@ -36,7 +36,7 @@ constexpr const char kExitStatus[] =
     "arguments include an unknown key, a model or layout that cannot exist (the rule it breaks is\n"
     "named) and a GPU or network the specs do not know.";
 
-StatusOr<std::vector<int64_t>> ParseCounts(std::string_view text) {
+StatusOr<std::vector<int64_t>> ParseCounts(std::string_view text, const char* flag = "--gpus") {
   std::vector<int64_t> out;
   while (!text.empty()) {
     const size_t comma = text.find(',');
@@ -45,12 +45,12 @@ StatusOr<std::vector<int64_t>> ParseCounts(std::string_view text) {
     int64_t v = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (ec != std::errc() || end != item.data() + item.size() || v < 1 || v > 1'000'000) {
-      return ErrorStatus("--gpus: '%.*s' must be a whole number in 1..1000000",
+      return ErrorStatus("%s: '%.*s' must be a whole number in 1..1000000", flag,
                          static_cast<int>(item.size()), item.data());
     }
     out.push_back(v);
   }
-  if (out.empty()) return ErrorStatus("--gpus: give at least one count");
+  if (out.empty()) return ErrorStatus("%s: give at least one count", flag);
   return out;
 }
 
@@ -133,14 +133,15 @@ void PrintCsvRows(std::FILE* out, const SearchResult& r, size_t top) {
     std::fprintf(
         out,
         "%lld,%zu,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,%d,%.6f,%.1f,%.6f,%.6f,%.6f,%.3f,%d,"
-        "%.3f,%s\n",
+        "%.3f,%s,%lld\n",
         static_cast<long long>(r.gpus), i + 1, static_cast<long long>(l.tp),
         static_cast<long long>(l.pp), static_cast<long long>(l.vp), static_cast<long long>(l.dp),
         static_cast<long long>(l.mbs), static_cast<long long>(l.global_batch()),
         l.sequence_parallel ? 1 : 0, models::RecomputeName(l.recompute), l.zero,
         l.tp_overlap ? 1 : 0, e.step_ns / 1e9, e.tokens_per_s_per_gpu, e.bubble_ns / 1e9,
         e.dp_exposed_ns / 1e9, e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()),
-        e.memory.fits ? 1 : 0, Gb(e.memory.shortfall_bytes), e.simulated ? Seconds(e).c_str() : "");
+        e.memory.fits ? 1 : 0, Gb(e.memory.shortfall_bytes), e.simulated ? Seconds(e).c_str() : "",
+        static_cast<long long>(l.cp));
   }
 }
 
@@ -374,7 +375,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::string dtype_name = "bf16";
   int64_t gbs = 0, top = 20, gpus_per_node = 0, simulate = 10, check = 1000;
   double overlap_slowdown = kOverlapComputeSlowdown;
-  std::string fixed_text;
+  std::string fixed_text, cp_text;
   bool json = false, csv = false, no_recompute = false, no_zero = false, no_tp_overlap = false;
   cli::ArgParser parser(
       "lumos-model search",
@@ -412,6 +413,9 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
               "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
               "dp_overlap, p2p_overlap, flash_attention",
               &fixed_text)
+      .String("--cp", "C[,C2,...]",
+              "context-parallel degrees to try (default 1; each needs seq a multiple of 2 C)",
+              &cp_text)
       .Flag("--no-recompute", "do not try activation recomputation", &no_recompute)
       .Flag("--no-zero", "do not try ZeRO stages 1-3", &no_zero)
       .Flag("--no-tp-overlap", "do not try TP overlap (Transformer Engine's userbuffers)",
@@ -431,6 +435,15 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   Layout fixed;
   if (Status s = ApplyFixedSettings(fixed_text, &fixed); !s.ok()) {
     return parser.UsageError(err, s.message());
+  }
+  std::vector<int64_t> cps = {fixed.cp};
+  if (!cp_text.empty()) {
+    if (fixed.cp != 1) return parser.UsageError(err, "cp in --cp or in --set, not both");
+    StatusOr<std::vector<int64_t>> parsed = ParseCounts(cp_text, "--cp");
+    if (!parsed.ok()) return parser.UsageError(err, parsed.status().message());
+    cps = *parsed;
+    std::sort(cps.begin(), cps.end());
+    cps.erase(std::unique(cps.begin(), cps.end()), cps.end());
   }
   int code = 0;
   StatusOr<Resolved> resolved =
@@ -452,6 +465,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     space.zero = !no_zero;
     space.tp_overlap = !no_tp_overlap;
     space.fixed = fixed;
+    space.cp = cps;
     auto progress = [&](size_t done, size_t total) {
       if (terminal && (done % 64 == 0 || done == total)) {
         std::fprintf(err, "\r%lld GPUs: %zu/%zu layouts", static_cast<long long>(n), done, total);
@@ -484,7 +498,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     std::fprintf(out,
                  "gpus,rank,tp,pp,vp,dp,mbs,gbs,sequence_parallel,recompute,zero,tp_overlap,step_s,"
                  "tokens_per_s_per_gpu,bubble_s,dp_exposed_s,optimizer_s,memory_gb,fits,"
-                 "shortfall_gb,simulated_step_s\n");
+                 "shortfall_gb,simulated_step_s,cp\n");
     for (const SearchResult& r : results) PrintCsvRows(out, r, k);
   } else {
     std::fprintf(out, "model %s on %s (%lld a node), %s between nodes, GEMMs in %s; %s\n",

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <regex>
@@ -156,6 +157,14 @@ TEST(LayoutTest, TheEndsCountAsLayersInTheSplit) {
     found = found || (e.tp == 8 && e.pp == 8 && e.vp == 8);
   }
   EXPECT_TRUE(found);
+  // Several degrees tried (search --cp 1,2,4): each lays out the same GPUs.
+  space.cp = {1, 2, 4};
+  std::set<int64_t> tried;
+  for (const Layout& e : EnumerateLayouts(*spec, space)) {
+    EXPECT_EQ(e.gpus(), 1024) << LayoutText(e);
+    tried.insert(e.cp);
+  }
+  EXPECT_EQ(tried, (std::set<int64_t>{1, 2, 4}));
 }
 
 TEST(LayoutTest, TpOverlapIsTriedWhereATensorGroupSplitsTheLayer) {
@@ -461,6 +470,13 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
   ASSERT_EQ(checked.exit_code, 0) << checked.err;
   EXPECT_NE(checked.out.find("the first is the slow path's fastest of all"), std::string::npos)
       << checked.out;
+  // Context parallelism tried where asked: its degrees in the JSON, each layout on the same GPUs.
+  const auto cps = RunCommand(lm + " search --model " + kGpt3 +
+                              " --gpus 64 --gpu H100-SXM5-80GB --gbs 16 --top 100000 --json "
+                              "--simulate 0 --cp 1,2");
+  ASSERT_EQ(cps.exit_code, 0) << cps.err;
+  EXPECT_NE(cps.out.find("\"cp\": 2,"), std::string::npos);
+  EXPECT_NE(cps.out.find("\"cp\": 1,"), std::string::npos);
   const auto unsettled = RunCommand(lm + " search --model " + kGpt3 +
                                     " --gpus 64 --gpu H100-SXM5-80GB --gbs 16 --top 1 --check 1");
   ASSERT_EQ(unsettled.exit_code, 0) << unsettled.err;
@@ -470,14 +486,22 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
                                " --gpus 8 --gpu H100-SXM5-80GB --gbs 8 --csv --top 1000");
   ASSERT_EQ(none.exit_code, 0) << none.err;
   size_t rows = 0, fitting = 0;
-  for (size_t at = none.out.find('\n'); at != std::string::npos && at + 1 < none.out.size();
-       at = none.out.find('\n', at + 1)) {
-    const std::string row = none.out.substr(at + 1, none.out.find('\n', at + 1) - at - 1);
+  std::istringstream csv(none.out);
+  std::vector<std::string> header;
+  std::string line;
+  std::getline(csv, line);
+  std::istringstream names(line);
+  for (std::string name; std::getline(names, name, ',');) header.push_back(name);
+  const auto fits_column =
+      static_cast<size_t>(std::find(header.begin(), header.end(), "fits") - header.begin());
+  ASSERT_LT(fits_column, header.size()) << line;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    ASSERT_GT(cells.size(), fits_column) << line;
     ++rows;
-    // ...,fits,shortfall_gb,simulated_step_s
-    const size_t simulated = row.rfind(',');
-    const size_t fits = row.rfind(',', row.rfind(',', simulated - 1) - 1);
-    fitting += row.substr(fits + 1, 1) == "1" ? 1 : 0;
+    fitting += cells[fits_column] == "1" ? 1 : 0;
   }
   EXPECT_GT(rows, 0u);
   EXPECT_EQ(fitting, 0u);
@@ -495,6 +519,11 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
             "pp (200) larger than layers (96)"},
            {" search --model " + std::string(kGpt3) + " --gpus 64 --gpu H100-SXM5-80GB --set tp=2",
             "--set: tp is not fixed in a search"},
+           {" search --model " + std::string(kGpt3) +
+                " --gpus 64 --gpu H100-SXM5-80GB --cp 2 --set cp=2",
+            "cp in --cp or in --set, not both"},
+           {" search --model " + std::string(kGpt3) + " --gpus 64 --gpu H100-SXM5-80GB --cp 0",
+            "--cp: '0' must be a whole number"},
            {" search --model " + std::string(kGpt3) +
                 " --gpus 64 --gpu H100-SXM5-80GB --set grad_sync_bytes=3",
             "grad_sync_bytes is 2 (bf16) or 4 (fp32)"},
