@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/validate-plan-bridge.sh [BUILD_DIR]: docs/validation.md's "Planning without a trace:
-# Llama 3 70B on H100 (Megatron-Bridge)": `lumos-model estimate --model` (both paths) for the
-# dense DGX-H100 rows of NVIDIA's published Megatron-Bridge performance tables whose layout the
-# planner can express (no context parallelism, pp x vp dividing the layers), against the
-# measured throughput they give.
+# Llama 3 70B and Llama 3.1 405B on H100": `lumos-model estimate --model` (both paths) for the
+# dense DGX-H100 rows of NVIDIA's published Megatron-Bridge performance tables (Llama 3 70B;
+# Llama 3.1 405B with context parallelism and the embedding and loss counted in its pipeline
+# split) and the DGXC 405B step times of ../shared/docs/estimation-anchors.md, against the
+# measured throughput or step they give.
 # Source (Apache-2.0), scored only in the last column: NVIDIA-NeMo/Megatron-Bridge
 #   docs/performance-summary.md @ 00b7660b (NeMo 25.11, "System: DGX-H100", LLAMA3_70B, FP8-CS)
 #   docs/performance-summary-archive.md @ 0a25f911 (NeMo 26.02, "Model: LLAMA3_70B", DGX-H100)
@@ -17,8 +18,15 @@
 #     sequence parallel, distributed optimizer, overlap_grad_reduce and overlap_param_gather,
 #     no recomputation named; src/megatron/bridge/training/comm_overlap.py: overlap_p2p_comm
 #     when vp > 1.
-# Model: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672, untied
-# embeddings). Step = GBS x 8192 / (tokens/s/GPU x 64). The cost model is the same fit as
+#   scripts/performance/configs/llama/llama31_workload_base_configs.py: H100 FP8-CS 405B tp 8,
+#     pp 8, cp 2, vp 8 on 1,024 GPUs, GBS 512 (V1) and 1536 (V2); llama31_llm_pretrain.py: TP
+#     overlap (userbuffers fp8_h100_h16384_tp8_cp2), bf16 gradients; the recipe
+#     (llama31_405b_pretrain_config): account_for_embedding/loss_in_pipeline_split.
+#   DGXC (anchors): only tp, pp, cp, vp, GBS and the step are given; the rest is assumed as the
+#     Bridge recipe's (not read from DGXC's scripts).
+# Models: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672) and Llama 3.1
+# 405B (126 layers, hidden 16384, 128 heads, 8 KV heads, ffn 53248), untied embeddings.
+# Step = GBS x 8192 / (tokens/s/GPU x GPUs). The cost model is the same fit as
 # scripts/validate-plan-mlperf.sh (../shared/data/costs and one real H200 run's attention),
 # nothing from these tables. Deterministic.
 set -euo pipefail

@@ -77,6 +77,7 @@ StatusOr<RepartitionResult> RunRepartition(const EstimateContext& ctx,
   r.before.tp = measured.tp;
   r.before.pp = measured.pp;
   r.before.dp = measured.dp;
+  r.before.cp = std::max<int64_t>(1, measured.cp);  // The trace's context parallelism kept.
   r.before.mbs = measured.mbs;
   r.before.gbs = measured.dp * measured.mbs * measured.micro_batches;
 
@@ -166,12 +167,12 @@ StatusOr<RepartitionResult> RunRepartition(const EstimateContext& ctx,
   }
   // The world follows tp x pp x dp unless given; given, it sets dp.
   if (world != nullptr) {
-    const int64_t per_replica = r.after.tp * r.after.pp;
+    const int64_t per_replica = r.after.tp * r.after.cp * r.after.pp;
     if (world->integer % per_replica != 0 ||
         (dp_given && r.after.dp * per_replica != world->integer)) {
-      return Status::Error("--set world=" + world->text + ": not tp x pp x dp (" +
-                           std::to_string(r.after.tp) + " x " + std::to_string(r.after.pp) +
-                           " x dp)");
+      return Status::Error("--set world=" + world->text + ": not tp x cp x pp x dp (" +
+                           std::to_string(r.after.tp) + " x " + std::to_string(r.after.cp) + " x " +
+                           std::to_string(r.after.pp) + " x dp)");
     }
     r.after.dp = world->integer / per_replica;
   }

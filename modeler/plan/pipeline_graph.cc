@@ -150,14 +150,26 @@ StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
                                          const LayoutWork& work, const GptCosts& costs) {
   const int64_t pp = l.pp, vp = l.vp, m = l.micro_batches();
   const int64_t virtual_stages = pp * vp;
-  // A pass of chunk c on stage s, as BuildPipelineGraph lays its ops out (before any stretch).
+  // A pass of chunk c on stage s, as BuildPipelineGraph lays its ops out (before any stretch),
+  // each op rounded to a nanosecond as its node is: whole nanoseconds added up, as the
+  // simulation adds them, so the bound never passes the step by a rounding.
+  auto rounded = [](const PassWork& pass) {
+    int64_t ns = 0;
+    for (const PlanOp& op : pass.ops) ns += Ns(op.ns);
+    return ns;
+  };
+  const int64_t layer_forward = rounded(work.layer_forward),
+                first_forward = rounded(work.first_forward),
+                last_forward = rounded(work.last_forward);
+  const int64_t layer_backward = rounded(work.layer_backward),
+                first_backward = rounded(work.first_backward),
+                last_backward = rounded(work.last_backward);
   auto pass_ns = [&](int64_t s, int64_t c, bool backward) {
     const int64_t v = c * pp + s;
-    double ns = static_cast<double>(VirtualStageLayers(spec, l, v)) *
-                (backward ? work.layer_backward.ns() : work.layer_forward.ns());
-    if (v == 0) ns += backward ? work.first_backward.ns() : work.first_forward.ns();
-    if (v == virtual_stages - 1) ns += backward ? work.last_backward.ns() : work.last_forward.ns();
-    return ns;
+    int64_t ns = VirtualStageLayers(spec, l, v) * (backward ? layer_backward : layer_forward);
+    if (v == 0) ns += backward ? first_backward : first_forward;
+    if (v == virtual_stages - 1) ns += backward ? last_backward : last_forward;
+    return static_cast<double>(ns);
   };
   // Stage s starts with chunk 0's forward of the first micro-batch, which every stage before it
   // ran first; it ends with chunk 0's backward of the last, which every stage before it runs
@@ -186,7 +198,7 @@ StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
   const auto parameters = static_cast<double>(work.memory.stages.front().parameters);
   const double shard = parameters / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
   LUMOS_ASSIGN_OR_RETURN(double adam, TimeOptimizer(costs, shard, parameters, work.gemm_dtype));
-  return pipeline + tail + adam;
+  return pipeline + static_cast<double>(Ns(tail) + Ns(adam));
 }
 
 StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& l,

@@ -83,7 +83,6 @@ void SimulateTop(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& 
 void CheckTheRest(const ModelSpec& spec, const GptCosts& costs, const PlanSetup& setup,
                   size_t budget, SearchResult* result,
                   const std::function<void(size_t, size_t)>& progress) {
-  result->checked = true;
   std::vector<StepEstimate>& ranked = result->ranked;
   double best = 0;
   std::map<Layout, const SimulatedStep*> done;
@@ -93,19 +92,34 @@ void CheckTheRest(const ModelSpec& spec, const GptCosts& costs, const PlanSetup&
     if (done.empty() || e.simulated->step_ns < best) best = e.simulated->step_ns;
     done.emplace(GraphKey(e.layout), &*e.simulated);
   }
-  if (done.empty()) return;  // Nothing simulated to compare with.
-  // The rest that fit, by their bound (a layout whose work the cost models cannot answer is
-  // unsettled: it cannot be ruled out).
+  if (done.empty()) return;  // Nothing simulated to compare with: no claim either way.
+  result->checked = true;
+  // The rest that fit, by their bound; one whose bound the cost models cannot answer cannot be
+  // ruled out, and its simulation would fail the same way: unsettled.
   std::vector<std::pair<double, size_t>> rest;
   for (size_t i = result->simulated; i < result->fitting; ++i) {
     const Layout& l = ranked[i].layout;
     StatusOr<LayoutWork> work = LayoutWorkOf(spec, l, costs, setup);
     StatusOr<double> bound = work.ok() ? SimulatedStepLowerBound(spec, l, *work, costs)
                                        : StatusOr<double>(work.status());
-    rest.push_back({bound.ok() ? *bound : 0.0, i});
+    if (bound.ok()) {
+      rest.push_back({*bound, i});
+    } else {
+      ++result->unsettled;
+    }
   }
   std::stable_sort(rest.begin(), rest.end());
+  // The progress's total: the graphs under the fastest step so far, at most the budget (fewer
+  // may be simulated as the fastest step comes down).
+  std::set<Layout> candidates;
+  for (const auto& [bound, i] : rest) {
+    if (bound < best && !done.count(GraphKey(ranked[i].layout))) {
+      candidates.insert(GraphKey(ranked[i].layout));
+    }
+  }
+  const size_t total = std::min(budget, candidates.size());
   size_t graphs = 0;
+  std::set<Layout> failed;  // Graphs the slow path could not take (a twin is not retried).
   std::vector<char> simulated(result->fitting, 0);
   for (const auto& [bound, i] : rest) {
     if (bound >= best) {
@@ -116,15 +130,16 @@ void CheckTheRest(const ModelSpec& spec, const GptCosts& costs, const PlanSetup&
     const Layout key = GraphKey(e.layout);
     auto twin = done.find(key);
     if (twin == done.end()) {
-      if (graphs == budget) {
+      if (graphs == budget || failed.count(key)) {
         ++result->unsettled;
         continue;
       }
       ++graphs;
       StatusOr<SimulatedStep> s = SimulateStep(spec, e.layout, costs, setup);
-      if (progress) progress(graphs, budget);
+      if (progress) progress(std::min(graphs, total), total);
       if (!s.ok()) {
-        if (result->simulated_failures++ == 0) result->first_simulation_failure = s.status();
+        if (result->check_failures++ == 0) result->first_check_failure = s.status();
+        failed.insert(key);
         ++result->unsettled;
         continue;
       }
@@ -140,7 +155,7 @@ void CheckTheRest(const ModelSpec& spec, const GptCosts& costs, const PlanSetup&
     e.tokens_per_s_per_gpu =
         tokens / (e.simulated->step_ns / 1e9) / static_cast<double>(e.layout.gpus());
   }
-  if (progress && graphs > 0 && graphs < budget) progress(graphs, graphs);  // Ends the line.
+  if (progress && graphs > 0 && graphs < total) progress(total, total);  // Ends the line.
   // Those simulated here join the front, and the front is ranked again.
   std::vector<StepEstimate> moved;
   moved.reserve(result->fitting - result->simulated);

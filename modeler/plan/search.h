@@ -26,7 +26,9 @@ struct SearchResult {
   // simulated step (they cannot beat it), and those it could not rule out within its budget.
   size_t ruled_out = 0;
   size_t unsettled = 0;
-  bool checked = false;  // CheckTheRest ran.
+  bool checked = false;       // CheckTheRest ran, with a simulated step to compare with.
+  size_t check_failures = 0;  // Graphs it could not simulate (their layouts are unsettled).
+  Status first_check_failure = Status::Ok();
 };
 
 // `progress` (may be empty) is called after each layout with (done, total).

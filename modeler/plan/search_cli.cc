@@ -108,7 +108,7 @@ void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
   }
   if (r.fitting < shown) std::fprintf(out, "  (rows after %zu do not fit in memory)\n", r.fitting);
   if (r.checked && r.fitting > r.simulated) {
-    if (r.unsettled == 0) {
+    if (r.unsettled == 0 && !r.ranked.empty() && r.ranked.front().simulated) {
       std::fprintf(out,
                    "  the first is the slow path's fastest of all %zu that fit: the %zu not "
                    "simulated cannot beat it (their lower bound is above its step)\n",
@@ -118,6 +118,10 @@ void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
                    "  %zu not simulated might still beat the first (their lower bound is below its "
                    "step; --check more to settle them), %zu cannot\n",
                    r.unsettled, r.ruled_out);
+    }
+    if (r.check_failures > 0) {
+      std::fprintf(out, "  %zu of the graphs checked could not be simulated: %s\n",
+                   r.check_failures, r.first_check_failure.message().c_str());
     }
   }
   if (r.simulated_failures > 0) {
@@ -411,7 +415,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       .Double("--overlap-slowdown", "S", kOverlapHelp, 0.0, 10.0, false, &overlap_slowdown)
       .String("--set", "K=V,...",
               "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
-              "dp_overlap, p2p_overlap, flash_attention",
+              "dp_overlap, p2p_overlap, flash_attention, cp, ends_in_split",
               &fixed_text)
       .String("--cp", "C[,C2,...]",
               "context-parallel degrees to try (default 1; each needs seq a multiple of 2 C)",

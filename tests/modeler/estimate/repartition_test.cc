@@ -152,7 +152,7 @@ TEST(RepartitionTest, BadInputIsOneLineAndExitTwo) {
       {GptLumos() + kGptLumosBase + " --set tp=3", "tp (3) must divide heads (16)"},
       {GptLumos() + kGptLumosBase + " --set tp=16", "tp (16) must fit in one node (8 GPUs)"},
       {GptLumos() + kGptLumosBase + " --set pp=3", "pp (3) must divide layers (4)"},
-      {GptLumos() + kGptLumosBase + " --set tp=2,world=3", "--set world=3: not tp x pp x dp"},
+      {GptLumos() + kGptLumosBase + " --set tp=2,world=3", "--set world=3: not tp x cp x pp x dp"},
       {GptLumos() + kGptLumosBase + " --set tp=2 --timeline " + "/tmp/never-written.json",
        "--timeline: not with a re-partitioning"},
   };
