@@ -200,48 +200,56 @@ std::string LayoutText(const Layout& l) {
   return s;
 }
 
+namespace {
+
+// EnumerateLayouts for one tp x cp x pp: every virtual-stage count, mbs, recomputation, ZeRO
+// stage and TP overlap that CheckLayout accepts.
+void AddLayoutsOf(const ModelSpec& spec, const SearchSpace& space, int64_t tp, int64_t cp,
+                  int64_t pp, std::vector<Layout>* out) {
+  const int64_t dp = space.gpus / (tp * cp * pp);
+  std::vector<int64_t> vps = space.vp;
+  if (vps.empty()) {
+    // CheckLayout drops the pp and vp that do not divide.
+    const int64_t per_stage = (spec.layers + (space.fixed.ends_in_split ? 2 : 0)) / pp;
+    for (int64_t v = 1; v <= per_stage; ++v) {
+      if (per_stage % v == 0 && (v == 1 || pp > 1)) vps.push_back(v);
+    }
+  }
+  for (const int64_t mbs : space.mbs) {
+    for (const int64_t vp : vps) {
+      for (int recompute = 0; recompute < (space.recompute ? 3 : 1); ++recompute) {
+        for (int zero = 0; zero <= (space.zero && dp * cp > 1 ? 3 : 0); ++zero) {
+          for (int overlap = 0; overlap <= (space.tp_overlap && tp > 1 ? 1 : 0); ++overlap) {
+            Layout l = space.fixed;
+            l.tp = tp;
+            l.cp = cp;
+            l.pp = pp;
+            l.dp = dp;
+            l.vp = vp;
+            l.mbs = mbs;
+            l.gbs = space.gbs > 0 ? space.gbs : dp * mbs;
+            l.sequence_parallel = tp > 1;
+            l.recompute = static_cast<models::Recompute>(recompute);
+            l.zero = zero;
+            l.tp_overlap = overlap == 1;
+            if (CheckLayout(spec, l, space.gpus_per_node).ok()) out->push_back(l);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& space) {
   std::vector<Layout> out;
   const std::vector<int64_t> cps =
       space.cp.empty() ? std::vector<int64_t>{space.fixed.cp} : space.cp;
   for (int64_t tp = 1; tp <= space.gpus_per_node && tp <= space.gpus; ++tp) {
-    if (space.gpus % tp != 0) continue;
     for (const int64_t cp : cps) {
       for (int64_t pp = 1; pp <= spec.layers && tp * cp * pp <= space.gpus; ++pp) {
-        if (space.gpus % (tp * cp * pp) != 0) continue;
-        const int64_t dp = space.gpus / (tp * cp * pp);
-        std::vector<int64_t> vps = space.vp;
-        if (vps.empty()) {
-          // CheckLayout drops the pp and vp that do not divide.
-          const int64_t per_stage = (spec.layers + (space.fixed.ends_in_split ? 2 : 0)) / pp;
-          for (int64_t v = 1; v <= per_stage; ++v) {
-            if (per_stage % v == 0 && (v == 1 || pp > 1)) vps.push_back(v);
-          }
-        }
-        for (const int64_t mbs : space.mbs) {
-          const int64_t gbs = space.gbs > 0 ? space.gbs : dp * mbs;
-          for (const int64_t vp : vps) {
-            for (int recompute = 0; recompute < (space.recompute ? 3 : 1); ++recompute) {
-              for (int zero = 0; zero <= (space.zero && dp * cp > 1 ? 3 : 0); ++zero) {
-                for (int overlap = 0; overlap <= (space.tp_overlap && tp > 1 ? 1 : 0); ++overlap) {
-                  Layout l = space.fixed;
-                  l.tp = tp;
-                  l.cp = cp;
-                  l.pp = pp;
-                  l.dp = dp;
-                  l.vp = vp;
-                  l.mbs = mbs;
-                  l.gbs = gbs;
-                  l.sequence_parallel = tp > 1;
-                  l.recompute = static_cast<models::Recompute>(recompute);
-                  l.zero = zero;
-                  l.tp_overlap = overlap == 1;
-                  if (CheckLayout(spec, l, space.gpus_per_node).ok()) out.push_back(l);
-                }
-              }
-            }
-          }
-        }
+        if (space.gpus % (tp * cp * pp) == 0) AddLayoutsOf(spec, space, tp, cp, pp, &out);
       }
     }
   }
