@@ -24,6 +24,16 @@
 #     (llama31_405b_pretrain_config): account_for_embedding/loss_in_pipeline_split.
 #   DGXC (anchors): only tp, pp, cp, vp, GBS and the step are given; the rest is assumed as the
 #     Bridge recipe's (not read from DGXC's scripts).
+# MLPerf Training v5.1, Llama 3.1 405B on H200 (mlcommons/training_results_v5.1 @ 441d65f4,
+#   Nebius/benchmarks/llama31_405b/implementations/nebius_h200_n{64,128}: config_DGXH200_64x8x144x
+#   tp4pp8cp2.sh and config_DGXH200_128x8x72xtp4pp8cp2.sh, config_common.sh, conf/custom.yaml):
+#   tp 4, pp 8, cp 2, vp 8, mbs 1, GBS 1152, the full 126 layers, the embedding and loss in the
+#   split (ASYM_PP_EMBED/LOSS), vocab 32000 (the benchmark's tokenizer), FP8 (delayed scaling),
+#   TP overlap, overlapped gradient reduction and weight gather, overlap_p2p_comm, bf16
+#   gradients, no recomputation. Scored: the median `train_step_time` over each result's three
+#   logs (its DeltaTimingCallback: the wall time of one 1152-sample step) and rank 0's logged
+#   `max_memory_usage` (GiB: the two scales differ by 4.221, the 12-byte optimizer state of rank
+#   0's 12,086,378,496 parameters over 16 against 32 ranks), against the memory model's stage 0.
 # Models: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672) and Llama 3.1
 # 405B (126 layers, hidden 16384, 128 heads, 8 KV heads, ffn 53248), untied embeddings.
 # Step = GBS x 8192 / (tokens/s/GPU x GPUs). The cost model is the same fit as
@@ -34,42 +44,49 @@ cd "$(dirname "$0")/.."
 source scripts/plan-validation-setup.sh "$@"  # $lm, $work, $work/costs.json
 llama70=llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256
 llama405=llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256
-# source | model | GEMMs | GPUs | tp | pp | vp | cp | mbs | gbs | published tokens/s/GPU
-rows="Bridge 25.11 Llama 3 70B|llama70|fp8|64|4|8|5|1|1|128|1602
-Bridge 26.02 Llama 3 70B|llama70|fp8|64|4|8|5|1|1|256|1621
-Bridge 25.11 Llama 3.1 405B|llama405|fp8|1024|8|8|8|2|1|512|292
-Bridge 26.02 Llama 3.1 405B|llama405|fp8|1024|8|8|8|2|1|1536|311
-DGXC 25.05 Llama 3.1 405B (anchors)|llama405|fp8|512|8|8|8|2|1|256|=13.020
-DGXC 25.05 Llama 3.1 405B (anchors)|llama405|bf16|512|8|8|8|2|1|256|=19.810"
-echo "$rows" | while IFS='|' read -r name which dtype gpus tp pp vp cp mbs gbs tokens; do
+llama405mlperf=llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=32000
+# source | model | GPU | GEMMs | GPUs | tp | pp | vp | cp | mbs | gbs | published tokens/s/GPU
+# ("=S": a step of S seconds) | rank 0's measured peak memory, GiB ("-": none published)
+rows="Bridge 25.11 Llama 3 70B|llama70|H100-SXM5-80GB|fp8|64|4|8|5|1|1|128|1602|-
+Bridge 26.02 Llama 3 70B|llama70|H100-SXM5-80GB|fp8|64|4|8|5|1|1|256|1621|-
+Bridge 25.11 Llama 3.1 405B|llama405|H100-SXM5-80GB|fp8|1024|8|8|8|2|1|512|292|-
+Bridge 26.02 Llama 3.1 405B|llama405|H100-SXM5-80GB|fp8|1024|8|8|8|2|1|1536|311|-
+DGXC 25.05 Llama 3.1 405B (anchors)|llama405|H100-SXM5-80GB|fp8|512|8|8|8|2|1|256|=13.020|-
+DGXC 25.05 Llama 3.1 405B (anchors)|llama405|H100-SXM5-80GB|bf16|512|8|8|8|2|1|256|=19.810|-
+MLPerf v5.1 Nebius n64 (H200)|llama405mlperf|H200-SXM-141GB|fp8|512|4|8|8|2|1|1152|=50.01|109.067
+MLPerf v5.1 Nebius n128 (H200)|llama405mlperf|H200-SXM-141GB|fp8|1024|4|8|8|2|1|1152|=25.36|104.846"
+echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs gbs tokens peak; do
   model=${!which}
   dp=$((gpus / (tp * cp * pp)))
-  ends=$([ "$which" = llama405 ] && echo 1 || echo 0)
-  "$lm" estimate --model "$model" --gpu H100-SXM5-80GB --dtype "$dtype" --costs "$work/costs.json" \
+  ends=$([ "$which" = llama70 ] && echo 0 || echo 1)
+  "$lm" estimate --model "$model" --gpu "$gpu" --dtype "$dtype" --costs "$work/costs.json" \
     --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=none,tp_overlap=1,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends" \
     --json | python3 -c '
 import json, sys
-name, dtype, gpus, gbs, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-# Throughput tables give tokens/s/GPU; the anchors file a step ("=S").
+name, dtype, gpus, gbs, tokens, peak = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+# Throughput tables give tokens/s/GPU; the anchors file and the MLPerf logs a step ("=S").
 step = float(tokens[1:]) if tokens.startswith("=") else gbs * 8192 / (float(tokens) * gpus)
 e = json.load(sys.stdin)["searches"][0]["ranked"][0]
 cp = " cp%d" % e["cp"] if e["cp"] > 1 else ""
 layout = "%dx%d vp%d%s dp%d mbs%d" % (e["tp"], e["pp"], e["vp"], cp, e["dp"], e["mbs"])
 fast, slow = e["step_s"], e["simulated_step_s"]
-print("%s|%s %s|%d|%s|%.3f|%.3f|%+.1f|%.3f|%+.1f|%.1f|%s" % (name, layout, dtype, gbs, tokens.lstrip("="), step,
-      slow, 100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["memory_gb"], e["fits"]))
-' "$name" "$dtype" "$gpus" "$gbs" "$tokens"
+# Rank 0 is pipeline stage 0: its modelled bytes in GiB, as the logs count them.
+first = e["memory_stages"][0]["gb"] * 1e9 / 2**30
+measured = "-" if peak == "-" else "%s / %.1f (%+.1f %%)" % (peak, first, 100 * (first / float(peak) - 1))
+print("%s|%s %s|%d|%s|%.3f|%.3f|%+.1f|%.3f|%+.1f|%.1f|%s|%s" % (name, layout, dtype, gbs, tokens.lstrip("="), step,
+      slow, 100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["memory_gb"], e["fits"], measured))
+' "$name" "$dtype" "$gpus" "$gbs" "$tokens" "$peak"
 done >"$work/rows"
 python3 - "$work/rows" <<'PY'
 import statistics, sys
 rows = [l.strip().split("|") for l in open(sys.argv[1])]
-print("| result | layout | GBS | published tokens/s/GPU (or step) | step s | simulated s | error | fast path s | error | memory GB (fits) |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| result | layout | GBS | published tokens/s/GPU (or step) | step s | simulated s | error | fast path s | error | memory GB (fits) | rank 0 peak GiB: measured / stage 0 modelled |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 slow, fast = [], []
-for name, layout, gbs, tokens, step, sim, sim_err, est, err, mem, fits in rows:
+for name, layout, gbs, tokens, step, sim, sim_err, est, err, mem, fits, peak in rows:
     slow.append(abs(float(sim_err)))
     fast.append(abs(float(err)))
-    print(f"| {name} | {layout} | {gbs} | {tokens} | {step} | {sim} | {sim_err} % | {est} | {err} % | {mem} ({fits}) |")
+    print(f"| {name} | {layout} | {gbs} | {tokens} | {step} | {sim} | {sim_err} % | {est} | {err} % | {mem} ({fits}) | {peak} |")
 print()
 for label, errors in (("simulated (slow path)", slow), ("fast path", fast)):
     print(f"{label}: median |error| {statistics.median(errors):.1f} %, worst {max(errors):.1f} % "

@@ -98,6 +98,7 @@ models::MemoryConfig MemoryConfigOf(const ModelSpec& spec) {
   c.biases = !spec.gated();
   c.learned_positions = !spec.gated();
   c.tied_embeddings = !spec.gated();
+  c.dropout = !spec.gated();  // Llama trains without dropout (Megatron's llama configs: 0).
   c.flash_attention = true;
   return c;
 }

@@ -274,6 +274,7 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   memory.flash_attention = l.flash_attention;
   memory.tp = t;
   memory.pp = l.pp;
+  memory.vp = l.vp;
   memory.dp = l.dp;
   memory.cp = l.cp;
   memory.ends_in_split = l.ends_in_split;
@@ -285,8 +286,12 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   memory.sequence_parallel = l.sequence_parallel;
   memory.zero_stage = l.zero;
   memory.recompute = l.recompute;
+  memory.fp8_gemm_inputs = dtype == DType::kFp8;
+  // The elementwise traffic below is 2 x the bf16 activations stored (the FP8 copies the GEMMs
+  // keep are the casts' output, costed with the casts).
   models::MemoryConfig stored = memory;
   stored.recompute = models::Recompute::kNone;
+  stored.fp8_gemm_inputs = false;
   const double activation_bytes = models::LayerActivationBytes(stored);
   LUMOS_ASSIGN_OR_RETURN(out.memory, models::EstimateMemory(memory, setup.gpu));
   LUMOS_ASSIGN_OR_RETURN(int64_t elementwise_ns,

@@ -149,6 +149,37 @@ void PrintCsvRows(std::FILE* out, const SearchResult& r, size_t top) {
   }
 }
 
+// The stages the memory model sizes (the first, a middle one with ends_in_split, the last).
+std::string StagesText(const models::MemoryEstimate& m) {
+  std::string text = "by stage:";
+  for (size_t i = 0; i < m.stages.size(); ++i) {
+    const models::StageMemory& s = m.stages[i];
+    char part[160];
+    std::snprintf(part, sizeof(part), "%s stage %lld %.1f GB (%lld layers, activations of %lld %s)",
+                  i ? "," : "", static_cast<long long>(s.stage), Gb(s.total_bytes),
+                  static_cast<long long>(s.layers), static_cast<long long>(s.chunks_in_flight),
+                  s.chunks_in_flight == s.micro_batches_in_flight ? "micro-batches" : "chunks");
+    text += part;
+  }
+  return text;
+}
+
+std::string StagesJson(const models::MemoryEstimate& m) {
+  std::string json = "[";
+  for (size_t i = 0; i < m.stages.size(); ++i) {
+    const models::StageMemory& s = m.stages[i];
+    char part[200];
+    std::snprintf(part, sizeof(part),
+                  "%s{\"stage\": %lld, \"gb\": %.3f, \"layers\": %lld, \"chunks_in_flight\": "
+                  "%lld, \"activation_gb\": %.3f}",
+                  i ? ", " : "", static_cast<long long>(s.stage), Gb(s.total_bytes),
+                  static_cast<long long>(s.layers), static_cast<long long>(s.chunks_in_flight),
+                  Gb(s.activation_bytes));
+    json += part;
+  }
+  return json + "]";
+}
+
 void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t top) {
   std::fprintf(out, "{\"searches\": [");
   for (size_t s = 0; s < results.size(); ++s) {
@@ -169,7 +200,7 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           "\"tp_overlap\": %s, \"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, "
           "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": "
           "%.6f, \"overlap_cost_s\": %.6f, \"optimizer_s\": %.6f, \"memory_gb\": %.3f, \"fits\": "
-          "%s, \"shortfall_gb\": %.3f, "
+          "%s, \"shortfall_gb\": %.3f, \"memory_stages\": %s, "
           "%s}",
           i ? ", " : "", static_cast<long long>(l.tp), static_cast<long long>(l.pp),
           static_cast<long long>(l.vp), static_cast<long long>(l.cp), static_cast<long long>(l.dp),
@@ -178,7 +209,8 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           l.tp_overlap ? "true" : "false", e.step_ns / 1e9, e.tokens_per_s_per_gpu,
           e.forward_ns / 1e6, e.backward_ns / 1e6, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
           e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()),
-          e.memory.fits ? "true" : "false", Gb(e.memory.shortfall_bytes), SimulatedJson(e).c_str());
+          e.memory.fits ? "true" : "false", Gb(e.memory.shortfall_bytes),
+          StagesJson(e.memory).c_str(), SimulatedJson(e).c_str());
     }
     std::fprintf(out, "]}");
   }
@@ -293,6 +325,7 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
   } else {
     std::fprintf(out, "does not fit, short %.1f GB\n", Gb(e.memory.shortfall_bytes));
   }
+  if (e.memory.stages.size() > 1) std::fprintf(out, "  %s\n", StagesText(e.memory).c_str());
   std::fprintf(out, "assumptions:\n");
   for (const std::string& line : StepAssumptions()) std::fprintf(out, "  %s\n", line.c_str());
   if (e.simulated) {

@@ -30,19 +30,14 @@ std::string Format(const char* format, ...) {
 std::string GiB(double bytes) { return Format("%.2f GiB", bytes / (1024.0 * 1024 * 1024)); }
 
 Status Check(const MemoryConfig& c) {
-  const std::pair<const char*, int64_t> positive[] = {{"layers", c.layers},
-                                                      {"hidden", c.hidden},
-                                                      {"ffn", c.ffn},
-                                                      {"heads", c.heads},
-                                                      {"seq", c.seq},
-                                                      {"mbs", c.mbs},
-                                                      {"vocab", c.vocab},
-                                                      {"micro_batches", c.micro_batches},
-                                                      {"dp", c.dp},
-                                                      {"tp", c.tp},
-                                                      {"pp", c.pp},
-                                                      {"cp", c.cp},
-                                                      {"vocab_multiple", c.vocab_multiple}};
+  const std::pair<const char*, int64_t> positive[] = {
+      {"layers", c.layers}, {"hidden", c.hidden},
+      {"ffn", c.ffn},       {"heads", c.heads},
+      {"seq", c.seq},       {"mbs", c.mbs},
+      {"vocab", c.vocab},   {"micro_batches", c.micro_batches},
+      {"dp", c.dp},         {"tp", c.tp},
+      {"pp", c.pp},         {"cp", c.cp},
+      {"vp", c.vp},         {"vocab_multiple", c.vocab_multiple}};
   for (const auto& [name, value] : positive) {
     if (value <= 0) {
       return ErrorStatus("memory model: %s=%lld must be > 0", name, static_cast<long long>(value));
@@ -97,10 +92,18 @@ LayerParts LayerActivationParts(const MemoryConfig& c, bool scores_stored) {
   const double a = static_cast<double>(c.heads);
   const double kv_heads = static_cast<double>(c.kv_heads == 0 ? c.heads : c.kv_heads);
   const double k = kv_heads * h / a;
+  // Bytes an element of a GEMM's saved input, and the dropout masks' bytes an element.
+  const double input = c.fp8_gemm_inputs ? 1 : 2;
+  const double mask = c.dropout ? 1 : 0;
   LayerParts parts;
-  parts.replicated = 10 * s * b * h;
-  parts.split = s * b * (2 * h + 4 * k + 2 * h) + s * b * f * (c.gated_mlp ? 6 : 4);
-  if (scores_stored) parts.scores = 5 * a * s * static_cast<double>(c.seq) * b;
+  // Two norm inputs, the QKV and fc1 inputs, the two residual dropout masks.
+  parts.replicated = s * b * h * (2 + 2 + 2 * input + 2 * mask);
+  // Q, K and V; attention's output (the projection's input, and with FP8 the projection's own
+  // FP8 copy); the MLP: GeLU's input (gated: fc1's two halves) and fc2's input.
+  parts.split = s * b * (2 * h + 4 * k + 2 * h + (c.fp8_gemm_inputs ? h : 0)) +
+                s * b * f * ((c.gated_mlp ? 4 : 2) + input);
+  // Softmax output, and with dropout its mask and output.
+  if (scores_stored) parts.scores = (2 + 3 * mask) * a * s * static_cast<double>(c.seq) * b;
   return parts;
 }
 
@@ -138,6 +141,33 @@ ParameterCounts CountParameters(const MemoryConfig& c, int64_t tp, int64_t vocab
   counts.embedding = CeilDiv(vocab * h, tp) + (c.learned_positions ? c.seq * h : 0);
   counts.head = norm + (own_head ? CeilDiv(vocab * h, tp) : 0);
   return counts;
+}
+
+struct InFlight {
+  int64_t chunks = 0;         // Model chunks whose activations are held.
+  int64_t micro_batches = 0;  // Micro-batches with at least one chunk held.
+  int64_t first_chunks = 0;   // Micro-batches whose first chunk is held.
+};
+
+// What pipeline stage `stage` holds at its peak: the forwards it runs before its first backward
+// (Megatron-LM's schedules.py: 1F1B's pp - stage - 1 warm-up forwards, the interleaved
+// schedule's (pp - stage - 1)·2 + (vp - 1)·pp, each plus the steady state's first forward),
+// never more than all of them. Interleaved forwards run in groups of pp micro-batches, chunk 0
+// of the group, then chunk 1, and so on.
+InFlight HeldAtPeak(const MemoryConfig& c, int64_t stage) {
+  InFlight held;
+  if (c.vp == 1 || c.pp == 1) {
+    held.chunks = held.micro_batches = held.first_chunks = std::min(c.pp - stage, c.micro_batches);
+    return held;
+  }
+  const int64_t all = c.micro_batches * c.vp;
+  held.chunks = std::min((c.pp - stage - 1) * 2 + (c.vp - 1) * c.pp + 1, all);
+  const int64_t group = c.pp * c.vp;  // Forwards of one group of pp micro-batches.
+  const int64_t full_groups = held.chunks / group;
+  const int64_t rest = held.chunks % group;
+  held.first_chunks = std::min(full_groups * c.pp + std::min(rest, c.pp), c.micro_batches);
+  held.micro_batches = held.first_chunks;
+  return held;
 }
 
 StatusOr<int64_t> Bytes(double bytes, const char* what) {
@@ -216,23 +246,27 @@ StatusOr<MemoryEstimate> EstimateMemory(const MemoryConfig& c, const GpuSpec* gp
     LUMOS_ASSIGN_OR_RETURN(stage.optimizer_bytes, Bytes(p * static_cast<double>(c.optimizer_bytes) /
                                                             (c.zero_stage >= 1 ? d : 1),
                                                         "the optimizer states"));
-    stage.micro_batches_in_flight = std::min(c.pp - index, c.micro_batches);
+    const InFlight held = HeldAtPeak(c, index);
+    stage.chunks_in_flight = held.chunks;
+    stage.micro_batches_in_flight = held.micro_batches;
     LUMOS_ASSIGN_OR_RETURN(stage.layer_activation_bytes,
                            Bytes(layer_bytes, "a layer's activations"));
-    LUMOS_ASSIGN_OR_RETURN(stage.activation_bytes,
-                           Bytes(layer_bytes * static_cast<double>(stage.layers) *
-                                     static_cast<double>(stage.micro_batches_in_flight),
-                                 "the activations"));
+    // A chunk is layers / vp of the stage's layers (with ends_in_split the end chunks hold one
+    // fewer: the mean is taken).
+    LUMOS_ASSIGN_OR_RETURN(
+        stage.activation_bytes,
+        Bytes(layer_bytes * static_cast<double>(stage.layers) *
+                  static_cast<double>(stage.chunks_in_flight) / static_cast<double>(c.vp),
+              "the activations"));
     if (c.recompute == Recompute::kFull) {
       LUMOS_ASSIGN_OR_RETURN(stage.recompute_working_bytes,
                              Bytes(FullLayerBytes(c), "the recomputed layer"));
     }
     const double sp_split = c.sequence_parallel ? t : 1;
-    if (first) {
-      LUMOS_ASSIGN_OR_RETURN(
-          stage.embedding_activation_bytes,
-          Bytes(s * b * h / sp_split * static_cast<double>(stage.micro_batches_in_flight),
-                "the embedding's activations"));
+    if (first && c.dropout) {
+      LUMOS_ASSIGN_OR_RETURN(stage.embedding_activation_bytes,
+                             Bytes(s * b * h / sp_split * static_cast<double>(held.first_chunks),
+                                   "the embedding's activations"));
     }
     if (last) {
       const double logits = 4 * s * b * static_cast<double>(estimate.padded_vocab) / t;
@@ -292,8 +326,10 @@ StatusOr<MemoryEstimate> EstimateMemory(const MemoryConfig& c, const GpuSpec* gp
                                  static_cast<long long>(shards))
                               .c_str()));
   lines.push_back(Format(
-      "activations: Korthikanti et al. 2022 (Table 2), 16-bit with dropout masks, recompute %s, "
+      "activations: Korthikanti et al. 2022 (Table 2), 16-bit %s%s, recompute %s, "
       "sequence parallel %s%s%s: %s per layer per micro-batch",
+      c.dropout ? "with dropout masks" : "without dropout (no masks)",
+      c.fp8_gemm_inputs ? ", GEMM inputs saved as FP8 (Transformer Engine)" : "",
       RecomputeName(c.recompute), c.sequence_parallel ? "on" : "off",
       c.flash_attention ? ", flash attention (no scores stored)" : "",
       c.cp > 1 ? Format(", cp=%lld splits the sequence", static_cast<long long>(c.cp)).c_str() : "",
@@ -304,10 +340,22 @@ StatusOr<MemoryEstimate> EstimateMemory(const MemoryConfig& c, const GpuSpec* gp
                "backward",
                GiB(FullLayerBytes(c)).c_str()));
   }
-  lines.push_back(Format(
-      "pipeline: 1F1B, stage i holds min(pp - i, micro_batches) micro-batches of activations: "
-      "stage 0 holds %lld; interleaved schedules hold more (not modelled)",
-      static_cast<long long>(estimate.stages.front().micro_batches_in_flight)));
+  if (c.vp > 1 && c.pp > 1) {
+    const StageMemory& first = estimate.stages.front();
+    lines.push_back(Format(
+        "pipeline: interleaved (vp=%lld), stage i holds min((pp - i - 1)*2 + (vp - 1)*pp + 1, "
+        "micro_batches*vp) chunks of layers/vp layers (Megatron's warm-up): stage 0 holds %lld, "
+        "%.2fx the %lld micro-batches 1F1B would",
+        static_cast<long long>(c.vp), static_cast<long long>(first.chunks_in_flight),
+        static_cast<double>(first.chunks_in_flight) /
+            static_cast<double>(c.vp * std::min(c.pp, c.micro_batches)),
+        static_cast<long long>(std::min(c.pp, c.micro_batches))));
+  } else {
+    lines.push_back(Format(
+        "pipeline: 1F1B, stage i holds min(pp - i, micro_batches) micro-batches of activations: "
+        "stage 0 holds %lld",
+        static_cast<long long>(estimate.stages.front().micro_batches_in_flight)));
+  }
   lines.push_back(
       "output: the last stage holds one micro-batch's final-norm and LM-head inputs "
       "and its fp32 logits (4*s*b*V/tp bytes) for the loss");

@@ -36,15 +36,24 @@
 // input and fc2 input; gated 6·s·b·f: fc1's two halves and fc2's input); attention scores
 // 5·a·s²·b (softmax output 2, dropout mask 1, dropout output 2), none with flash attention or
 // selective recompute. With f = 4h, k = h, not gated these are exactly the paper's 10 + 24/t +
-// 5as/(ht). Context parallelism divides s by cp (each rank's queries; the score term is
-// a·(s/cp)·s). Full recompute also holds, while a layer's backward runs, that one layer's
+// 5as/(ht). Without dropout (Llama; PyTorch's dropout at p = 0 returns its input) no masks: 8
+// replicated, scores 2·a·s²·b. FP8 (Transformer Engine's Linear saves its input quantized, or
+// its transpose, when the weight gradient runs in FP8): the QKV and fc1 inputs 1·s·b·h each,
+// fc2's 1·s·b·f, and the projection's FP8 input 1·s·b·h beside attention's bf16 output.
+// Context parallelism divides s by cp (each rank's queries; the score term is a·(s/cp)·s).
+// Full recompute also holds, while a layer's backward runs, that one layer's
 // activations (recompute_working_bytes).
 // Pipeline (1F1B, Narayanan et al. 2021 §2.2; Korthikanti §4.2.3): stage i holds the
 // activations of min(pp - i, micro_batches) micro-batches of its layers: stage 0 the most,
-// min(pp, micro_batches). Interleaved schedules hold more and are not modelled.
-// Embedding and output (Korthikanti §4.3): the embedding's dropout mask s·b·h (/t with SP) per
-// micro-batch in flight on stage 0; on the last stage, for one micro-batch, the final norm's
-// and the LM head's inputs 4·s·b·h (/t with SP) and the fp32 logits 4·s·b·V/t for the loss.
+// min(pp, micro_batches). Interleaved (vp > 1 chunks of layers / vp layers a stage, Megatron-LM's
+// schedules.py): stage i runs (pp - i - 1)·2 + (vp - 1)·pp warm-up forwards of chunks and one
+// more before its first backward, so it holds min(that + 1, micro_batches·vp) chunks at its
+// peak; for stage 0 pp·vp + pp - 1 chunks, Korthikanti §4.2.3's pp·(1 + (pp - 1)/(pp·vp))
+// micro-batches of its layers, the factor Megatron's theoretical_memory_usage.py applies.
+// Embedding and output (Korthikanti §4.3): the embedding's dropout mask s·b·h (/t with SP; none
+// without dropout) per micro-batch whose first chunk is in flight on stage 0 (the forwards run
+// in groups of pp micro-batches, chunk by chunk); on the last stage, for one micro-batch, the final
+// norm's and the LM head's inputs 4·s·b·h (/t with SP) and the fp32 logits 4·s·b·V/t for the loss.
 // Not counted: CUDA context, NCCL and cuBLAS workspaces, allocator fragmentation, temporary
 // buffers (said in `assumptions`). Experts (MoE, ep) are not modelled: a dense model.
 // Threading: a pure function.
@@ -80,9 +89,16 @@ struct MemoryConfig {
   bool tied_embeddings = true;    // The LM head shares the word embedding.
   bool learned_positions = true;  // GPT's s·h position embedding (false: rotary).
   bool flash_attention = false;   // Attention scores never stored (as selective recompute).
-  int64_t vocab_multiple = 128;   // Megatron's --make-vocab-size-divisible-by (times tp).
+  bool dropout = true;            // Dropout masks stored (GPT's; Llama trains without dropout).
+  // Transformer Engine's FP8 training: each GEMM saves its input for the weight gradient as FP8
+  // (1 byte an element), the projection's beside the bf16 attention output attention keeps.
+  bool fp8_gemm_inputs = false;
+  int64_t vocab_multiple = 128;  // Megatron's --make-vocab-size-divisible-by (times tp).
   // Parallelism.
   int64_t dp = 1, tp = 1, pp = 1, cp = 1;
+  // Virtual stages (model chunks) per pipeline stage: Megatron's interleaved schedule when > 1,
+  // which holds more activations than 1F1B (see EstimateMemory).
+  int64_t vp = 1;
   bool sequence_parallel = false;
   // The embedding and the loss each count as a layer in the pipeline split (Megatron's
   // account_for_*_in_pipeline_split): (layers + 2) / pp a stage, the first and last one fewer.
@@ -102,9 +118,12 @@ struct StageMemory {
   int64_t parameter_bytes = 0;
   int64_t gradient_bytes = 0;
   int64_t optimizer_bytes = 0;
-  int64_t layer_activation_bytes = 0;  // One layer, one micro-batch, as stored (recompute mode).
-  int64_t micro_batches_in_flight = 0;
-  int64_t activation_bytes = 0;            // layers × in flight × layer_activation_bytes.
+  int64_t layer_activation_bytes = 0;   // One layer, one micro-batch, as stored (recompute mode).
+  int64_t micro_batches_in_flight = 0;  // Whose activations it holds at its peak (any chunk).
+  // Its model chunks (layers / vp each) whose activations are held at its peak; with vp = 1 one
+  // per micro-batch in flight.
+  int64_t chunks_in_flight = 0;
+  int64_t activation_bytes = 0;  // chunks in flight × layers / vp × layer_activation_bytes.
   int64_t recompute_working_bytes = 0;     // Full recompute: one layer's activations, recomputed.
   int64_t embedding_activation_bytes = 0;  // Stage 0: the embedding's dropout masks.
   int64_t output_activation_bytes = 0;     // Last stage: final norm, LM head input, fp32 logits.

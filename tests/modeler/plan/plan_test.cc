@@ -553,7 +553,23 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
                  " --set tp=8,pp=8,dp=8,mbs=1,gbs=512,sequence_parallel=1 --gpu H100-SXM5-80GB");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_NE(one.out.find("memory per GPU"), std::string::npos) << one.out;
+  // 96 layers on 8 stages, 64 micro-batches: 1F1B's stage 0 holds 8, the last stage 1.
+  EXPECT_NE(one.out.find("by stage: stage 0 "), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("(12 layers, activations of 8 micro-batches), stage 7 "),
+            std::string::npos)
+      << one.out;
   EXPECT_NE(one.out.find("assumptions:"), std::string::npos);
+  // Interleaved: stage 0 holds pp·vp + pp - 1 = 23 chunks, in the JSON beside its bytes.
+  const auto interleaved = RunCommand(
+      lm + " estimate --model " + kGpt3 +
+      " --set tp=8,pp=8,vp=2,dp=8,mbs=1,gbs=512,sequence_parallel=1 --gpu H100-SXM5-80GB --fast "
+      "--json");
+  ASSERT_EQ(interleaved.exit_code, 0) << interleaved.err;
+  EXPECT_TRUE(std::regex_search(
+      interleaved.out,
+      std::regex(R"("memory_stages": \[\{"stage": 0, "gb": [0-9.]+, "layers": 12, )"
+                 R"("chunks_in_flight": 23, "activation_gb": [0-9.]+\}, \{"stage": 7)")))
+      << interleaved.out;
   // What the simulation overlapped, said beside the step it gave.
   EXPECT_NE(one.out.find("of them beside compute; sends"), std::string::npos) << one.out;
   const auto too_big = RunCommand(lm + " estimate --model " + kGpt3 +

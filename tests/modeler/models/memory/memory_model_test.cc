@@ -14,6 +14,7 @@
 namespace lumos::modeler::models {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
 
 const GpuSpec& Gpu(const char* name) {
@@ -148,6 +149,102 @@ TEST(MemoryModelTest, Gpt3FirstStageHoldsPipelineDepthMicroBatches) {
   c.micro_batches = 4;
   EXPECT_EQ(Estimate(c).stages[0].micro_batches_in_flight, 4);
   EXPECT_EQ(Estimate(c).stages[0].activation_bytes, static_cast<int64_t>(6 * 4 * 34 * sbh / 8));
+}
+
+// Megatron-LM's interleaved schedule (schedules.py): stage i runs (pp - i - 1)·2 + (vp - 1)·pp
+// warm-up forwards of chunks, then one more before its first backward.
+TEST(MemoryModelTest, TheInterleavedScheduleHoldsKorthikantisFactorMoreOnTheFirstStage) {
+  MemoryConfig c = Gpt3();  // pp 16, 64 micro-batches, 6 layers a stage.
+  c.sequence_parallel = true;
+  c.recompute = Recompute::kSelective;
+  const double layer = 34 * 2048.0 * 12288 / 8;
+  const MemoryEstimate one = Estimate(c);
+  EXPECT_EQ(one.stages[0].chunks_in_flight, 16);  // vp 1: a chunk is a micro-batch.
+  c.vp = 3;                                       // Chunks of 2 layers.
+  const MemoryEstimate three = Estimate(c);
+  const StageMemory& first = three.stages[0];
+  // 15·2 + 2·16 + 1 = 63 = pp·vp + pp - 1 chunks: Korthikanti §4.2.3's 1 + (pp - 1)/(pp·vp) =
+  // 63/48 times what 1F1B holds.
+  EXPECT_EQ(first.chunks_in_flight, 63);
+  EXPECT_EQ(first.activation_bytes, static_cast<int64_t>(63 * 2 * layer));
+  EXPECT_DOUBLE_EQ(static_cast<double>(first.chunks_in_flight) / (16 * 3), 1 + 15.0 / 48);
+  // The forwards run chunk by chunk over groups of pp micro-batches: all 16 micro-batches' three
+  // chunks, then the first chunk of 15 more; 31 micro-batches' embedding output held.
+  EXPECT_EQ(first.micro_batches_in_flight, 31);
+  EXPECT_EQ(first.embedding_activation_bytes, static_cast<int64_t>(31 * 2048.0 * 12288 / 8));
+  // The last stage: (vp - 1)·pp + 1 = 33 chunks, against 1F1B's one micro-batch.
+  EXPECT_EQ(three.stages.back().chunks_in_flight, 33);
+  EXPECT_GT(three.total_bytes(), one.total_bytes());
+  // With as many micro-batches as stages every forward runs before the first backward.
+  c.micro_batches = 16;
+  EXPECT_EQ(Estimate(c).stages[0].chunks_in_flight, 48);
+  EXPECT_THAT(Estimate(c).assumptions, Contains(HasSubstr("interleaved (vp=3)")));
+}
+
+// Llama trains without dropout; Transformer Engine's FP8 Linear saves its input as FP8.
+TEST(MemoryModelTest, NoDropoutStoresNoMasksAndFp8HalvesTheSavedGemmInputs) {
+  MemoryConfig c = Llama7B();
+  c.flash_attention = true;
+  const double s = 4096, h = 4096, f = 11008;
+  EXPECT_EQ(Estimate(c).Largest().layer_activation_bytes,
+            static_cast<int64_t>(s * (18 * h + 6 * f)));
+  c.dropout = false;  // The two residual masks gone: 16sbh + 6sbf.
+  EXPECT_EQ(Estimate(c).Largest().layer_activation_bytes,
+            static_cast<int64_t>(s * (16 * h + 6 * f)));
+  EXPECT_EQ(Estimate(c).Largest().embedding_activation_bytes, 0);
+  // FP8: the QKV and fc1 inputs 1 byte each (-2sbh), fc2's input 1 byte (-sbf), the projection's
+  // FP8 copy beside attention's bf16 output (+sbh).
+  c.fp8_gemm_inputs = true;
+  EXPECT_EQ(Estimate(c).Largest().layer_activation_bytes,
+            static_cast<int64_t>(s * (15 * h + 5 * f)));
+  // Unfused attention without dropout keeps only the softmax output: 2·a·s²·b.
+  MemoryConfig g = Gpt3();
+  g.tp = 1;
+  const double with_masks = LayerActivationBytes(g);
+  g.dropout = false;
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(with_masks - LayerActivationBytes(g), 2 * sbh + 3 * 96.0 * 2048 * 2048);
+}
+
+// MLPerf Training v5.1, Llama 3.1 405B on 512 H200s (Nebius, mlcommons/training_results_v5.1 @
+// 441d65f4, nebius_h200_n64): tp 4, pp 8, cp 2, vp 8, mbs 1, 144 micro-batches a replica, the
+// embedding and the loss in the split, vocab 32000, FP8, no recomputation, distributed
+// optimizer over dp 8 x cp 2. Its log prints rank 0's parameters, 12,086,378,496, and its peak
+// allocation, max_memory_usage 109.067 GiB (1,024 GPUs, dp 16: 104.846).
+TEST(MemoryModelTest, Llama405BOnH200StageZeroIsTheLoggedCountAndNearTheLoggedPeak) {
+  MemoryConfig c = Llama7B();
+  c.layers = 126;
+  c.hidden = 16384;
+  c.ffn = 53248;
+  c.heads = 128;
+  c.kv_heads = 8;
+  c.seq = 8192;
+  c.vocab = 32000;
+  c.micro_batches = 144;
+  c.tp = 4;
+  c.pp = 8;
+  c.vp = 8;
+  c.cp = 2;
+  c.dp = 8;
+  c.ends_in_split = true;
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  c.dropout = false;
+  c.fp8_gemm_inputs = true;
+  c.zero_stage = 1;
+  c.grad_bytes = 2;  // Gradients reduced in bf16 (grad_reduce_in_fp32 false).
+  const StageMemory first = Estimate(c).stages[0];
+  EXPECT_EQ(first.parameters, 12086378496);
+  EXPECT_EQ(first.layers, 15);
+  EXPECT_EQ(first.chunks_in_flight, 71);
+  const double gib = 1024.0 * 1024 * 1024;
+  EXPECT_NEAR(static_cast<double>(first.total_bytes) / gib, 109.067, 0.03 * 109.067);
+  c.dp = 16;
+  const StageMemory wider = Estimate(c).stages[0];
+  EXPECT_NEAR(static_cast<double>(wider.total_bytes) / gib, 104.846, 0.03 * 104.846);
+  // The logs' difference is the optimizer's 12 bytes a parameter over 16 against 32 ranks.
+  EXPECT_NEAR(static_cast<double>(first.total_bytes - wider.total_bytes) / gib, 109.067 - 104.846,
+              0.001);
 }
 
 TEST(MemoryModelTest, Llama2ParameterCountsAreThePublishedOnes) {
