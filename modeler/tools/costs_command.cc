@@ -3,6 +3,7 @@
 // the cost models (modeler/models/costs/cost_queries.h). Argument handling only.
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -177,14 +178,34 @@ std::optional<models::NetworkSpec> ResolveNet(const models::SpecTable& specs,
   return *network;
 }
 
+// The traced GEMM points as a measured table (gpu, dtype, m, n, k, latency_us), GPU by GPU.
+std::string TracedGemmTable(const std::vector<models::TraceCalibration>& jobs) {
+  std::string csv = "gpu,dtype,m,n,k,latency_us\n";
+  for (const models::TraceCalibration& job : jobs) {
+    for (const models::TracedGemms& traced : job.gemms) {
+      if (traced.gpu == nullptr) continue;
+      for (const models::GemmPoint& p : traced.points) {
+        char row[256];
+        std::snprintf(row, sizeof(row), "%s,%.*s,%lld,%lld,%lld,%.3f\n", traced.gpu->name.c_str(),
+                      static_cast<int>(models::DTypeName(traced.dtype).size()),
+                      models::DTypeName(traced.dtype).data(), static_cast<long long>(p.shape.m),
+                      static_cast<long long>(p.shape.n), static_cast<long long>(p.shape.k),
+                      static_cast<double>(p.latency_ns) / 1000.0);
+        csv += row;
+      }
+    }
+  }
+  return csv;
+}
+
 int RunFit(const Args& args) {
   std::vector<std::string> inputs;
-  std::string output, specs_file, net_name, gpu_name, attention_text;
+  std::string output, specs_file, net_name, gpu_name, attention_text, traced_output;
   bool specs_given = false, net_given = false, gpu_given = false, attention_given = false;
   bool force = false;
   cli::ArgParser parser("lumos-model costs fit",
                         "IN... -o MODEL.json [--net NAME] [--gpu NAME] [--attention SHAPE] "
-                        "[--specs FILE]");
+                        "[--traced-gemms OUT.csv] [--specs FILE]");
   parser.Description(kDescription)
       .String("-o, --output", "MODEL.json", "the model file to write", &output)
       .Required()
@@ -204,6 +225,11 @@ int RunFit(const Args& args) {
               "causal=0)",
               &attention_text)
       .Given(&attention_given)
+      .String("--traced-gemms", "OUT.csv",
+              "also write the traced jobs' GEMM points (one per GPU, dtype and shape: the median "
+              "of its calls) as a measured table, the columns of ../shared/data/costs, to compare "
+              "with `costs predict` from tables alone",
+              &traced_output)
       .String("--specs", "FILE",
               "more GPUs and networks (modeler/models/hardware/specs/hardware.txt)", &specs_file)
       .Given(&specs_given)
@@ -212,9 +238,17 @@ int RunFit(const Args& args) {
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
   for (const std::string& input : inputs) {
-    if (io::SameFile(input, output)) {
-      return parser.UsageError(stderr, "the output " + output + " is also an input");
+    for (const std::string& out : {output, traced_output}) {
+      if (!out.empty() && io::SameFile(input, out)) {
+        return parser.UsageError(stderr, "the output " + out + " is also an input");
+      }
     }
+  }
+  // Neither file need exist yet: the same path, or one file under two names.
+  if (!traced_output.empty() && (std::filesystem::weakly_canonical(output) ==
+                                     std::filesystem::weakly_canonical(traced_output) ||
+                                 io::SameFile(output, traced_output))) {
+    return parser.UsageError(stderr, "-o and --traced-gemms name the same file");
   }
   std::optional<models::AttentionShape> attention;
   if (attention_given) {
@@ -239,6 +273,15 @@ int RunFit(const Args& args) {
   for (const std::string& line : log.problems) outcome.InputProblem(line);
   if (!model.ok()) return outcome.Fail(model.status());
   if (!WriteOutput(output, models::CostModelJson(*model), force, &outcome)) return outcome.Finish();
+  if (!traced_output.empty()) {
+    std::vector<std::string> ignored;  // Already reported by the fit.
+    auto traced = models::ReadTraceCalibrations(expanded->traces, *specs, &ignored,
+                                                expanded->unnamed_gpu, nullptr);
+    if (!traced.ok()) return outcome.Fail(traced.status());
+    if (!WriteOutput(traced_output, TracedGemmTable(*traced), force, &outcome)) {
+      return outcome.Finish();
+    }
+  }
   size_t jobs = log.notes.size();
   std::fprintf(outcome.out(),
                "%s: %zu GEMM calibration(s), %zu collective calibration(s), %zu kernel "
