@@ -34,6 +34,17 @@
 #   logs (its DeltaTimingCallback: the wall time of one 1152-sample step) and rank 0's logged
 #   `max_memory_usage` (GiB: the two scales differ by 4.221, the 12-byte optimizer state of rank
 #   0's 12,086,378,496 parameters over 16 against 32 ranks), against the memory model's stage 0.
+# MLPerf Training v5.1, Llama 3.1 8B on H100 (Cisco hpf_n8 and hpf_n16, the same repository:
+#   Cisco/benchmarks/llama31_8b/implementations/nemo/config_DGXH100_8x8x1xtp1pp1cp1.sh and
+#   config_DGXH100_16x8x1xtp2pp1cp1.sh, config_common.sh, conf/custom.yaml): tp 1 on 64 GPUs
+#   and tp 2 (sequence parallel, TP overlap) on 128, pp 1, cp 1, mbs 1, one micro-batch a
+#   replica (GBS 64, as logged), seq 8192, FP8, distributed optimizer with overlapped gradient
+#   reduction and weight gather, no recomputation; vocab 128256 (the benchmark's Llama 3.1
+#   tokenizer: mlcommons/training small_language_model_pretraining/nemo/README.md); gradients in
+#   bf16 assumed as in the 405B implementation. Scored: the median over each setting's ten logs
+#   of the median per-step `train_step_time` (the lines with reduced_train_loss; throughput
+#   86.5 samples/s = 64 / 0.74 s confirms one line is one 64-sample step) and rank 0's
+#   `max_memory_usage`.
 # Models: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672) and Llama 3.1
 # 405B (126 layers, hidden 16384, 128 heads, 8 KV heads, ffn 53248), untied embeddings.
 # Step = GBS x 8192 / (tokens/s/GPU x GPUs). The cost model is the same fit as
@@ -45,6 +56,7 @@ source scripts/plan-validation-setup.sh "$@"  # $lm, $work, $work/costs.json
 llama70=llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256
 llama405=llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256
 llama405mlperf=llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=32000
+llama8=llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256
 # source | model | GPU | GEMMs | GPUs | tp | pp | vp | cp | mbs | gbs | published tokens/s/GPU
 # ("=S": a step of S seconds) | rank 0's measured peak memory, GiB ("-": none published)
 rows="Bridge 25.11 Llama 3 70B|llama70|H100-SXM5-80GB|fp8|64|4|8|5|1|1|128|1602|-
@@ -54,13 +66,16 @@ Bridge 26.02 Llama 3.1 405B|llama405|H100-SXM5-80GB|fp8|1024|8|8|8|2|1|1536|311|
 DGXC 25.05 Llama 3.1 405B (anchors)|llama405|H100-SXM5-80GB|fp8|512|8|8|8|2|1|256|=13.020|-
 DGXC 25.05 Llama 3.1 405B (anchors)|llama405|H100-SXM5-80GB|bf16|512|8|8|8|2|1|256|=19.810|-
 MLPerf v5.1 Nebius n64 (H200)|llama405mlperf|H200-SXM-141GB|fp8|512|4|8|8|2|1|1152|=50.01|109.067
-MLPerf v5.1 Nebius n128 (H200)|llama405mlperf|H200-SXM-141GB|fp8|1024|4|8|8|2|1|1152|=25.36|104.846"
+MLPerf v5.1 Nebius n128 (H200)|llama405mlperf|H200-SXM-141GB|fp8|1024|4|8|8|2|1|1152|=25.36|104.846
+MLPerf v5.1 Cisco n8 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8|64|1|1|1|1|1|64|=0.7205|71.229
+MLPerf v5.1 Cisco n16 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8|128|2|1|1|1|1|64|=0.4850|35.706"
 echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs gbs tokens peak; do
   model=${!which}
   dp=$((gpus / (tp * cp * pp)))
-  ends=$([ "$which" = llama70 ] && echo 0 || echo 1)
+  ends=$([ "$pp" -gt 1 ] && [ "$which" != llama70 ] && echo 1 || echo 0)
+  split=$([ "$tp" -gt 1 ] && echo 1 || echo 0)  # Sequence parallel and TP overlap need tp > 1.
   "$lm" estimate --model "$model" --gpu "$gpu" --dtype "$dtype" --costs "$work/costs.json" \
-    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=none,tp_overlap=1,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends" \
+    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=$split,zero=1,recompute=none,tp_overlap=$split,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends" \
     --json | python3 -c '
 import json, sys
 name, dtype, gpus, gbs, tokens, peak = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
@@ -68,7 +83,8 @@ name, dtype, gpus, gbs, tokens, peak = sys.argv[1], sys.argv[2], int(sys.argv[3]
 step = float(tokens[1:]) if tokens.startswith("=") else gbs * 8192 / (float(tokens) * gpus)
 e = json.load(sys.stdin)["searches"][0]["ranked"][0]
 cp = " cp%d" % e["cp"] if e["cp"] > 1 else ""
-layout = "%dx%d vp%d%s dp%d mbs%d" % (e["tp"], e["pp"], e["vp"], cp, e["dp"], e["mbs"])
+vp = " vp%d" % e["vp"] if e["vp"] > 1 else ""
+layout = "%dx%d%s%s dp%d mbs%d" % (e["tp"], e["pp"], vp, cp, e["dp"], e["mbs"])
 fast, slow = e["step_s"], e["simulated_step_s"]
 # Rank 0 is pipeline stage 0: its modelled bytes in GiB, as the logs count them.
 first = e["memory_stages"][0]["gb"] * 1e9 / 2**30
