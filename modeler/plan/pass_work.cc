@@ -376,7 +376,10 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
 
   // The vocabulary as the memory model pads it (Megatron's multiple of 128 x tp), split over tp.
   const int64_t vocab_per_gpu = out.memory.padded_vocab / t;
-  LUMOS_ASSIGN_OR_RETURN(GemmTimes head, TimeGemm(costs, {tokens, vocab_per_gpu, h}, dtype));
+  // The LM head runs in bf16 even in FP8 training: Megatron-LM's output layer is a plain
+  // ColumnParallelLinear outside Transformer Engine's FP8 context (gpt_model.py; only an MXFP8
+  // output projection, Blackwell's, takes TE's).
+  LUMOS_ASSIGN_OR_RETURN(GemmTimes head, TimeGemm(costs, {tokens, vocab_per_gpu, h}, DType::kBf16));
   const double logits = static_cast<double>(tokens) * static_cast<double>(vocab_per_gpu) * 4;
   LUMOS_ASSIGN_OR_RETURN(int64_t loss, costs.Kernel("softmax_kernel", 4 * logits, 0, DType::kBf16));
   LUMOS_ASSIGN_OR_RETURN(int64_t embedding,
