@@ -57,6 +57,12 @@ struct Layout {
   // account_for_loss_in_pipeline_split, as its Llama 3.1 405B recipes set): (layers + 2) / (pp
   // vp) a virtual stage, the first and the last one layer fewer (VirtualStageLayers).
   bool ends_in_split = false;
+  // FP8 with current (per-tensor, "tensorwise") scaling, as Megatron-Bridge's FP8-CS recipes
+  // train: each tensor's amax is taken in a pass of its own before it is cast (6 bytes an
+  // element where delayed scaling's cast moves 4), and a sequence-parallel input's amax is
+  // all-reduced over the TP group. 0: delayed scaling (the amax of earlier steps; MLPerf's).
+  // Only with --dtype fp8.
+  bool fp8_current_scaling = false;
 
   // Field by field (the search's shortlist keys its simulations by layout).
   auto operator<=>(const Layout&) const = default;

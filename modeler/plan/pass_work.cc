@@ -186,13 +186,14 @@ StatusOr<double> TimeCollective(const GptCosts& costs, CollectiveOp op, double b
 }
 
 StatusOr<double> TimeOptimizer(const GptCosts& costs, double shard, double stage_parameters,
-                               DType gemm_dtype) {
+                               double fp8_cast_bytes) {
   LUMOS_ASSIGN_OR_RETURN(int64_t adam,
                          costs.Kernel("multi_tensor_apply_kernel", 32 * shard, 0, DType::kFp32));
   double cast = 0;
-  if (gemm_dtype == DType::kFp8) {  // The updated weights cast to FP8 with their transposes.
+  if (fp8_cast_bytes > 0) {  // The updated weights cast to FP8 with their transposes.
     LUMOS_ASSIGN_OR_RETURN(
-        int64_t ns, costs.Kernel("cast_transpose_kernel", 4 * stage_parameters, 0, DType::kBf16));
+        int64_t ns,
+        costs.Kernel("cast_transpose_kernel", fp8_cast_bytes * stage_parameters, 0, DType::kBf16));
     cast = static_cast<double>(ns);
   }
   return static_cast<double>(adam) + cast;
@@ -229,18 +230,29 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
       qkv_t.backward + projection_t.backward + fc1_t.backward + fc2_t.backward;
   // FP8 training (Transformer Engine): every GEMM's input cast to FP8 with its transpose (for
   // the weight gradient) before the forward, its output gradient likewise before the backward:
-  // 2 bytes read and 2 written an element, one kernel each.
+  // 2 bytes read and 2 written an element, one kernel each. Current scaling first reads the
+  // tensor once more for its amax (TE's compute_amax, then the cast), and the amax of what is
+  // all-gathered (the QKV and fc1 inputs, the projection's and fc2's output gradients, with
+  // sequence parallelism) is all-reduced over the TP group so that every rank casts alike.
   double cast_forward = 0, cast_backward = 0;
+  out.fp8_cast_bytes = dtype != DType::kFp8 ? 0 : l.fp8_current_scaling ? 6 : 4;
   if (dtype == DType::kFp8) {
     for (const Gemm3& g : {qkv, projection, fc1, fc2}) {
       LUMOS_ASSIGN_OR_RETURN(
-          int64_t in, costs.Kernel("cast_transpose_kernel", 4.0 * static_cast<double>(g.m * g.k), 0,
-                                   DType::kBf16));
+          int64_t in,
+          costs.Kernel("cast_transpose_kernel", out.fp8_cast_bytes * static_cast<double>(g.m * g.k),
+                       0, DType::kBf16));
       LUMOS_ASSIGN_OR_RETURN(
-          int64_t grad, costs.Kernel("cast_transpose_kernel", 4.0 * static_cast<double>(g.m * g.n),
-                                     0, DType::kBf16));
+          int64_t grad,
+          costs.Kernel("cast_transpose_kernel", out.fp8_cast_bytes * static_cast<double>(g.m * g.n),
+                       0, DType::kBf16));
       cast_forward += static_cast<double>(in);
       cast_backward += static_cast<double>(grad);
+    }
+    if (l.fp8_current_scaling && l.sequence_parallel && t > 1) {
+      LUMOS_ASSIGN_OR_RETURN(double amax, TimeCollective(costs, CollectiveOp::kAllReduce, 4, t, 1));
+      cast_forward += 2 * amax;
+      cast_backward += 2 * amax;
     }
   }
   out.layer_parameters = 4 * h;  // The two norms' weights and biases (replicated).

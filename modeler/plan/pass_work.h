@@ -81,6 +81,9 @@ struct LayoutWork {
   int64_t embedding_parameters = 0;  // The word embedding's shard (first stage; the last again).
   int64_t dp_nodes = 1;              // Nodes a data-parallel group spans.
   models::DType gemm_dtype = models::DType::kBf16;
+  // Bytes an FP8 cast moves an element (with its transpose): 4 (delayed scaling), 6 (current
+  // scaling's amax pass first); 0 without FP8 GEMMs.
+  double fp8_cast_bytes = 0;
   models::MemoryEstimate memory;
 };
 
@@ -93,9 +96,10 @@ StatusOr<double> TimeCollective(const GptCosts& costs, schema::CollectiveOp op, 
                                 int64_t ranks, int64_t nodes);
 
 // The Adam step over the GPU's `shard` of parameters (32 bytes each: fp32 weight, gradient,
-// two moments); with FP8 GEMMs the stage's updated weights cast to FP8 with their transposes
-// once a step (Transformer Engine keeps them across micro-batches: 4 bytes each).
+// two moments); with FP8 GEMMs (`fp8_cast_bytes` > 0, LayoutWork's) the stage's updated weights
+// cast to FP8 with their transposes once a step (Transformer Engine keeps them across
+// micro-batches).
 StatusOr<double> TimeOptimizer(const GptCosts& costs, double shard, double stage_parameters,
-                               models::DType gemm_dtype);
+                               double fp8_cast_bytes);
 
 }  // namespace lumos::modeler::plan

@@ -197,7 +197,7 @@ StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
   }
   const auto parameters = static_cast<double>(work.memory.stages.front().parameters);
   const double shard = parameters / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
-  LUMOS_ASSIGN_OR_RETURN(double adam, TimeOptimizer(costs, shard, parameters, work.gemm_dtype));
+  LUMOS_ASSIGN_OR_RETURN(double adam, TimeOptimizer(costs, shard, parameters, work.fp8_cast_bytes));
   return pipeline + static_cast<double>(Ns(tail) + Ns(adam));
 }
 
@@ -460,7 +460,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     if (s == pp - 1) stage_parameters = static_cast<double>(stages.back().parameters);
     const double shard = stage_parameters / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
     LUMOS_ASSIGN_OR_RETURN(double adam,
-                           TimeOptimizer(costs, shard, stage_parameters, work.gemm_dtype));
+                           TimeOptimizer(costs, shard, stage_parameters, work.fp8_cast_bytes));
     const uint32_t optimizer = maker.Add(compute, "optimizer", adam, WorkClass::kCompute);
     const std::vector<uint32_t>& reduced = maker.graph().processors[dp_stream[s]].nodes;
     if (!reduced.empty()) maker.Wait(reduced.back(), optimizer);

@@ -382,6 +382,9 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   cli::CommandOutcome outcome("lumos-model estimate", out, err);
   if (!r.ok()) return outcome.Fail(r.status());
   r->setup.overlap_slowdown = overlap_slowdown;
+  if (layout.fp8_current_scaling && r->setup.gemm_dtype != models::DType::kFp8) {
+    return parser.UsageError(err, "--set fp8_current_scaling=1 needs --dtype fp8");
+  }
   if (Status s = CheckLayout(*spec, layout, r->setup.gpus_per_node); !s.ok()) {
     return parser.UsageError(err, s.message());
   }
@@ -487,6 +490,10 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   StatusOr<Resolved> resolved =
       Resolve(gpu_name, net_name, dtype_name, costs_file, gpus_per_node, &code);
   if (!resolved.ok() && code == 2) return parser.UsageError(err, resolved.status().message());
+  if (resolved.ok() && fixed.fp8_current_scaling &&
+      resolved->setup.gemm_dtype != models::DType::kFp8) {
+    return parser.UsageError(err, "--set fp8_current_scaling=1 needs --dtype fp8");
+  }
   cli::CommandOutcome outcome("lumos-model search", out, err);
   if (!resolved.ok()) return outcome.Fail(resolved.status());
   resolved->setup.overlap_slowdown = overlap_slowdown;

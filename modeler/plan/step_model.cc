@@ -24,7 +24,9 @@ const std::vector<std::string>& StepAssumptions() {
       "ZeRO 1-2: the weights' all-gather hidden behind the first micro-batch's forward",
       "ZeRO 3: the weights gathered before every forward and backward, hidden behind them",
       "Adam: 32 bytes a parameter of the GPU's shard",
-      "FP8: GEMM inputs and output gradients cast with transposes; weights once a step",
+      "FP8: GEMM inputs and output gradients cast with transposes, 4 bytes an element "
+      "(fp8_current_scaling=1: 6, an amax pass first, sequence-parallel amaxes all-reduced over "
+      "TP); weights once a step; the LM head in bf16 (Megatron's output layer)",
       "attention fused (flash), causal, bf16 (flash_attention=0: unfused, pass_work.h)",
       "cp > 1: ring attention, each step the longer of its attention and its transfer",
       "gradient buffer in the reduction's type (grad_sync_bytes)",
@@ -123,7 +125,7 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
       static_cast<double>(parameters) / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
   LUMOS_ASSIGN_OR_RETURN(
       out.optimizer_ns,
-      TimeOptimizer(costs, shard, static_cast<double>(parameters), setup.gemm_dtype));
+      TimeOptimizer(costs, shard, static_cast<double>(parameters), work.fp8_cast_bytes));
   // Compute beside the hidden part runs slower: a kernel overlapped for o takes o s / (1 + s)
   // longer (entirely overlapped, (1 + s) x its time). ZeRO 3's part is in the slots already.
   const double dp_overlap_cost = (out.dp_comm_ns - out.dp_exposed_ns) * stretch;

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "modeler/models/costs/cost_inputs.h"
 #include "modeler/models/costs/cost_model.h"
@@ -400,6 +401,41 @@ TEST(StepModelTest, KnobsMoveTheStepTheWayTheyShould) {
   EXPECT_LT(b->memory.total_bytes(), a->memory.total_bytes());
 }
 
+// FP8 with current scaling (Megatron-Bridge's FP8-CS) reads each tensor once more for its amax
+// before the cast: the casts move 6 bytes an element where delayed scaling's move 4, and the
+// all-gathered tensors' amaxes are all-reduced over TP. bf16 GEMMs cast nothing either way.
+TEST(StepModelTest, Fp8CurrentScalingPaysAnAmaxPassBeforeEveryCast) {
+  const PlanSetup setup = H100Fp8();
+  const std::string base = "tp=4,pp=8,dp=16,mbs=1,gbs=2048,sequence_parallel=1,zero=1";
+  Layout delayed, current;
+  ASSERT_TRUE(ApplyLayoutSettings(base, &delayed).ok());
+  ASSERT_TRUE(ApplyLayoutSettings(base + ",fp8_current_scaling=1", &current).ok());
+  EXPECT_EQ(LayoutText(current).find("fp8-current-scaling") != std::string::npos, true);
+  StatusOr<LayoutWork> a = LayoutWorkOf(Gpt3(), delayed, SharedCosts(*setup.gpu), setup);
+  StatusOr<LayoutWork> b = LayoutWorkOf(Gpt3(), current, SharedCosts(*setup.gpu), setup);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->fp8_cast_bytes, 4);
+  EXPECT_EQ(b->fp8_cast_bytes, 6);
+  auto cast = [](const PassWork& pass) {
+    double ns = 0;
+    for (const PlanOp& op : pass.ops)
+      ns += std::string_view(op.name).starts_with("fp8_cast") ? op.ns : 0;
+    return ns;
+  };
+  // More than the 1.5x of the bytes alone: the amax all-reduces come on top.
+  EXPECT_GT(cast(b->layer_forward), 1.5 * cast(a->layer_forward) * 0.999);
+  EXPECT_GT(cast(b->layer_backward), 1.5 * cast(a->layer_backward) * 0.999);
+  EXPECT_GT(b->elementwise_ns, a->elementwise_ns);
+  EXPECT_EQ(b->gemm_ns, a->gemm_ns);
+  EXPECT_GT(StepSeconds(base + ",fp8_current_scaling=1"), StepSeconds(base));
+  PlanSetup bf16 = setup;
+  bf16.gemm_dtype = models::DType::kBf16;
+  StatusOr<LayoutWork> c = LayoutWorkOf(Gpt3(), current, SharedCosts(*setup.gpu), bf16);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->fp8_cast_bytes, 0);
+  EXPECT_EQ(cast(c->layer_forward), 0);
+}
+
 TEST(SearchTest, RanksTheFittingAndListsTheRestWithTheirShortfall) {
   SearchSpace space;
   space.gpus = 64;
@@ -529,7 +565,16 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
             "grad_sync_bytes is 2 (bf16) or 4 (fp32)"},
            {" estimate --model " + std::string(kGpt3) +
                 " --set tp=8 --gpu H100-SXM5-80GB --overlap-slowdown -1",
-            "--overlap-slowdown"}}) {
+            "--overlap-slowdown"},
+           {" estimate --model " + std::string(kGpt3) +
+                " --set tp=8,fp8_current_scaling=1 --gpu H100-SXM5-80GB",
+            "fp8_current_scaling=1 needs --dtype fp8"},
+           {" search --model " + std::string(kGpt3) +
+                " --gpus 64 --gpu H100-SXM5-80GB --set fp8_current_scaling=1",
+            "fp8_current_scaling=1 needs --dtype fp8"},
+           {" estimate --model " + std::string(kGpt3) +
+                " --set tp=8,fp8_current_scaling=2 --gpu H100-SXM5-80GB --dtype fp8",
+            "fp8_current_scaling is 0 or 1"}}) {
     const auto r = RunCommand(lm + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
