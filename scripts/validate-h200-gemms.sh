@@ -28,6 +28,7 @@ import csv, sys
 run, measured, predicted = sys.argv[1:]
 m = [float(r["latency_us"]) for r in csv.DictReader(open(measured))]
 p = [float(r["predicted_us"]) for r in csv.DictReader(open(predicted))]
+assert len(m) == len(p), f"{run}: {len(m)} points measured, {len(p)} predicted"
 ratios = [a / b for a, b in zip(m, p)]
 print(f"| {run} | {len(m)} | {sum(m) / 1e3:.3f} | {sum(p) / 1e3:.3f} | {sum(m) / sum(p):.3f} | "
       f"{min(ratios):.3f} - {max(ratios):.3f} |")

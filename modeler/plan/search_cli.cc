@@ -452,7 +452,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       .Double("--overlap-slowdown", "S", kOverlapHelp, 0.0, 10.0, false, &overlap_slowdown)
       .String("--set", "K=V,...",
               "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
-              "dp_overlap, p2p_overlap, flash_attention, cp, ends_in_split",
+              "dp_overlap, p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling",
               &fixed_text)
       .String("--cp", "C[,C2,...]",
               "context-parallel degrees to try (default 1; each needs seq a multiple of 2 C)",

@@ -149,6 +149,18 @@ std::optional<models::SpecTable> LoadSpecs(const std::string& file, bool given,
   return specs;
 }
 
+// Whether two paths name one file: the same absolute path after resolving what exists of it
+// (neither need exist yet), or one existing file under two names. Never throws.
+bool SamePath(const std::string& a, const std::string& b) {
+  std::error_code ec_a, ec_b;
+  const std::filesystem::path x =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(a, ec_a), ec_a);
+  const std::filesystem::path y =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(b, ec_b), ec_b);
+  if (!ec_a && !ec_b && x == y) return true;
+  return a == b || io::SameFile(a, b);
+}
+
 // Writes `text` to `path` through modeler/io (temporary file + rename), or to stdout.
 bool WriteOutput(const std::string& path, const std::string& text, bool force,
                  cli::CommandOutcome* outcome) {
@@ -185,13 +197,11 @@ std::string TracedGemmTable(const std::vector<models::TraceCalibration>& jobs) {
     for (const models::TracedGemms& traced : job.gemms) {
       if (traced.gpu == nullptr) continue;
       for (const models::GemmPoint& p : traced.points) {
-        char row[256];
-        std::snprintf(row, sizeof(row), "%s,%.*s,%lld,%lld,%lld,%.3f\n", traced.gpu->name.c_str(),
-                      static_cast<int>(models::DTypeName(traced.dtype).size()),
-                      models::DTypeName(traced.dtype).data(), static_cast<long long>(p.shape.m),
-                      static_cast<long long>(p.shape.n), static_cast<long long>(p.shape.k),
-                      static_cast<double>(p.latency_ns) / 1000.0);
-        csv += row;
+        char latency[32];
+        std::snprintf(latency, sizeof(latency), "%.3f", static_cast<double>(p.latency_ns) / 1000.0);
+        csv += traced.gpu->name + "," + std::string(models::DTypeName(traced.dtype)) + "," +
+               std::to_string(p.shape.m) + "," + std::to_string(p.shape.n) + "," +
+               std::to_string(p.shape.k) + "," + latency + "\n";
       }
     }
   }
@@ -239,15 +249,12 @@ int RunFit(const Args& args) {
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
   for (const std::string& input : inputs) {
     for (const std::string& out : {output, traced_output}) {
-      if (!out.empty() && io::SameFile(input, out)) {
+      if (!out.empty() && SamePath(input, out)) {
         return parser.UsageError(stderr, "the output " + out + " is also an input");
       }
     }
   }
-  // Neither file need exist yet: the same path, or one file under two names.
-  if (!traced_output.empty() && (std::filesystem::weakly_canonical(output) ==
-                                     std::filesystem::weakly_canonical(traced_output) ||
-                                 io::SameFile(output, traced_output))) {
+  if (!traced_output.empty() && SamePath(output, traced_output)) {
     return parser.UsageError(stderr, "-o and --traced-gemms name the same file");
   }
   std::optional<models::AttentionShape> attention;
@@ -269,16 +276,46 @@ int RunFit(const Args& args) {
   if (!expanded.ok()) return outcome.Fail(expanded.status());
   if (gpu_given) expanded->unnamed_gpu = gpu_name;
   expanded->attention = attention;
+  // An input a directory or pattern named is never an output either.
+  for (const std::vector<std::string>* found : {&expanded->tables, &expanded->traces}) {
+    for (const std::string& input : *found) {
+      for (const std::string& out : {output, traced_output}) {
+        if (!out.empty() && SamePath(input, out)) {
+          std::string message = "the output ";
+          message.append(out).append(" is also an input (").append(input).append(")");
+          return parser.UsageError(stderr, message);
+        }
+      }
+    }
+  }
   auto model = models::FitCostInputs(*expanded, *specs, *network, &log);
   for (const std::string& line : log.problems) outcome.InputProblem(line);
   if (!model.ok()) return outcome.Fail(model.status());
-  if (!WriteOutput(output, models::CostModelJson(*model), force, &outcome)) return outcome.Finish();
+  // Both outputs are made before either is put in place, so that a refused or unwritable one
+  // leaves the other's destination as it was.
+  std::vector<std::pair<std::string, std::string>> outputs = {
+      {output, models::CostModelJson(*model)}};
   if (!traced_output.empty()) {
     std::vector<std::string> ignored;  // Already reported by the fit.
     auto traced = models::ReadTraceCalibrations(expanded->traces, *specs, &ignored,
                                                 expanded->unnamed_gpu, nullptr);
     if (!traced.ok()) return outcome.Fail(traced.status());
-    if (!WriteOutput(traced_output, TracedGemmTable(*traced), force, &outcome)) {
+    outputs.emplace_back(traced_output, TracedGemmTable(*traced));
+  }
+  std::vector<std::unique_ptr<io::OutputFile>> files;
+  for (const auto& [path, text] : outputs) {
+    auto file = io::OutputFile::Create(path, {.force = force});
+    Status status = file.ok() ? (*file)->Write(text) : file.status();
+    if (status.ok()) status = (*file)->Finish();
+    if (!status.ok()) {
+      outcome.OutputFailed(status.message());
+      return outcome.Finish();
+    }
+    files.push_back(std::move(*file));
+  }
+  for (const std::unique_ptr<io::OutputFile>& file : files) {
+    if (Status status = file->Commit(); !status.ok()) {
+      outcome.OutputFailed(status.message());
       return outcome.Finish();
     }
   }

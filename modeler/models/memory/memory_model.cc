@@ -47,6 +47,10 @@ Status Check(const MemoryConfig& c) {
                          INT32_MAX);
     }
   }
+  if (c.vp > 1 && c.pp == 1) {
+    return ErrorStatus("memory model: vp=%lld needs pp > 1 (virtual stages split pipeline stages)",
+                       static_cast<long long>(c.vp));
+  }
   if (c.kv_heads < 0 || c.kv_heads > c.heads) {
     return ErrorStatus("memory model: kv_heads=%lld must be from 0 (= heads) to heads=%lld",
                        static_cast<long long>(c.kv_heads), static_cast<long long>(c.heads));
@@ -146,18 +150,21 @@ ParameterCounts CountParameters(const MemoryConfig& c, int64_t tp, int64_t vocab
 struct InFlight {
   int64_t chunks = 0;         // Model chunks whose activations are held.
   int64_t micro_batches = 0;  // Micro-batches with at least one chunk held.
-  int64_t first_chunks = 0;   // Micro-batches whose first chunk is held.
+  int64_t first_chunks = 0;   // Micro-batches whose first chunk (the stage's chunk 0) is held.
+  int64_t last_chunks = 0;    // Micro-batches whose last chunk (chunk vp - 1) is held.
 };
 
 // What pipeline stage `stage` holds at its peak: the forwards it runs before its first backward
 // (Megatron-LM's schedules.py: 1F1B's pp - stage - 1 warm-up forwards, the interleaved
 // schedule's (pp - stage - 1)·2 + (vp - 1)·pp, each plus the steady state's first forward),
 // never more than all of them. Interleaved forwards run in groups of pp micro-batches, chunk 0
-// of the group, then chunk 1, and so on.
+// of the group, then chunk 1, and so on (Megatron-LM since late 2024; before, with as many
+// micro-batches as stages, every forward ran in the warm-up, which the cap gives too).
 InFlight HeldAtPeak(const MemoryConfig& c, int64_t stage) {
   InFlight held;
-  if (c.vp == 1 || c.pp == 1) {
-    held.chunks = held.micro_batches = held.first_chunks = std::min(c.pp - stage, c.micro_batches);
+  if (c.vp == 1) {
+    held.chunks = std::min(c.pp - stage, c.micro_batches);
+    held.micro_batches = held.first_chunks = held.last_chunks = held.chunks;
     return held;
   }
   const int64_t all = c.micro_batches * c.vp;
@@ -165,9 +172,28 @@ InFlight HeldAtPeak(const MemoryConfig& c, int64_t stage) {
   const int64_t group = c.pp * c.vp;  // Forwards of one group of pp micro-batches.
   const int64_t full_groups = held.chunks / group;
   const int64_t rest = held.chunks % group;
-  held.first_chunks = std::min(full_groups * c.pp + std::min(rest, c.pp), c.micro_batches);
+  // Micro-batches whose chunk k has run its forward among the held ones.
+  auto of_chunk = [&](int64_t k) {
+    return std::min(full_groups * c.pp + std::clamp<int64_t>(rest - k * c.pp, 0, c.pp),
+                    c.micro_batches);
+  };
+  held.first_chunks = of_chunk(0);
+  held.last_chunks = of_chunk(c.vp - 1);
   held.micro_batches = held.first_chunks;
   return held;
+}
+
+// The layers whose activations `stage` holds at its peak: each held chunk's own layers. Chunks
+// split a stage's layers evenly, except with ends_in_split, where the model's first chunk (stage
+// 0's chunk 0) and last (the last stage's chunk vp - 1) hold one layer fewer.
+double HeldLayers(const MemoryConfig& c, int64_t stage, int64_t layers, const InFlight& held) {
+  if (!c.ends_in_split || c.pp == 1) {
+    return static_cast<double>(layers) * static_cast<double>(held.chunks) /
+           static_cast<double>(c.vp);
+  }
+  const int64_t per_chunk = (c.layers + 2) / (c.pp * c.vp);
+  return static_cast<double>(held.chunks * per_chunk - (stage == 0 ? held.first_chunks : 0) -
+                             (stage == c.pp - 1 ? held.last_chunks : 0));
 }
 
 StatusOr<int64_t> Bytes(double bytes, const char* what) {
@@ -251,13 +277,9 @@ StatusOr<MemoryEstimate> EstimateMemory(const MemoryConfig& c, const GpuSpec* gp
     stage.micro_batches_in_flight = held.micro_batches;
     LUMOS_ASSIGN_OR_RETURN(stage.layer_activation_bytes,
                            Bytes(layer_bytes, "a layer's activations"));
-    // A chunk is layers / vp of the stage's layers (with ends_in_split the end chunks hold one
-    // fewer: the mean is taken).
     LUMOS_ASSIGN_OR_RETURN(
         stage.activation_bytes,
-        Bytes(layer_bytes * static_cast<double>(stage.layers) *
-                  static_cast<double>(stage.chunks_in_flight) / static_cast<double>(c.vp),
-              "the activations"));
+        Bytes(layer_bytes * HeldLayers(c, index, stage.layers, held), "the activations"));
     if (c.recompute == Recompute::kFull) {
       LUMOS_ASSIGN_OR_RETURN(stage.recompute_working_bytes,
                              Bytes(FullLayerBytes(c), "the recomputed layer"));

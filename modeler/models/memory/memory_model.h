@@ -49,7 +49,10 @@
 // schedules.py): stage i runs (pp - i - 1)·2 + (vp - 1)·pp warm-up forwards of chunks and one
 // more before its first backward, so it holds min(that + 1, micro_batches·vp) chunks at its
 // peak; for stage 0 pp·vp + pp - 1 chunks, Korthikanti §4.2.3's pp·(1 + (pp - 1)/(pp·vp))
-// micro-batches of its layers, the factor Megatron's theoretical_memory_usage.py applies.
+// micro-batches of its layers, the factor Megatron's theoretical_memory_usage.py applies. Each
+// held chunk counts its own layers: with ends_in_split the model's first and last chunks hold
+// one layer fewer, and stage 0 holds many copies of its first chunk, the last stage one of its
+// last. vp > 1 needs pp > 1.
 // Embedding and output (Korthikanti §4.3): the embedding's dropout mask s·b·h (/t with SP; none
 // without dropout) per micro-batch whose first chunk is in flight on stage 0 (the forwards run
 // in groups of pp micro-batches, chunk by chunk); on the last stage, for one micro-batch, the final
@@ -123,7 +126,7 @@ struct StageMemory {
   // Its model chunks (layers / vp each) whose activations are held at its peak; with vp = 1 one
   // per micro-batch in flight.
   int64_t chunks_in_flight = 0;
-  int64_t activation_bytes = 0;  // chunks in flight × layers / vp × layer_activation_bytes.
+  int64_t activation_bytes = 0;            // The held chunks' layers × layer_activation_bytes.
   int64_t recompute_working_bytes = 0;     // Full recompute: one layer's activations, recomputed.
   int64_t embedding_activation_bytes = 0;  // Stage 0: the embedding's dropout masks.
   int64_t output_activation_bytes = 0;     // Last stage: final norm, LM head input, fp32 logits.

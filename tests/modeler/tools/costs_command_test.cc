@@ -733,6 +733,22 @@ TEST_F(CostsCommandTest, TracedGemmsWrittenAsATableAndTheH100TablePredictsThem) 
                  File("x.json") + " --traced-gemms " + File("x.json"));
   EXPECT_EQ(same.exit_code, 2);
   EXPECT_NE(same.err.find("name the same file"), std::string::npos) << same.err;
+  // The same file under another spelling, neither existing yet.
+  const auto spelled =
+      RunCommand(LumosModelBinary() + " costs fit " + trace + " --gpu H200-SXM-141GB -o " +
+                 File("y.json") + " --traced-gemms " + File("sub/../y.json") + " --force");
+  EXPECT_EQ(spelled.exit_code, 2);
+  EXPECT_NE(spelled.err.find("name the same file"), std::string::npos) << spelled.err;
+  EXPECT_FALSE(fs::exists(File("y.json")));
+  // A table it may not replace: refused before the model file is written either.
+  WriteFileBytes(File("mine.csv"), "not lumos-model's\n");
+  const auto kept =
+      RunCommand(LumosModelBinary() + " costs fit " + trace + " --gpu H200-SXM-141GB -o " +
+                 File("z.json") + " --traced-gemms " + File("mine.csv"));
+  EXPECT_EQ(kept.exit_code, 1);
+  EXPECT_NE(kept.err.find("will not replace"), std::string::npos) << kept.err;
+  EXPECT_EQ(ReadFileBytes(File("mine.csv")), "not lumos-model's\n");
+  EXPECT_FALSE(fs::exists(File("z.json")));
 }
 
 TEST(CostsHelpTest, DocumentsGemmAndCollectiveQueriesAndEveryNetwork) {

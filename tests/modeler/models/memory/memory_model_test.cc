@@ -179,6 +179,34 @@ TEST(MemoryModelTest, TheInterleavedScheduleHoldsKorthikantisFactorMoreOnTheFirs
   c.micro_batches = 16;
   EXPECT_EQ(Estimate(c).stages[0].chunks_in_flight, 48);
   EXPECT_THAT(Estimate(c).assumptions, Contains(HasSubstr("interleaved (vp=3)")));
+  // Virtual stages split pipeline stages: without a pipeline there are none to interleave.
+  c.pp = 1;
+  StatusOr<MemoryEstimate> alone = EstimateMemory(c, nullptr);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_THAT(alone.status().message(), HasSubstr("vp=3 needs pp > 1"));
+}
+
+// With the embedding and the loss in the split, the model's first and last chunks hold a layer
+// fewer; stage 0 holds many copies of its first chunk, the last stage one of its last. 30
+// layers + 2 over 8 x 2 chunks of 2; 16 micro-batches (Megatron's schedule, counted by hand).
+TEST(MemoryModelTest, TheShortEndChunksCountTheirOwnLayers) {
+  MemoryConfig c = Llama7B();
+  c.layers = 30;
+  c.pp = 8;
+  c.vp = 2;
+  c.micro_batches = 16;
+  c.ends_in_split = true;
+  const MemoryEstimate e = Estimate(c);
+  ASSERT_EQ(e.stages.size(), 3u);  // Stage 0, stage 1 (a middle one), stage 7.
+  const double layer = static_cast<double>(e.stages[0].layer_activation_bytes);
+  // Stage 0: 7·2 + 8 + 1 = 23 chunks, 15 of them its one-layer chunk 0: 23·2 - 15 = 31 layers.
+  EXPECT_EQ(e.stages[0].chunks_in_flight, 23);
+  EXPECT_NEAR(static_cast<double>(e.stages[0].activation_bytes), 31 * layer, 1.0);
+  // Stage 1: 21 chunks of 2 layers.
+  EXPECT_NEAR(static_cast<double>(e.stages[1].activation_bytes), 42 * layer, 1.0);
+  // Stage 7: 8 + 1 = 9 chunks, one of them its one-layer last chunk: 17 layers.
+  EXPECT_EQ(e.stages[2].chunks_in_flight, 9);
+  EXPECT_NEAR(static_cast<double>(e.stages[2].activation_bytes), 17 * layer, 1.0);
 }
 
 // Llama trains without dropout; Transformer Engine's FP8 Linear saves its input as FP8.
