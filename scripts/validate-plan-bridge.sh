@@ -25,6 +25,9 @@
 #   DGXC (anchors): only tp, pp, cp, vp, GBS and the step are given; the rest is assumed as the
 #     Bridge recipe's (not read from DGXC's scripts), but FP8 with delayed scaling (NeMo's
 #     scripts/performance default, fp8_recipe "ds").
+# GEMMs column: fp8 (delayed scaling), fp8pg (delayed, weights all-gathered in FP8: MLPerf's
+#   FP8_PARAMS=True), fp8cs (current scaling with FP8 weight gathers: the Bridge recipe's
+#   bf16_with_fp8_current_scaling_mixed sets fp8_param_gather), bf16.
 # FP8-CS (the Bridge tables' precision): per-tensor current scaling (fp8_current_scaling=1),
 #   every layer in FP8 (the performance configs turn the recipe's bf16 first and last layers
 #   off: scripts/performance/utils get_precision_config).
@@ -69,19 +72,22 @@ Bridge 25.11 Llama 3.1 405B|llama405|H100-SXM5-80GB|fp8cs|1024|8|8|8|2|1|512|292
 Bridge 26.02 Llama 3.1 405B|llama405|H100-SXM5-80GB|fp8cs|1024|8|8|8|2|1|1536|311|-
 DGXC 25.05 Llama 3.1 405B (anchors)|llama405|H100-SXM5-80GB|fp8|512|8|8|8|2|1|256|=13.020|-
 DGXC 25.05 Llama 3.1 405B (anchors)|llama405|H100-SXM5-80GB|bf16|512|8|8|8|2|1|256|=19.810|-
-MLPerf v5.1 Nebius n64 (H200)|llama405mlperf|H200-SXM-141GB|fp8|512|4|8|8|2|1|1152|=50.01|109.067
-MLPerf v5.1 Nebius n128 (H200)|llama405mlperf|H200-SXM-141GB|fp8|1024|4|8|8|2|1|1152|=25.36|104.846
-MLPerf v5.1 Cisco n8 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8|64|1|1|1|1|1|64|=0.7205|71.229
-MLPerf v5.1 Cisco n16 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8|128|2|1|1|1|1|64|=0.4850|35.706"
+MLPerf v5.1 Nebius n64 (H200)|llama405mlperf|H200-SXM-141GB|fp8pg|512|4|8|8|2|1|1152|=50.01|109.067
+MLPerf v5.1 Nebius n128 (H200)|llama405mlperf|H200-SXM-141GB|fp8pg|1024|4|8|8|2|1|1152|=25.36|104.846
+MLPerf v5.1 Cisco n8 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8pg|64|1|1|1|1|1|64|=0.7205|71.229
+MLPerf v5.1 Cisco n16 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8pg|128|2|1|1|1|1|64|=0.4850|35.706"
 echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs gbs tokens peak; do
   model=${!which}
-  current=$([ "$dtype" = fp8cs ] && echo 1 || echo 0)  # FP8 with current scaling.
+  current=$([ "$dtype" = fp8cs ] && echo 1 || echo 0)  # FP8 with current scaling,
+  gather=$([ "$dtype" = fp8cs ] || [ "$dtype" = fp8pg ] && echo 1 || echo 0)  # FP8 weight gathers.
+  label=$dtype
   dtype=${dtype%cs}
+  dtype=${dtype%pg}
   dp=$((gpus / (tp * cp * pp)))
   ends=$([ "$pp" -gt 1 ] && [ "$which" != llama70 ] && echo 1 || echo 0)
   split=$([ "$tp" -gt 1 ] && echo 1 || echo 0)  # Sequence parallel and TP overlap need tp > 1.
   "$lm" estimate --model "$model" --gpu "$gpu" --dtype "$dtype" --costs "$work/costs.json" \
-    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=$split,zero=1,recompute=none,tp_overlap=$split,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends,fp8_current_scaling=$current" \
+    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=$split,zero=1,recompute=none,tp_overlap=$split,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends,fp8_current_scaling=$current,fp8_param_gather=$gather" \
     --json | python3 -c '
 import json, sys
 name, dtype, gpus, gbs, tokens, peak = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
@@ -97,7 +103,7 @@ first = e["memory_stages"][0]["gb"] * 1e9 / 2**30
 measured = "-" if peak == "-" else "%s / %.1f (%+.1f %%)" % (peak, first, 100 * (first / float(peak) - 1))
 print("%s|%s %s|%d|%s|%.3f|%.3f|%+.1f|%.3f|%+.1f|%.1f|%s|%s" % (name, layout, dtype, gbs, tokens.lstrip("="), step,
       slow, 100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["memory_gb"], e["fits"], measured))
-' "$name" "$dtype$([ "$current" = 1 ] && echo -cs)" "$gpus" "$gbs" "$tokens" "$peak"
+' "$name" "$label" "$gpus" "$gbs" "$tokens" "$peak"
 done >"$work/rows"
 python3 - "$work/rows" <<'PY'
 import statistics, sys

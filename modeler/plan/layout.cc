@@ -9,9 +9,9 @@ namespace {
 std::string Ll(int64_t v) { return std::to_string(v); }
 
 // What `search --set` may fix: the settings no search enumerates.
-constexpr std::string_view kFixedKeys[] = {"grad_sync_bytes",    "dp_overlap", "p2p_overlap",
-                                           "flash_attention",    "cp",         "ends_in_split",
-                                           "fp8_current_scaling"};
+constexpr std::string_view kFixedKeys[] = {
+    "grad_sync_bytes", "dp_overlap",          "p2p_overlap",     "flash_attention", "cp",
+    "ends_in_split",   "fp8_current_scaling", "fp8_param_gather"};
 
 // ApplyLayoutSettings, and ApplyFixedSettings with `fixed_only`.
 Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
@@ -29,8 +29,9 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
         std::find(std::begin(kFixedKeys), std::end(kFixedKeys), key) == std::end(kFixedKeys)) {
       return ErrorStatus(
           "--set: %s is not fixed in a search (it fixes grad_sync_bytes, dp_overlap, "
-          "p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling; the rest is what "
-          "it searches)",
+          "p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling, fp8_param_gather; "
+          "the "
+          "rest is what it searches)",
           key.c_str());
     }
     if (key == "recompute") {
@@ -56,7 +57,7 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
     const bool positive = key != "zero" && key != "sequence_parallel" && key != "gbs" &&
                           key != "tp_overlap" && key != "dp_overlap" && key != "p2p_overlap" &&
                           key != "flash_attention" && key != "ends_in_split" &&
-                          key != "fp8_current_scaling";
+                          key != "fp8_current_scaling" && key != "fp8_param_gather";
     if (positive && v == 0) return ErrorStatus("--set: %s must be at least 1", key.c_str());
     if (key == "tp") {
       layout->tp = v;
@@ -68,6 +69,9 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
       layout->vp = v;
     } else if (key == "cp") {
       layout->cp = v;
+    } else if (key == "fp8_param_gather") {
+      if (v > 1) return ErrorStatus("--set: fp8_param_gather is 0 or 1");
+      layout->fp8_param_gather = v == 1;
     } else if (key == "fp8_current_scaling") {
       if (v > 1) return ErrorStatus("--set: fp8_current_scaling is 0 or 1");
       layout->fp8_current_scaling = v == 1;
@@ -102,7 +106,7 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
       return ErrorStatus(
           "--set: unknown layout key '%s' (tp, pp, dp, vp, cp, mbs, gbs, sequence_parallel, "
           "recompute, zero, tp_overlap, dp_overlap, p2p_overlap, flash_attention, "
-          "grad_sync_bytes, ends_in_split, fp8_current_scaling)",
+          "grad_sync_bytes, ends_in_split, fp8_current_scaling, fp8_param_gather)",
           key.c_str());
     }
   }
@@ -204,6 +208,7 @@ std::string LayoutText(const Layout& l) {
   if (!l.flash_attention) s += " unfused-attention";
   if (l.ends_in_split) s += " ends-in-split";
   if (l.fp8_current_scaling) s += " fp8-current-scaling";
+  if (l.fp8_param_gather) s += " fp8-param-gather";
   return s;
 }
 

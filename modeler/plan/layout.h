@@ -63,6 +63,12 @@ struct Layout {
   // all-reduced over the TP group. 0: delayed scaling (the amax of earlier steps; MLPerf's).
   // Only with --dtype fp8.
   bool fp8_current_scaling = false;
+  // The weights all-gathered in FP8 (Megatron's fp8_param_gather, MLPerf's FP8_PARAMS): ZeRO's
+  // gathers move 1 byte a parameter, not 2. Only with --dtype fp8.
+  bool fp8_param_gather = false;
+
+  // Bytes a weight moves in ZeRO's all-gathers.
+  double gather_bytes() const { return fp8_param_gather ? 1.0 : 2.0; }
 
   // Field by field (the search's shortlist keys its simulations by layout).
   auto operator<=>(const Layout&) const = default;

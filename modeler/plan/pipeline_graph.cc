@@ -322,8 +322,8 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
       for (int64_t c = 0; c < vp; ++c) {
         std::vector<Bucket> buckets = buckets_of(c * pp + s);
         for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) {
-          LUMOS_ASSIGN_OR_RETURN(double ns,
-                                 collective(CollectiveOp::kAllGather, 2 * b->parameters));
+          LUMOS_ASSIGN_OR_RETURN(
+              double ns, collective(CollectiveOp::kAllGather, l.gather_bytes() * b->parameters));
           const uint32_t node =
               maker.Add(dp_stream[s], "dp_weight_all_gather", ns, WorkClass::kCommunication);
           for (int64_t item : b->items) weights_ready[{c, item}] = node;
@@ -357,8 +357,8 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
         uint32_t gathered = kNoNode;
         if (dp && l.zero == 3) {
           gathered = maker.Add(gather[s], "dp_weight_all_gather", 0, WorkClass::kCommunication);
-          LUMOS_ASSIGN_OR_RETURN(double ns,
-                                 collective(CollectiveOp::kAllGather, 2 * layer_parameters));
+          LUMOS_ASSIGN_OR_RETURN(
+              double ns, collective(CollectiveOp::kAllGather, l.gather_bytes() * layer_parameters));
           maker.graph().nodes[gathered].duration_ns = Ns(ns);
           // At most two layers' weights gathered ahead of the one running.
           if (recent_layers.size() >= 2)
@@ -470,7 +470,8 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
       uint32_t gathered = kNoNode;
       for (int64_t c = 0; c < vp; ++c) {
         for (const Bucket& b : buckets_of(c * pp + s)) {
-          LUMOS_ASSIGN_OR_RETURN(double ns, collective(CollectiveOp::kAllGather, 2 * b.parameters));
+          LUMOS_ASSIGN_OR_RETURN(
+              double ns, collective(CollectiveOp::kAllGather, l.gather_bytes() * b.parameters));
           gathered = maker.Add(dp_stream[s], "dp_weight_all_gather", ns, WorkClass::kCommunication);
           maker.Wait(optimizer, gathered);
         }

@@ -382,8 +382,10 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   cli::CommandOutcome outcome("lumos-model estimate", out, err);
   if (!r.ok()) return outcome.Fail(r.status());
   r->setup.overlap_slowdown = overlap_slowdown;
-  if (layout.fp8_current_scaling && r->setup.gemm_dtype != models::DType::kFp8) {
-    return parser.UsageError(err, "--set fp8_current_scaling=1 needs --dtype fp8");
+  if ((layout.fp8_current_scaling || layout.fp8_param_gather) &&
+      r->setup.gemm_dtype != models::DType::kFp8) {
+    return parser.UsageError(err,
+                             "--set fp8_current_scaling=1 and fp8_param_gather=1 need --dtype fp8");
   }
   if (Status s = CheckLayout(*spec, layout, r->setup.gpus_per_node); !s.ok()) {
     return parser.UsageError(err, s.message());
@@ -452,7 +454,8 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       .Double("--overlap-slowdown", "S", kOverlapHelp, 0.0, 10.0, false, &overlap_slowdown)
       .String("--set", "K=V,...",
               "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
-              "dp_overlap, p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling",
+              "dp_overlap, p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling, "
+              "fp8_param_gather",
               &fixed_text)
       .String("--cp", "C[,C2,...]",
               "context-parallel degrees to try (default 1; each needs seq a multiple of 2 C)",
@@ -490,9 +493,10 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   StatusOr<Resolved> resolved =
       Resolve(gpu_name, net_name, dtype_name, costs_file, gpus_per_node, &code);
   if (!resolved.ok() && code == 2) return parser.UsageError(err, resolved.status().message());
-  if (resolved.ok() && fixed.fp8_current_scaling &&
+  if (resolved.ok() && (fixed.fp8_current_scaling || fixed.fp8_param_gather) &&
       resolved->setup.gemm_dtype != models::DType::kFp8) {
-    return parser.UsageError(err, "--set fp8_current_scaling=1 needs --dtype fp8");
+    return parser.UsageError(err,
+                             "--set fp8_current_scaling=1 and fp8_param_gather=1 need --dtype fp8");
   }
   cli::CommandOutcome outcome("lumos-model search", out, err);
   if (!resolved.ok()) return outcome.Fail(resolved.status());

@@ -24,9 +24,10 @@ const std::vector<std::string>& StepAssumptions() {
       "ZeRO 1-2: the weights' all-gather hidden behind the first micro-batch's forward",
       "ZeRO 3: the weights gathered before every forward and backward, hidden behind them",
       "Adam: 32 bytes a parameter of the GPU's shard",
-      "FP8: GEMM inputs and output gradients cast with transposes, 4 bytes an element "
-      "(fp8_current_scaling=1: 6, an amax pass first, sequence-parallel amaxes all-reduced over "
-      "TP); weights once a step; the LM head in bf16 (Megatron's output layer)",
+      "FP8: GEMM inputs and output gradients cast with transposes; weights once a step",
+      "FP8 casts: 4 bytes an element; fp8_current_scaling=1: 6 (an amax pass first)",
+      "FP8 current scaling: sequence-parallel amaxes all-reduced over the TP group",
+      "FP8: the LM head in bf16 (Megatron's output layer); fp8_param_gather=1: 1-byte gathers",
       "attention fused (flash), causal, bf16 (flash_attention=0: unfused, pass_work.h)",
       "cp > 1: ring attention, each step the longer of its attention and its transfer",
       "gradient buffer in the reduction's type (grad_sync_bytes)",
@@ -86,9 +87,10 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   double zero3 = 0, zero3_overlap = 0;
   const int64_t ranks = l.gradient_ranks();  // dp x cp: the same weights' copies.
   if (l.zero == 3 && ranks > 1) {
-    LUMOS_ASSIGN_OR_RETURN(double gather,
-                           TimeCollective(costs, CollectiveOp::kAllGather,
-                                          static_cast<double>(parameters) * 2, ranks, nodes));
+    LUMOS_ASSIGN_OR_RETURN(
+        double gather,
+        TimeCollective(costs, CollectiveOp::kAllGather,
+                       static_cast<double>(parameters) * l.gather_bytes(), ranks, nodes));
     zero3 = std::max(0.0, gather - out.forward_ns) + std::max(0.0, gather - out.backward_ns);
     zero3_overlap =
         (std::min(gather, out.forward_ns) + std::min(gather, out.backward_ns)) * stretch;
@@ -107,9 +109,9 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
           reduce, TimeCollective(costs, CollectiveOp::kReduceScatter, grads, ranks, nodes));
     }
     if (l.zero == 1 || l.zero == 2) {  // The updated shards gathered once a step.
-      LUMOS_ASSIGN_OR_RETURN(gather,
-                             TimeCollective(costs, CollectiveOp::kAllGather,
-                                            static_cast<double>(parameters) * 2, ranks, nodes));
+      LUMOS_ASSIGN_OR_RETURN(
+          gather, TimeCollective(costs, CollectiveOp::kAllGather,
+                                 static_cast<double>(parameters) * l.gather_bytes(), ranks, nodes));
     }
     if (l.zero == 0) {
       LUMOS_ASSIGN_OR_RETURN(reduce,
