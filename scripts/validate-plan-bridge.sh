@@ -52,6 +52,15 @@
 #   of the median per-step `train_step_time` (the lines with reduced_train_loss; throughput
 #   86.5 samples/s = 64 / 0.74 s confirms one line is one 64-sample step) and rank 0's
 #   `max_memory_usage`.
+# MLPerf Training v5.1, Llama 3.1 8B on 64 H200s (HPE, HPE/results/HPE-Cray-XD670-H200-SXM5-141GB_
+#   n8_25.09: 8 nodes of 8, its log's DLPAL line names XD670_8x8x1xtp1pp1cp2_8b;
+#   HPE/benchmarks/llama3_8b/implementations/nemo-x86_64/config_XD670_8x8x1xtp1pp1cp2_8b.sh,
+#   config_common.sh, config_common_cg.sh): tp 1, pp 1, cp 2, mbs 1, one micro-batch a replica
+#   (GBS 32), FP8 tensorwise (current scaling) with FP8 weight gathers, distributed optimizer,
+#   overlapped reduction and gather. Not modelled: its FP8 attention (config_common_fp8attn.sh;
+#   the model's attention is bf16) and its full-iteration CUDA graph (the model has no host time).
+#   Scored: the median over its ten logs of the median per-step `train_step_time`; no memory is
+#   logged.
 # Models: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672) and Llama 3.1
 # 405B (126 layers, hidden 16384, 128 heads, 8 KV heads, ffn 53248), untied embeddings.
 # Step = GBS x 8192 / (tokens/s/GPU x GPUs). The cost model is the same fit as
@@ -75,7 +84,8 @@ DGXC 25.05 Llama 3.1 405B (anchors)|llama405|H100-SXM5-80GB|bf16|512|8|8|8|2|1|2
 MLPerf v5.1 Nebius n64 (H200)|llama405mlperf|H200-SXM-141GB|fp8pg|512|4|8|8|2|1|1152|=50.01|109.067
 MLPerf v5.1 Nebius n128 (H200)|llama405mlperf|H200-SXM-141GB|fp8pg|1024|4|8|8|2|1|1152|=25.36|104.846
 MLPerf v5.1 Cisco n8 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8pg|64|1|1|1|1|1|64|=0.7205|71.229
-MLPerf v5.1 Cisco n16 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8pg|128|2|1|1|1|1|64|=0.4850|35.706"
+MLPerf v5.1 Cisco n16 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8pg|128|2|1|1|1|1|64|=0.4850|35.706
+MLPerf v5.1 HPE n8 Llama 3.1 8B (H200)|llama8|H200-SXM-141GB|fp8cs|64|1|1|1|2|1|32|=0.3530|-"
 echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs gbs tokens peak; do
   model=${!which}
   current=$([ "$dtype" = fp8cs ] && echo 1 || echo 0)  # FP8 with current scaling,
