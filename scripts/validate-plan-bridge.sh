@@ -61,6 +61,19 @@
 #   the model's attention is bf16) and its full-iteration CUDA graph (the model has no host time).
 #   Scored: the median over its ten logs of the median per-step `train_step_time`; no memory is
 #   logged.
+# MLPerf Training v5.0, Llama 3.1 405B on 512 to 8,192 H100s (NVIDIA's eos-dfw, mlcommons/
+#   training_results_v5.0 @ 0fdc28f0: NVIDIA/results/eos-dfw_n{64,256,304,320,1024}_ngc25.01_nemo,
+#   NVIDIA/benchmarks/llama31_405b/implementations/*/config_DGXH100_{64x8x288,256x8x72,
+#   304x8x64,320x8x56,1024x8x24}xtp8pp8cp2.sh, config_common.sh, conf/custom.yaml): tp 8, pp 8,
+#   cp 2, vp 8, mbs 1, GBS as logged (1152, 1152, 1216, 1120, 1536), 126 layers, the embedding
+#   and loss in the split, vocab 32000 (Mixtral's tokenizer), FP8 (E4M3, delayed scaling: the
+#   recipe is not passed on in that container) with FP8 weights (FP8_PARAMS), TP overlap,
+#   overlapped reduction and gather, overlap_p2p_comm, bf16 gradients (pretrain.py), no
+#   recomputation, no CUDA graphs. The logs hold only MLLOG lines; the settings are the
+#   configuration files', the same files whose resolved values the Nebius H200 logs print.
+#   Scored: the median over three logs of the median per-step train_step_time (first three steps
+#   dropped) and rank 0's max_memory_usage. (v5.0's Nebius H200 results are the v5.1 rows above:
+#   the same log files.)
 # Models: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672) and Llama 3.1
 # 405B (126 layers, hidden 16384, 128 heads, 8 KV heads, ffn 53248), untied embeddings.
 # Step = GBS x 8192 / (tokens/s/GPU x GPUs). The cost model is the same fit as
@@ -85,7 +98,12 @@ MLPerf v5.1 Nebius n64 (H200)|llama405mlperf|H200-SXM-141GB|fp8pg|512|4|8|8|2|1|
 MLPerf v5.1 Nebius n128 (H200)|llama405mlperf|H200-SXM-141GB|fp8pg|1024|4|8|8|2|1|1152|=25.36|104.846
 MLPerf v5.1 Cisco n8 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8pg|64|1|1|1|1|1|64|=0.7205|71.229
 MLPerf v5.1 Cisco n16 Llama 3.1 8B|llama8|H100-SXM5-80GB|fp8pg|128|2|1|1|1|1|64|=0.4850|35.706
-MLPerf v5.1 HPE n8 Llama 3.1 8B (H200)|llama8|H200-SXM-141GB|fp8cs|64|1|1|1|2|1|32|=0.3530|-"
+MLPerf v5.1 HPE n8 Llama 3.1 8B (H200)|llama8|H200-SXM-141GB|fp8cs|64|1|1|1|2|1|32|=0.3530|-
+MLPerf v5.0 NVIDIA eos n64 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|512|8|8|8|2|1|1152|=55.143|58.817
+MLPerf v5.0 NVIDIA eos n256 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|2048|8|8|8|2|1|1152|=14.221|52.484
+MLPerf v5.0 NVIDIA eos n304 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|2432|8|8|8|2|1|1216|=12.711|52.151
+MLPerf v5.0 NVIDIA eos n320 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|2560|8|8|8|2|1|1120|=11.173|52.062
+MLPerf v5.0 NVIDIA eos n1024 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|8192|8|8|8|2|1|1536|=5.177|50.901"
 echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs gbs tokens peak; do
   model=${!which}
   current=$([ "$dtype" = fp8cs ] && echo 1 || echo 0)  # FP8 with current scaling,
