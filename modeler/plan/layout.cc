@@ -13,6 +13,26 @@ constexpr std::string_view kFixedKeys[] = {
     "grad_sync_bytes", "dp_overlap",          "p2p_overlap",     "flash_attention", "cp",
     "ends_in_split",   "fp8_current_scaling", "fp8_param_gather"};
 
+// The keys that switch a setting on (1) or off (0).
+struct FlagKey {
+  std::string_view key;
+  bool Layout::*field;
+};
+constexpr FlagKey kFlagKeys[] = {{"sequence_parallel", &Layout::sequence_parallel},
+                                 {"tp_overlap", &Layout::tp_overlap},
+                                 {"dp_overlap", &Layout::dp_overlap},
+                                 {"p2p_overlap", &Layout::p2p_overlap},
+                                 {"flash_attention", &Layout::flash_attention},
+                                 {"ends_in_split", &Layout::ends_in_split},
+                                 {"fp8_current_scaling", &Layout::fp8_current_scaling},
+                                 {"fp8_param_gather", &Layout::fp8_param_gather}};
+
+std::string FixedKeysText() {
+  std::string text;
+  for (std::string_view key : kFixedKeys) text.append(text.empty() ? "" : ", ").append(key);
+  return text;
+}
+
 // ApplyLayoutSettings, and ApplyFixedSettings with `fixed_only`.
 Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
   while (!text.empty()) {
@@ -28,11 +48,9 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
     if (fixed_only &&
         std::find(std::begin(kFixedKeys), std::end(kFixedKeys), key) == std::end(kFixedKeys)) {
       return ErrorStatus(
-          "--set: %s is not fixed in a search (it fixes grad_sync_bytes, dp_overlap, "
-          "p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling, fp8_param_gather; "
-          "the "
-          "rest is what it searches)",
-          key.c_str());
+          "--set: %s is not fixed in a search (it fixes %s; the rest is what it "
+          "searches)",
+          key.c_str(), FixedKeysText().c_str());
     }
     if (key == "recompute") {
       if (value == "none") {
@@ -54,11 +72,16 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
       return ErrorStatus("--set: %s=%.*s: must be a whole number in 0..16777216", key.c_str(),
                          static_cast<int>(value.size()), value.data());
     }
-    const bool positive = key != "zero" && key != "sequence_parallel" && key != "gbs" &&
-                          key != "tp_overlap" && key != "dp_overlap" && key != "p2p_overlap" &&
-                          key != "flash_attention" && key != "ends_in_split" &&
-                          key != "fp8_current_scaling" && key != "fp8_param_gather";
-    if (positive && v == 0) return ErrorStatus("--set: %s must be at least 1", key.c_str());
+    const auto flag = std::find_if(std::begin(kFlagKeys), std::end(kFlagKeys),
+                                   [&](const FlagKey& f) { return f.key == key; });
+    if (flag != std::end(kFlagKeys)) {
+      if (v > 1) return ErrorStatus("--set: %s is 0 or 1", key.c_str());
+      layout->*(flag->field) = v == 1;
+      continue;
+    }
+    if (key != "zero" && key != "gbs" && v == 0) {
+      return ErrorStatus("--set: %s must be at least 1", key.c_str());
+    }
     if (key == "tp") {
       layout->tp = v;
     } else if (key == "pp") {
@@ -69,36 +92,12 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
       layout->vp = v;
     } else if (key == "cp") {
       layout->cp = v;
-    } else if (key == "fp8_param_gather") {
-      if (v > 1) return ErrorStatus("--set: fp8_param_gather is 0 or 1");
-      layout->fp8_param_gather = v == 1;
-    } else if (key == "fp8_current_scaling") {
-      if (v > 1) return ErrorStatus("--set: fp8_current_scaling is 0 or 1");
-      layout->fp8_current_scaling = v == 1;
-    } else if (key == "ends_in_split") {
-      if (v > 1) return ErrorStatus("--set: ends_in_split is 0 or 1");
-      layout->ends_in_split = v == 1;
     } else if (key == "mbs") {
       layout->mbs = v;
     } else if (key == "gbs") {
       layout->gbs = v;
-    } else if (key == "sequence_parallel") {
-      if (v > 1) return ErrorStatus("--set: sequence_parallel is 0 or 1");
-      layout->sequence_parallel = v == 1;
     } else if (key == "zero") {
       layout->zero = static_cast<int>(v);
-    } else if (key == "tp_overlap") {
-      if (v > 1) return ErrorStatus("--set: tp_overlap is 0 or 1");
-      layout->tp_overlap = v == 1;
-    } else if (key == "dp_overlap") {
-      if (v > 1) return ErrorStatus("--set: dp_overlap is 0 or 1");
-      layout->dp_overlap = v == 1;
-    } else if (key == "p2p_overlap") {
-      if (v > 1) return ErrorStatus("--set: p2p_overlap is 0 or 1");
-      layout->p2p_overlap = v == 1;
-    } else if (key == "flash_attention") {
-      if (v > 1) return ErrorStatus("--set: flash_attention is 0 or 1");
-      layout->flash_attention = v == 1;
     } else if (key == "grad_sync_bytes") {
       if (v != 2 && v != 4) return ErrorStatus("--set: grad_sync_bytes is 2 (bf16) or 4 (fp32)");
       layout->grad_sync_bytes = v;

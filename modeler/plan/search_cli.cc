@@ -149,8 +149,17 @@ void PrintCsvRows(std::FILE* out, const SearchResult& r, size_t top) {
   }
 }
 
-// The stages the memory model sizes (the first, a middle one with ends_in_split, the last).
-std::string StagesText(const models::MemoryEstimate& m) {
+// The FP8 settings of a layout need FP8 GEMMs; "" when they have them.
+std::string Fp8SettingsProblem(const Layout& l, const PlanSetup& setup) {
+  if ((l.fp8_current_scaling || l.fp8_param_gather) && setup.gemm_dtype != models::DType::kFp8) {
+    return "--set fp8_current_scaling=1 and fp8_param_gather=1 need --dtype fp8";
+  }
+  return "";
+}
+
+// The stages the memory model sizes (the first, a middle one with ends_in_split, the last);
+// interleaved (vp > 1) they hold chunks of a micro-batch's layers, else whole micro-batches.
+std::string StagesText(const models::MemoryEstimate& m, int64_t vp) {
   std::string text = "by stage:";
   for (size_t i = 0; i < m.stages.size(); ++i) {
     const models::StageMemory& s = m.stages[i];
@@ -158,7 +167,7 @@ std::string StagesText(const models::MemoryEstimate& m) {
     std::snprintf(part, sizeof(part), "%s stage %lld %.1f GB (%lld layers, activations of %lld %s)",
                   i ? "," : "", static_cast<long long>(s.stage), Gb(s.total_bytes),
                   static_cast<long long>(s.layers), static_cast<long long>(s.chunks_in_flight),
-                  s.chunks_in_flight == s.micro_batches_in_flight ? "micro-batches" : "chunks");
+                  vp > 1 ? "chunks" : "micro-batches");
     text += part;
   }
   return text;
@@ -325,7 +334,8 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
   } else {
     std::fprintf(out, "does not fit, short %.1f GB\n", Gb(e.memory.shortfall_bytes));
   }
-  if (e.memory.stages.size() > 1) std::fprintf(out, "  %s\n", StagesText(e.memory).c_str());
+  if (e.memory.stages.size() > 1)
+    std::fprintf(out, "  %s\n", StagesText(e.memory, e.layout.vp).c_str());
   std::fprintf(out, "assumptions:\n");
   for (const std::string& line : StepAssumptions()) std::fprintf(out, "  %s\n", line.c_str());
   if (e.simulated) {
@@ -382,10 +392,8 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   cli::CommandOutcome outcome("lumos-model estimate", out, err);
   if (!r.ok()) return outcome.Fail(r.status());
   r->setup.overlap_slowdown = overlap_slowdown;
-  if ((layout.fp8_current_scaling || layout.fp8_param_gather) &&
-      r->setup.gemm_dtype != models::DType::kFp8) {
-    return parser.UsageError(err,
-                             "--set fp8_current_scaling=1 and fp8_param_gather=1 need --dtype fp8");
+  if (std::string problem = Fp8SettingsProblem(layout, r->setup); !problem.empty()) {
+    return parser.UsageError(err, problem);
   }
   if (Status s = CheckLayout(*spec, layout, r->setup.gpus_per_node); !s.ok()) {
     return parser.UsageError(err, s.message());
@@ -493,10 +501,10 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   StatusOr<Resolved> resolved =
       Resolve(gpu_name, net_name, dtype_name, costs_file, gpus_per_node, &code);
   if (!resolved.ok() && code == 2) return parser.UsageError(err, resolved.status().message());
-  if (resolved.ok() && (fixed.fp8_current_scaling || fixed.fp8_param_gather) &&
-      resolved->setup.gemm_dtype != models::DType::kFp8) {
-    return parser.UsageError(err,
-                             "--set fp8_current_scaling=1 and fp8_param_gather=1 need --dtype fp8");
+  if (resolved.ok()) {
+    if (std::string problem = Fp8SettingsProblem(fixed, resolved->setup); !problem.empty()) {
+      return parser.UsageError(err, problem);
+    }
   }
   cli::CommandOutcome outcome("lumos-model search", out, err);
   if (!resolved.ok()) return outcome.Fail(resolved.status());

@@ -247,13 +247,6 @@ int RunFit(const Args& args) {
       .Positionals("IN...", "input", 1, &inputs)
       .Epilogue(kExitStatus);
   if (std::optional<int> exit = parser.ParseOrExit(args, stdout, stderr)) return *exit;
-  for (const std::string& input : inputs) {
-    for (const std::string& out : {output, traced_output}) {
-      if (!out.empty() && SamePath(input, out)) {
-        return parser.UsageError(stderr, "the output " + out + " is also an input");
-      }
-    }
-  }
   if (!traced_output.empty() && SamePath(output, traced_output)) {
     return parser.UsageError(stderr, "-o and --traced-gemms name the same file");
   }
@@ -276,7 +269,7 @@ int RunFit(const Args& args) {
   if (!expanded.ok()) return outcome.Fail(expanded.status());
   if (gpu_given) expanded->unnamed_gpu = gpu_name;
   expanded->attention = attention;
-  // An input a directory or pattern named is never an output either.
+  // No output is one of the inputs, named or found in a directory or pattern.
   for (const std::vector<std::string>* found : {&expanded->tables, &expanded->traces}) {
     for (const std::string& input : *found) {
       for (const std::string& out : {output, traced_output}) {

@@ -438,6 +438,18 @@ TEST(StepModelTest, Fp8CurrentScalingPaysAnAmaxPassBeforeEveryCast) {
   EXPECT_GT(cast(b->layer_backward), 1.5 * cast(a->layer_backward) * 0.999);
   EXPECT_GT(b->elementwise_ns, a->elementwise_ns);
   EXPECT_EQ(b->gemm_ns, a->gemm_ns);
+  // Without sequence parallelism nothing is all-gathered, so no amax is all-reduced: the same
+  // casts, two all-reduces fewer a pass.
+  Layout unsplit;
+  ASSERT_TRUE(
+      ApplyLayoutSettings("tp=4,pp=8,dp=16,mbs=1,gbs=2048,zero=1,fp8_current_scaling=1", &unsplit)
+          .ok());
+  StatusOr<LayoutWork> u = LayoutWorkOf(Gpt3(), unsplit, SharedCosts(*setup.gpu), setup);
+  ASSERT_TRUE(u.ok());
+  EXPECT_GT(cast(b->layer_forward), cast(u->layer_forward));
+  EXPECT_GT(cast(b->layer_backward), cast(u->layer_backward));
+  EXPECT_NEAR(cast(b->layer_forward) - cast(u->layer_forward),
+              cast(b->layer_backward) - cast(u->layer_backward), 1.0);
   EXPECT_GT(StepSeconds(base + ",fp8_current_scaling=1"), StepSeconds(base));
   PlanSetup bf16 = setup;
   bf16.gemm_dtype = models::DType::kBf16;
