@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/validate-plan-bridge.sh [BUILD_DIR]: docs/validation.md's "Planning without a trace:
-# Llama 3 70B and Llama 3.1 405B on H100": `lumos-model estimate --model` (both paths) for the
+# Llama 3 and 3.1 (8B, 70B, 405B) on H100, H200, B200 and GB200": `lumos-model estimate --model`
+# (both paths) for the
 # dense DGX-H100 rows of NVIDIA's published Megatron-Bridge performance tables (Llama 3 70B;
 # Llama 3.1 405B with context parallelism and the embedding and loss counted in its pipeline
 # split) and the DGXC 405B step times of ../shared/docs/estimation-anchors.md, against the
@@ -74,6 +75,20 @@
 #   Scored: the median over three logs of the median per-step train_step_time (first three steps
 #   dropped) and rank 0's max_memory_usage. (v5.0's Nebius H200 results are the v5.1 rows above:
 #   the same log files.)
+# MLPerf Training v5.1 on Blackwell (the same repository; helpers read each result's config and
+#   logs, the settings from NeMo's resolved-configuration dump where the log prints one, else from
+#   the config file it names and the files that sources): every Llama 3.1 result on a GPU the
+#   specs hold (B200, GB200) whose GEMMs are FP8 (tensorwise: current scaling, FP8 weight
+#   gathers, bf16 attention, bf16 gradients, no recomputation, full-iteration CUDA graphs):
+#   405B on 256 and 448 B200s (University of Florida hpg.dgxb200x8.n32/n56:
+#   config_DGXB200_{32,56}x8x144xtp4pp8cp2_cg.sh: tp 4, pp 8, cp 2, vp 8, GBS 576 and 1008, no
+#   TP overlap, vocab 32000); 8B on 8-256 B200s (UF n1/n2/n4/n8/n16/n32, Dell 2xXE9680L and
+#   2xXE9685L, Oracle 8xBM.GPU.B200.8, Verda b200_8x8: tp 1, mbs 2 without cp, mbs 1 with cp 2,
+#   GBS as logged); 8B on 72 and 512 GB200s (NVIDIA tyche_ngpu72 tp 1 cp 2, tyche_ngpu512 tp 2
+#   cp 4 with TP overlap). Not scored: the NVFP4 results (the model has no FP4 GEMMs) and B300 /
+#   GB300 (not in the specs). B200 nodes on 400 Gb/s NICs (ib400); GB200's NVLink domain of 72
+#   from its specs. The last field of a row, when present, is TP overlap (else on with tp > 1).
+#   Scored: the median over each result's logs of its median `train_step_time`.
 # Models: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672) and Llama 3.1
 # 405B (126 layers, hidden 16384, 128 heads, 8 KV heads, ffn 53248), untied embeddings.
 # Step = GBS x 8192 / (tokens/s/GPU x GPUs). The cost model is the same fit as
@@ -103,8 +118,22 @@ MLPerf v5.0 NVIDIA eos n64 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|51
 MLPerf v5.0 NVIDIA eos n256 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|2048|8|8|8|2|1|1152|=14.221|52.484
 MLPerf v5.0 NVIDIA eos n304 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|2432|8|8|8|2|1|1216|=12.711|52.151
 MLPerf v5.0 NVIDIA eos n320 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|2560|8|8|8|2|1|1120|=11.173|52.062
-MLPerf v5.0 NVIDIA eos n1024 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|8192|8|8|8|2|1|1536|=5.177|50.901"
-echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs gbs tokens peak; do
+MLPerf v5.0 NVIDIA eos n1024 Llama 3.1 405B|llama405mlperf|H100-SXM5-80GB|fp8pg|8192|8|8|8|2|1|1536|=5.177|50.901
+MLPerf v5.1 U. Florida n32 Llama 3.1 405B (B200)|llama405mlperf|B200|fp8cs|256|4|8|8|2|1|576|=27.646|-|0
+MLPerf v5.1 U. Florida n56 Llama 3.1 405B (B200)|llama405mlperf|B200|fp8cs|448|4|8|8|2|1|1008|=27.979|-|0
+MLPerf v5.1 U. Florida n1 Llama 3.1 8B (B200)|llama8|B200|fp8cs|8|1|1|1|1|2|16|=0.5441|-
+MLPerf v5.1 U. Florida n2 Llama 3.1 8B (B200)|llama8|B200|fp8cs|16|1|1|1|1|2|32|=0.5749|-
+MLPerf v5.1 Dell 2xXE9680L Llama 3.1 8B (B200)|llama8|B200|fp8cs|16|1|1|1|1|2|32|=0.5818|-
+MLPerf v5.1 Dell 2xXE9685L Llama 3.1 8B (B200)|llama8|B200|fp8cs|16|1|1|1|1|2|32|=0.5757|-
+MLPerf v5.1 U. Florida n4 Llama 3.1 8B (B200)|llama8|B200|fp8cs|32|1|1|1|2|1|16|=0.1886|-
+MLPerf v5.1 U. Florida n8 Llama 3.1 8B (B200)|llama8|B200|fp8cs|64|1|1|1|2|1|32|=0.1895|-
+MLPerf v5.1 Oracle n8 Llama 3.1 8B (B200)|llama8|B200|fp8cs|64|1|1|1|2|1|32|=0.1902|-
+MLPerf v5.1 Verda n8 Llama 3.1 8B (B200)|llama8|B200|fp8cs|64|1|1|1|2|1|32|=0.1909|-
+MLPerf v5.1 U. Florida n16 Llama 3.1 8B (B200)|llama8|B200|fp8cs|128|1|1|1|2|1|64|=0.1928|-
+MLPerf v5.1 U. Florida n32 Llama 3.1 8B (B200)|llama8|B200|fp8cs|256|1|1|1|2|1|128|=0.2211|-
+MLPerf v5.1 NVIDIA tyche n72 Llama 3.1 8B (GB200)|llama8|GB200|fp8cs|72|1|1|1|2|1|36|=0.1709|-
+MLPerf v5.1 NVIDIA tyche n512 Llama 3.1 8B (GB200)|llama8|GB200|fp8cs|512|2|1|1|4|1|64|=0.0889|-|1"
+echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs gbs tokens peak overlap; do
   model=${!which}
   current=$([ "$dtype" = fp8cs ] && echo 1 || echo 0)  # FP8 with current scaling,
   gather=$([ "$dtype" = fp8cs ] || [ "$dtype" = fp8pg ] && echo 1 || echo 0)  # FP8 weight gathers.
@@ -114,8 +143,9 @@ echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs g
   dp=$((gpus / (tp * cp * pp)))
   ends=$([ "$pp" -gt 1 ] && [ "$which" != llama70 ] && echo 1 || echo 0)
   split=$([ "$tp" -gt 1 ] && echo 1 || echo 0)  # Sequence parallel and TP overlap need tp > 1.
+  overlap=${overlap:-$split}
   "$lm" estimate --model "$model" --gpu "$gpu" --dtype "$dtype" --costs "$work/costs.json" \
-    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=$split,zero=1,recompute=none,tp_overlap=$split,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends,fp8_current_scaling=$current,fp8_param_gather=$gather" \
+    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=$split,zero=1,recompute=none,tp_overlap=$overlap,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends,fp8_current_scaling=$current,fp8_param_gather=$gather" \
     --json | python3 -c '
 import json, sys
 name, dtype, gpus, gbs, tokens, peak = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
@@ -129,22 +159,24 @@ fast, slow = e["step_s"], e["simulated_step_s"]
 # Rank 0 is pipeline stage 0: its modelled bytes in GiB, as the logs count them.
 first = e["memory_stages"][0]["gb"] * 1e9 / 2**30
 measured = "-" if peak == "-" else "%s / %.1f (%+.1f %%)" % (peak, first, 100 * (first / float(peak) - 1))
-print("%s|%s %s|%d|%s|%.3f|%.3f|%+.1f|%.3f|%+.1f|%.1f|%s|%s" % (name, layout, dtype, gbs, tokens.lstrip("="), step,
-      slow, 100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["memory_gb"], e["fits"], measured))
-' "$name" "$label" "$gpus" "$gbs" "$tokens" "$peak"
+print("%s|%s %s|%d|%s|%.3f|%.3f|%+.1f|%.3f|%+.1f|%.1f|%s|%s|%s" % (name, layout, dtype, gbs, tokens.lstrip("="), step,
+      slow, 100 * (slow / step - 1), fast, 100 * (fast / step - 1), e["memory_gb"], e["fits"], measured, sys.argv[7]))
+' "$name" "$label" "$gpus" "$gbs" "$tokens" "$peak" "$gpu"
 done >"$work/rows"
 python3 - "$work/rows" <<'PY'
 import statistics, sys
 rows = [l.strip().split("|") for l in open(sys.argv[1])]
 print("| result | layout | GBS | published tokens/s/GPU (or step) | step s | simulated s | error | fast path s | error | memory GB (fits) | rank 0 peak GiB: measured / stage 0 modelled |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-slow, fast = [], []
-for name, layout, gbs, tokens, step, sim, sim_err, est, err, mem, fits, peak in rows:
+families = {"Hopper (H100, H200)": ([], []), "Blackwell (B200, GB200)": ([], [])}
+for name, layout, gbs, tokens, step, sim, sim_err, est, err, mem, fits, peak, gpu in rows:
+    slow, fast = families["Blackwell (B200, GB200)" if gpu.startswith(("B", "GB")) else "Hopper (H100, H200)"]
     slow.append(abs(float(sim_err)))
     fast.append(abs(float(err)))
     print(f"| {name} | {layout} | {gbs} | {tokens} | {step} | {sim} | {sim_err} % | {est} | {err} % | {mem} ({fits}) | {peak} |")
 print()
-for label, errors in (("simulated (slow path)", slow), ("fast path", fast)):
-    print(f"{label}: median |error| {statistics.median(errors):.1f} %, worst {max(errors):.1f} % "
-          f"over {len(errors)} results (targets: median <= 8 %, worst <= 20 %)")
+for family, (slow, fast) in families.items():
+    for label, errors in (("simulated (slow path)", slow), ("fast path", fast)):
+        print(f"{family}, {label}: median |error| {statistics.median(errors):.1f} %, worst {max(errors):.1f} % "
+              f"over {len(errors)} results (targets: median <= 8 %, worst <= 20 %)")
 PY

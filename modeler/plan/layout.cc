@@ -10,8 +10,8 @@ std::string Ll(int64_t v) { return std::to_string(v); }
 
 // What `search --set` may fix: the settings no search enumerates.
 constexpr std::string_view kFixedKeys[] = {
-    "grad_sync_bytes", "dp_overlap",          "p2p_overlap",     "flash_attention", "cp",
-    "ends_in_split",   "fp8_current_scaling", "fp8_param_gather"};
+    "grad_sync_bytes", "dp_overlap",          "p2p_overlap",      "flash_attention", "cp",
+    "ends_in_split",   "fp8_current_scaling", "fp8_param_gather", "tp_only_amax_red"};
 
 // The keys that switch a setting on (1) or off (0).
 struct FlagKey {
@@ -25,7 +25,8 @@ constexpr FlagKey kFlagKeys[] = {{"sequence_parallel", &Layout::sequence_paralle
                                  {"flash_attention", &Layout::flash_attention},
                                  {"ends_in_split", &Layout::ends_in_split},
                                  {"fp8_current_scaling", &Layout::fp8_current_scaling},
-                                 {"fp8_param_gather", &Layout::fp8_param_gather}};
+                                 {"fp8_param_gather", &Layout::fp8_param_gather},
+                                 {"tp_only_amax_red", &Layout::tp_only_amax_reduction}};
 
 std::string FixedKeysText() {
   std::string text;
@@ -105,7 +106,8 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
       return ErrorStatus(
           "--set: unknown layout key '%s' (tp, pp, dp, vp, cp, mbs, gbs, sequence_parallel, "
           "recompute, zero, tp_overlap, dp_overlap, p2p_overlap, flash_attention, "
-          "grad_sync_bytes, ends_in_split, fp8_current_scaling, fp8_param_gather)",
+          "grad_sync_bytes, ends_in_split, fp8_current_scaling, fp8_param_gather, "
+          "tp_only_amax_red)",
           key.c_str());
     }
   }
@@ -208,6 +210,7 @@ std::string LayoutText(const Layout& l) {
   if (l.ends_in_split) s += " ends-in-split";
   if (l.fp8_current_scaling) s += " fp8-current-scaling";
   if (l.fp8_param_gather) s += " fp8-param-gather";
+  if (l.tp_only_amax_reduction) s += " tp-only-amax";
   return s;
 }
 

@@ -66,6 +66,10 @@ struct Layout {
   // The weights all-gathered in FP8 (Megatron's fp8_param_gather, MLPerf's FP8_PARAMS): ZeRO's
   // gathers move 1 byte a parameter, not 2. Only with --dtype fp8.
   bool fp8_param_gather = false;
+  // Delayed scaling's amaxes all-reduced over the tensor-parallel (and context-parallel) group
+  // alone (Megatron's tp_only_amax_red), not over all the stage's tp x dp x cp ranks (its
+  // default, and Transformer Engine's reduce_amax). Only with --dtype fp8.
+  bool tp_only_amax_reduction = false;
 
   // Bytes a weight moves in ZeRO's all-gathers.
   double gather_bytes() const { return fp8_param_gather ? 1.0 : 2.0; }

@@ -417,6 +417,33 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   // The gradients' group (dp x cp ranks, tp apart): across nodes once it spans more than one.
   const int64_t ranks = l.gradient_ranks();
   out.dp_nodes = std::max<int64_t>(1, std::min<int64_t>(ranks, (t * ranks) / setup.gpus_per_node));
+
+  // Delayed scaling: the amaxes a chunk's casts recorded, all-reduced as its fp8_autocast
+  // exits (forward) and once its backward is through (Transformer Engine's
+  // reduce_and_update_fp8_tensors, a blocking all-reduce on the compute stream), over
+  // Megatron's amax group: the stage's tp x cp x dp ranks, or tp x cp with tp_only_amax_red.
+  // Per layer TE keeps 3 forward amaxes a GEMM (input, weight, output) and 2 backward ones
+  // (output gradient, input gradient): a few hundred bytes, so the latency is what costs.
+  if (dtype == DType::kFp8 && !l.fp8_current_scaling) {
+    const int64_t group = t * l.cp * (l.tp_only_amax_reduction ? 1 : l.dp);
+    const int64_t group_nodes =
+        std::max<int64_t>(1, (group + setup.gpus_per_node - 1) / setup.gpus_per_node);
+    const int64_t chunks = l.pp * l.vp;
+    const int64_t most_layers = (spec.layers + chunks - 1) / chunks;  // A chunk's, at most.
+    const auto chunk_layers = static_cast<double>(most_layers);
+    LUMOS_ASSIGN_OR_RETURN(
+        double forward,
+        TimeCollective(costs, CollectiveOp::kAllReduce, 12 * 4 * chunk_layers, group, group_nodes));
+    LUMOS_ASSIGN_OR_RETURN(
+        double backward,
+        TimeCollective(costs, CollectiveOp::kAllReduce, 8 * 4 * chunk_layers, group, group_nodes));
+    if (forward > 0)
+      out.chunk_forward.ops = {{"fp8_amax_all_reduce", forward, OpClass::kTensorParallel}};
+    if (backward > 0) {
+      out.chunk_backward.ops = {
+          {"fp8_amax_all_reduce_backward", backward, OpClass::kTensorParallel}};
+    }
+  }
   return out;
 }
 

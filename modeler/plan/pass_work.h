@@ -16,7 +16,11 @@
 //            stored s x s scores (pass_work.cc, TimeUnfusedAttention);
 //   FP8      with FP8 GEMMs each GEMM's input cast with its transpose before the forward, its
 //            output gradient before the backward (2 bytes read, 2 written an element; one op a
-//            pass, one kernel a GEMM);
+//            pass, one kernel a GEMM); with delayed scaling, at the end of each model chunk's
+//            forward and of its backward the amaxes its casts recorded are all-reduced (MAX)
+//            over the stage's tp x dp x cp ranks on the compute stream: Transformer Engine
+//            reduces them as the fp8_autocast around Megatron's TransformerBlock exits, and
+//            once a backward of that region (tp_only_amax_red=1: over tp x cp only);
 //   TP       an all-reduce of T x h x 2 bytes after each block, or with sequence parallelism
 //            an all-gather before it and a reduce-scatter after it; with tp_overlap the pass
 //            waits only for what the GEMMs do not hide (one op, the longer of the two).
@@ -74,6 +78,9 @@ struct LayoutWork {
   PassWork layer_forward, layer_backward;  // One layer, one micro-batch.
   PassWork first_forward, first_backward;  // The first stage's extra work (embedding).
   PassWork last_forward, last_backward;    // The last stage's (LM head, loss).
+  // Once a virtual stage's pass (one model chunk, one micro-batch), after its layers: FP8
+  // delayed scaling's amax all-reduce (ChunkAmaxReduction); empty otherwise.
+  PassWork chunk_forward, chunk_backward;
   // One layer's totals per micro-batch, forward and backward together, before overlap.
   double gemm_ns = 0, attention_ns = 0, elementwise_ns = 0, tp_comm_ns = 0;
   double p2p_ns = 0;                 // One micro-batch's activation to the next stage.

@@ -141,9 +141,11 @@ int64_t PipelineNodeCount(const ModelSpec& spec, const Layout& l, const LayoutWo
   const auto ends =
       static_cast<int64_t>(work.first_forward.ops.size() + work.first_backward.ops.size() +
                            work.last_forward.ops.size() + work.last_backward.ops.size());
+  const auto chunk_ops =
+      static_cast<int64_t>(work.chunk_forward.ops.size() + work.chunk_backward.ops.size());
   // Layers, the stage ends, at most seven exchange nodes a pass (a send, two receives' post and
   // end, two waits), buckets and optimizers (one a layer at most), a wait and an end a stage.
-  return m * (spec.layers * ops + ends + 14 * l.vp * l.pp) + spec.layers + 4 * l.pp;
+  return m * (spec.layers * ops + ends + (14 + chunk_ops) * l.vp * l.pp) + spec.layers + 4 * l.pp;
 }
 
 StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
@@ -160,13 +162,16 @@ StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
   };
   const int64_t layer_forward = rounded(work.layer_forward),
                 first_forward = rounded(work.first_forward),
-                last_forward = rounded(work.last_forward);
+                last_forward = rounded(work.last_forward),
+                chunk_forward = rounded(work.chunk_forward);
   const int64_t layer_backward = rounded(work.layer_backward),
                 first_backward = rounded(work.first_backward),
-                last_backward = rounded(work.last_backward);
+                last_backward = rounded(work.last_backward),
+                chunk_backward = rounded(work.chunk_backward);
   auto pass_ns = [&](int64_t s, int64_t c, bool backward) {
     const int64_t v = c * pp + s;
-    int64_t ns = VirtualStageLayers(spec, l, v) * (backward ? layer_backward : layer_forward);
+    int64_t ns = VirtualStageLayers(spec, l, v) * (backward ? layer_backward : layer_forward) +
+                 (backward ? chunk_backward : chunk_forward);
     if (v == 0) ns += backward ? first_backward : first_forward;
     if (v == virtual_stages - 1) ns += backward ? last_backward : last_forward;
     return static_cast<double>(ns);
@@ -379,12 +384,14 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
         const int64_t chunk_layers = VirtualStageLayers(spec, l, v);
         for (int64_t i = 0; i < chunk_layers; ++i)
           LUMOS_RETURN_IF_ERROR(add_layer(work.layer_forward, i));
+        if (!work.chunk_forward.ops.empty()) add_ops(work.chunk_forward, -3);
         if (last_stage) add_ops(work.last_forward, -1);
       } else {
         if (last_stage) add_ops(work.last_backward, -1);
         for (int64_t i = VirtualStageLayers(spec, l, v) - 1; i >= 0; --i) {
           LUMOS_RETURN_IF_ERROR(add_layer(work.layer_backward, i));
         }
+        if (!work.chunk_backward.ops.empty()) add_ops(work.chunk_backward, -3);
         if (first_stage) add_ops(work.first_backward, -2);
       }
       if (p.backward && p.micro == m - 1) {

@@ -10,8 +10,10 @@
 //            interleaved schedule (vp > 1: the virtual micro-batch k runs chunk (k mod pp vp) / pp
 //            of micro-batch (k / pp vp) pp + k mod pp; (pp - s - 1) x 2 + (vp - 1) x pp warm-up
 //            forwards); each pass of a chunk its layers' ops in order (pass_work.h: GEMMs,
-//            attention, elementwise, TP collectives), the embedding on virtual stage 0, the LM
-//            head and loss on the last; then the optimizer once the gradients are reduced;
+//            attention, elementwise, TP collectives), FP8 delayed scaling's amax all-reduce
+//            after them (LayoutWork::chunk_forward / chunk_backward), the embedding on virtual
+//            stage 0, the LM head and loss on the last; then the optimizer once the gradients
+//            are reduced;
 //   sends and receives, one stream a direction (NCCL matches a peer's in order): after each
 //            pass, as Megatron-LM's schedules call them, its output sent (LayoutWork::p2p_ns)
 //            and the input of the next pass received (1F1B: the next in order; interleaved:

@@ -151,8 +151,14 @@ void PrintCsvRows(std::FILE* out, const SearchResult& r, size_t top) {
 
 // The FP8 settings of a layout need FP8 GEMMs; "" when they have them.
 std::string Fp8SettingsProblem(const Layout& l, const PlanSetup& setup) {
-  if ((l.fp8_current_scaling || l.fp8_param_gather) && setup.gemm_dtype != models::DType::kFp8) {
-    return "--set fp8_current_scaling=1 and fp8_param_gather=1 need --dtype fp8";
+  if ((l.fp8_current_scaling || l.fp8_param_gather || l.tp_only_amax_reduction) &&
+      setup.gemm_dtype != models::DType::kFp8) {
+    return "--set fp8_current_scaling=1, fp8_param_gather=1 and tp_only_amax_red=1 need --dtype "
+           "fp8";
+  }
+  if (l.tp_only_amax_reduction && l.fp8_current_scaling) {
+    return "--set tp_only_amax_red=1 is for delayed scaling: current scaling reduces no amax "
+           "history (drop one of the two)";
   }
   return "";
 }
@@ -463,7 +469,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       .String("--set", "K=V,...",
               "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
               "dp_overlap, p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling, "
-              "fp8_param_gather",
+              "fp8_param_gather, tp_only_amax_red",
               &fixed_text)
       .String("--cp", "C[,C2,...]",
               "context-parallel degrees to try (default 1; each needs seq a multiple of 2 C)",

@@ -27,6 +27,7 @@ const std::vector<std::string>& StepAssumptions() {
       "FP8: GEMM inputs and output gradients cast with transposes; weights once a step",
       "FP8 casts: 4 bytes an element; fp8_current_scaling=1: 6 (an amax pass first)",
       "FP8 current scaling: sequence-parallel amaxes all-reduced over the TP group",
+      "FP8 delayed scaling: amaxes all-reduced a chunk's pass over tp x dp x cp (TE, Megatron)",
       "FP8: the LM head in bf16 (Megatron's output layer); fp8_param_gather=1: 1-byte gathers",
       "attention fused (flash), causal, bf16 (flash_attention=0: unfused, pass_work.h)",
       "cp > 1: ring attention, each step the longer of its attention and its transfer",
@@ -52,8 +53,9 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   double per_stage = 0;
   for (const int64_t s : {int64_t{0}, std::min<int64_t>(1, l.pp - 1), l.pp - 1}) {
     const auto layers = static_cast<double>(StageLayers(spec, l, s));
-    double forward = work.layer_forward.ns() * layers;
-    double backward = work.layer_backward.ns() * layers;
+    const auto chunks = static_cast<double>(l.vp);
+    double forward = work.layer_forward.ns() * layers + work.chunk_forward.ns() * chunks;
+    double backward = work.layer_backward.ns() * layers + work.chunk_backward.ns() * chunks;
     if (s == 0) {
       forward += work.first_forward.ns();
       backward += work.first_backward.ns();
