@@ -129,7 +129,7 @@ const std::vector<std::string>& SimulationAssumptions() {
       "slow path: ZeRO 1-2 weights gathered bucket by bucket at the step's start",
       "slow path: kernels beside communication stretched by their share of the slowdown",
       "slow path: the stretched schedule simulated again until the step settles",
-      "slow path: no host time (launches never late)",
+      "slow path: launches never late; host time only as the step's own (--host-step-ms)",
   };
   return *lines;
 }
@@ -599,6 +599,8 @@ StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout
     out.step_ns = static_cast<double>(r.end_ns[end]);
     out.stage = static_cast<int64_t>(s);
   }
+  out.host_ns = setup.host_step_ns;
+  out.step_ns += out.host_ns;
   const auto stage = static_cast<size_t>(out.stage);
   double busy = 0;
   for (uint32_t node : g.processors[built.compute_stream[stage]].nodes) {

@@ -93,6 +93,7 @@ struct SimulatedStep {
   // (PlanSetup::overlap_slowdown), within busy_ns.
   double overlap_cost_ns = 0;
   double optimizer_ns = 0;
+  double host_ns = 0;  // PlanSetup::host_step_ns, after the last stage's end, in step_ns.
   size_t nodes = 0;
 };
 

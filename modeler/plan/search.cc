@@ -103,7 +103,7 @@ void CheckTheRest(const ModelSpec& spec, const GptCosts& costs, const PlanSetup&
     StatusOr<double> bound = work.ok() ? SimulatedStepLowerBound(spec, l, *work, costs)
                                        : StatusOr<double>(work.status());
     if (bound.ok()) {
-      rest.push_back({*bound, i});
+      rest.push_back({*bound + setup.host_step_ns, i});
     } else {
       ++result->unsettled;
     }

@@ -214,7 +214,8 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           "\"gbs\": %lld, \"sequence_parallel\": %s, \"recompute\": \"%s\", \"zero\": %d, "
           "\"tp_overlap\": %s, \"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, "
           "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": "
-          "%.6f, \"overlap_cost_s\": %.6f, \"optimizer_s\": %.6f, \"memory_gb\": %.3f, \"fits\": "
+          "%.6f, \"overlap_cost_s\": %.6f, \"optimizer_s\": %.6f, \"host_step_s\": %.6f, "
+          "\"memory_gb\": %.3f, \"fits\": "
           "%s, \"shortfall_gb\": %.3f, \"memory_stages\": %s, "
           "%s}",
           i ? ", " : "", static_cast<long long>(l.tp), static_cast<long long>(l.pp),
@@ -223,9 +224,9 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           l.sequence_parallel ? "true" : "false", models::RecomputeName(l.recompute), l.zero,
           l.tp_overlap ? "true" : "false", e.step_ns / 1e9, e.tokens_per_s_per_gpu,
           e.forward_ns / 1e6, e.backward_ns / 1e6, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
-          e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9, Gb(e.memory.total_bytes()),
-          e.memory.fits ? "true" : "false", Gb(e.memory.shortfall_bytes),
-          StagesJson(e.memory).c_str(), SimulatedJson(e).c_str());
+          e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9, e.host_ns / 1e9,
+          Gb(e.memory.total_bytes()), e.memory.fits ? "true" : "false",
+          Gb(e.memory.shortfall_bytes), StagesJson(e.memory).c_str(), SimulatedJson(e).c_str());
     }
     std::fprintf(out, "]}");
   }
@@ -240,6 +241,9 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
 constexpr const char* kOverlapHelp =
     "compute beside communication on its GPU takes (1 + S) x its time (default 0.189, the mean "
     "measured in arXiv:2507.03114; 0: overlap is free)";
+constexpr const char* kHostStepHelp =
+    "host time a step with the GPUs idle, added once (default 38.8: calibrated on MLPerf v5.1 "
+    "Llama 3.1 8B B200 runs with a full-iteration CUDA graph, pass_work.h; 0: none)";
 
 // The GPU, network, GEMM precision and cost model both commands take; a usage error is
 // returned as {exit 2, message}, an unreadable cost model as {exit 1, message}.
@@ -293,9 +297,10 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
                  s.step_ns / 1e9, e.tokens_per_s_per_gpu, s.nodes);
     std::fprintf(out,
                  "  stage %lld ends last: compute %.3f s, waiting %.3f s (bubble, sends, weight "
-                 "gathers), data-parallel reduction exposed %.3f s, optimizer %.3f s\n",
+                 "gathers), data-parallel reduction exposed %.3f s, optimizer %.3f s, host "
+                 "%.3f s (--host-step-ms)\n",
                  static_cast<long long>(s.stage), s.busy_ns / 1e9, s.idle_ns / 1e9,
-                 s.dp_exposed_ns / 1e9, s.optimizer_ns / 1e9);
+                 s.dp_exposed_ns / 1e9, s.optimizer_ns / 1e9, s.host_ns / 1e9);
     if (s.dp_comm_ns + s.sends_ns > 0) {
       std::fprintf(out,
                    "  data-parallel collectives %.3f s, %.3f s of them beside compute; sends "
@@ -330,9 +335,9 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
   std::fprintf(
       out,
       "  pipeline %.3f s (bubble %.3f s), data-parallel reduction %.3f s (exposed %.3f s, the "
-      "compute beside the rest slowed %.3f s), optimizer %.3f s\n",
+      "compute beside the rest slowed %.3f s), optimizer %.3f s, host %.3f s\n",
       e.pipeline_ns / 1e9, e.bubble_ns / 1e9, e.dp_comm_ns / 1e9, e.dp_exposed_ns / 1e9,
-      e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9);
+      e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9, e.host_ns / 1e9);
   std::fprintf(out, "memory per GPU %.1f GB of %.1f GB: ", Gb(e.memory.total_bytes()),
                e.memory.capacity_bytes ? Gb(*e.memory.capacity_bytes) : 0.0);
   if (e.memory.fits) {
@@ -357,7 +362,7 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   std::string model_text, set_text, gpu_name, net_name = models::kDefaultNetwork, costs_file;
   std::string dtype_name = "bf16";
   int64_t gpus_per_node = 0;
-  double overlap_slowdown = kOverlapComputeSlowdown;
+  double overlap_slowdown = kOverlapComputeSlowdown, host_step_ms = kHostStepNs / 1e6;
   bool json = false, fast = false;
   cli::ArgParser parser("lumos-model estimate",
                         "--model SPEC --set tp=T,pp=P,dp=D,mbs=B,gbs=G[,...] --gpu NAME\n"
@@ -379,6 +384,7 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
       .Int("--gpus-per-node", "G", "GPUs per node (default: the GPU's NVLink domain, else 8)",
            int64_t{0}, int64_t{4096}, &gpus_per_node)
       .Double("--overlap-slowdown", "S", kOverlapHelp, 0.0, 10.0, false, &overlap_slowdown)
+      .Double("--host-step-ms", "MS", kHostStepHelp, 0.0, 1e6, false, &host_step_ms)
       .Flag("--fast", "the fast path only (no graph simulated)", &fast)
       .Flag("--json", "print JSON", &json)
       .Epilogue(kExitStatus);
@@ -398,6 +404,7 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   cli::CommandOutcome outcome("lumos-model estimate", out, err);
   if (!r.ok()) return outcome.Fail(r.status());
   r->setup.overlap_slowdown = overlap_slowdown;
+  r->setup.host_step_ns = host_step_ms * 1e6;
   if (std::string problem = Fp8SettingsProblem(layout, r->setup); !problem.empty()) {
     return parser.UsageError(err, problem);
   }
@@ -431,7 +438,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   std::string model_text, gpus_text, gpu_name, net_name = models::kDefaultNetwork, costs_file;
   std::string dtype_name = "bf16";
   int64_t gbs = 0, top = 20, gpus_per_node = 0, simulate = 10, check = 1000;
-  double overlap_slowdown = kOverlapComputeSlowdown;
+  double overlap_slowdown = kOverlapComputeSlowdown, host_step_ms = kHostStepNs / 1e6;
   std::string fixed_text, cp_text;
   bool json = false, csv = false, no_recompute = false, no_zero = false, no_tp_overlap = false;
   cli::ArgParser parser(
@@ -466,6 +473,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
            "check)",
            int64_t{0}, int64_t{100000}, &check)
       .Double("--overlap-slowdown", "S", kOverlapHelp, 0.0, 10.0, false, &overlap_slowdown)
+      .Double("--host-step-ms", "MS", kHostStepHelp, 0.0, 1e6, false, &host_step_ms)
       .String("--set", "K=V,...",
               "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
               "dp_overlap, p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling, "
@@ -515,6 +523,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   cli::CommandOutcome outcome("lumos-model search", out, err);
   if (!resolved.ok()) return outcome.Fail(resolved.status());
   resolved->setup.overlap_slowdown = overlap_slowdown;
+  resolved->setup.host_step_ns = host_step_ms * 1e6;
   const PlanSetup& setup = resolved->setup;
   const GptCosts* costs = resolved->costs.get();
   const bool terminal = isatty(fileno(err)) != 0;

@@ -34,6 +34,7 @@ const std::vector<std::string>& StepAssumptions() {
       "gradient buffer in the reduction's type (grad_sync_bytes)",
       "compute beside communication 18.9 % slower (arXiv:2507.03114; --overlap-slowdown)",
       "fast path: that slowdown charged beside the hidden data-parallel collectives",
+      "host time a step (--host-step-ms): added once, after everything (calibrated)",
   };
   return *lines;
 }
@@ -134,7 +135,9 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   // longer (entirely overlapped, (1 + s) x its time). ZeRO 3's part is in the slots already.
   const double dp_overlap_cost = (out.dp_comm_ns - out.dp_exposed_ns) * stretch;
   out.overlap_cost_ns = dp_overlap_cost + (m + bubble_slots) * zero3_overlap;
-  out.step_ns = out.pipeline_ns + out.dp_exposed_ns + dp_overlap_cost + out.optimizer_ns;
+  out.host_ns = setup.host_step_ns;
+  out.step_ns =
+      out.pipeline_ns + out.dp_exposed_ns + dp_overlap_cost + out.optimizer_ns + out.host_ns;
   const double step_tokens = static_cast<double>(l.global_batch()) * static_cast<double>(spec.seq);
   out.tokens_per_s_per_gpu = step_tokens / (out.step_ns / 1e9) / static_cast<double>(l.gpus());
   return out;

@@ -40,6 +40,7 @@ struct StepEstimate {
   double gemm_ns = 0, attention_ns = 0, elementwise_ns = 0, tp_comm_ns = 0, p2p_ns = 0;
   // Per step.
   double pipeline_ns = 0, bubble_ns = 0, dp_comm_ns = 0, dp_exposed_ns = 0, optimizer_ns = 0;
+  double host_ns = 0;  // PlanSetup::host_step_ns, in step_ns.
   // What the data-parallel collectives that hide behind compute (the reduction, ZeRO's gathers)
   // cost it (PlanSetup::overlap_slowdown), in the step.
   double overlap_cost_ns = 0;

@@ -163,6 +163,32 @@ TEST(PipelineGraphTest, WithoutAPipelineOrReplicasTheSlowPathIsTheSum) {
   }
 }
 
+// The host time a step (PlanSetup::host_step_ns) is serial: both paths add it once, whatever
+// the layout, and it is reported apart. The library's default is none (a traced job keeps its
+// own); the commands default to the calibrated kHostStepNs.
+TEST(PipelineGraphTest, TheHostTimeAStepIsAddedOnceToBothPaths) {
+  const Fixture& f = Small();
+  PlanSetup host = f.setup;
+  host.host_step_ns = 25e6;
+  EXPECT_EQ(f.setup.host_step_ns, 0);
+  EXPECT_GT(kHostStepNs, 0);
+  for (const std::string set : {"tp=1,pp=1,dp=1,mbs=1,gbs=4",
+                                "tp=2,pp=4,vp=2,dp=4,mbs=1,gbs=64,sequence_parallel=1,zero=1"}) {
+    const Layout l = LayoutOf(set);
+    StatusOr<StepEstimate> fast0 = EstimateStep(f.spec, l, *f.costs, f.setup);
+    StatusOr<StepEstimate> fast1 = EstimateStep(f.spec, l, *f.costs, host);
+    StatusOr<SimulatedStep> slow0 = SimulateStep(f.spec, l, *f.costs, f.setup);
+    StatusOr<SimulatedStep> slow1 = SimulateStep(f.spec, l, *f.costs, host);
+    ASSERT_TRUE(fast0.ok() && fast1.ok() && slow0.ok() && slow1.ok()) << set;
+    EXPECT_NEAR(fast1->step_ns - fast0->step_ns, 25e6, 1) << set;
+    EXPECT_NEAR(slow1->step_ns - slow0->step_ns, 25e6, 1) << set;
+    EXPECT_EQ(fast1->host_ns, 25e6);
+    EXPECT_EQ(slow1->host_ns, 25e6);
+    EXPECT_EQ(slow0->host_ns, 0);
+    EXPECT_EQ(slow1->stage, slow0->stage);
+  }
+}
+
 // 1F1B on pp stages: m + pp - 1 slots of a stage's forward and backward, the sends between; the
 // bubble (pp - 1 slots) emerges from the dependencies. Interleaving divides it by about vp.
 TEST(PipelineGraphTest, TheBubbleEmergesAndInterleavingShrinksIt) {

@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <regex>
@@ -634,6 +635,9 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
                 " --set tp=8 --gpu H100-SXM5-80GB --overlap-slowdown -1",
             "--overlap-slowdown"},
            {" estimate --model " + std::string(kGpt3) +
+                " --set tp=8 --gpu H100-SXM5-80GB --host-step-ms -5",
+            "--host-step-ms"},
+           {" estimate --model " + std::string(kGpt3) +
                 " --set tp=8,fp8_current_scaling=1 --gpu H100-SXM5-80GB",
             "fp8_param_gather=1 and tp_only_amax_red=1 need --dtype fp8"},
            {" search --model " + std::string(kGpt3) +
@@ -691,6 +695,27 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
       << interleaved.out;
   // What the simulation overlapped, said beside the step it gave.
   EXPECT_NE(one.out.find("of them beside compute; sends"), std::string::npos) << one.out;
+  // The host time a step: the calibrated default, said; --host-step-ms moves both paths by it.
+  EXPECT_NE(one.out.find("host 0.039 s (--host-step-ms)"), std::string::npos) << one.out;
+  auto steps = [&](const std::string& extra) {
+    const auto r = RunCommand(lm + " estimate --model " + kGpt3 +
+                              " --set tp=8,pp=8,dp=8,mbs=1,gbs=64,sequence_parallel=1 --gpu "
+                              "H100-SXM5-80GB --json" +
+                              extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(r.out, m,
+                                  std::regex(R"("step_s": ([0-9.]+).*"host_step_s": ([0-9.]+).*)"
+                                             R"("simulated_step_s": ([0-9.]+))")))
+        << r.out;
+    return m.size() == 4 ? std::array<double, 3>{std::stod(m[1]), std::stod(m[2]), std::stod(m[3])}
+                         : std::array<double, 3>{};
+  };
+  const std::array<double, 3> calibrated = steps(""), no_host = steps(" --host-step-ms 0");
+  EXPECT_NEAR(calibrated[1], kHostStepNs / 1e9, 1e-6);
+  EXPECT_EQ(no_host[1], 0);
+  EXPECT_NEAR(calibrated[0] - no_host[0], kHostStepNs / 1e9, 2e-6);
+  EXPECT_NEAR(calibrated[2] - no_host[2], kHostStepNs / 1e9, 2e-6);
   const auto too_big = RunCommand(lm + " estimate --model " + kGpt3 +
                                   " --set tp=1,pp=1,dp=8,mbs=1,gbs=8 --gpu H100-SXM5-80GB --fast");
   ASSERT_EQ(too_big.exit_code, 0) << too_big.err;
