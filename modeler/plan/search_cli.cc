@@ -242,7 +242,7 @@ constexpr const char* kOverlapHelp =
     "compute beside communication on its GPU takes (1 + S) x its time (default 0.189, the mean "
     "measured in arXiv:2507.03114; 0: overlap is free)";
 constexpr const char* kHostStepHelp =
-    "host time a step with the GPUs idle, added once (default 38.8: calibrated on MLPerf v5.1 "
+    "host time a step with the GPUs idle, added once (default 23.8: calibrated on MLPerf v5.1 "
     "Llama 3.1 8B B200 runs with a full-iteration CUDA graph, pass_work.h; 0: none)";
 
 // The GPU, network, GEMM precision and cost model both commands take; a usage error is
