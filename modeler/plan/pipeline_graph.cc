@@ -129,7 +129,7 @@ const std::vector<std::string>& SimulationAssumptions() {
       "slow path: ZeRO 1-2 weights gathered bucket by bucket at the step's start",
       "slow path: kernels beside communication stretched by their share of the slowdown",
       "slow path: the stretched schedule simulated again until the step settles",
-      "slow path: launches never late; host time only as the step's own (--host-step-ms)",
+      "slow path: launches never late (no host time inside the step)",
   };
   return *lines;
 }

@@ -195,7 +195,24 @@ std::string StagesJson(const models::MemoryEstimate& m) {
   return json + "]";
 }
 
-void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t top) {
+// The host time a step the commands add (PlanSetup::host_step_ns), as an assumption line: the
+// library's lists (StepAssumptions, SimulationAssumptions) serve a re-partitioned trace too,
+// which keeps its own host time.
+std::string HostAssumption(const PlanSetup& setup) {
+  char line[160];
+  if (setup.host_step_ns > 0) {
+    std::snprintf(line, sizeof(line),
+                  "host time a step: %.1f ms, once, after everything (%s; --host-step-ms)",
+                  setup.host_step_ns / 1e6,
+                  setup.host_step_ns == kHostStepNs ? "calibrated, pass_work.h" : "given");
+  } else {
+    std::snprintf(line, sizeof(line), "host time a step: none (--host-step-ms 0)");
+  }
+  return line;
+}
+
+void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t top,
+               const PlanSetup& setup) {
   std::fprintf(out, "{\"searches\": [");
   for (size_t s = 0; s < results.size(); ++s) {
     const SearchResult& r = results[s];
@@ -235,7 +252,7 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
   for (size_t i = 0; i < lines.size(); ++i) {
     std::fprintf(out, "%s\"%s\"", i ? ", " : "", lines[i].c_str());
   }
-  std::fprintf(out, "]}\n");
+  std::fprintf(out, ", \"%s\"]}\n", HostAssumption(setup).c_str());
 }
 
 constexpr const char* kOverlapHelp =
@@ -349,6 +366,7 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
     std::fprintf(out, "  %s\n", StagesText(e.memory, e.layout.vp).c_str());
   std::fprintf(out, "assumptions:\n");
   for (const std::string& line : StepAssumptions()) std::fprintf(out, "  %s\n", line.c_str());
+  std::fprintf(out, "  %s\n", HostAssumption(setup).c_str());
   if (e.simulated) {
     for (const std::string& line : SimulationAssumptions())
       std::fprintf(out, "  %s\n", line.c_str());
@@ -427,7 +445,7 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
   e = one.ranked.front();
   one.fitting = e->memory.fits ? 1 : 0;
   if (json) {
-    PrintJson(out, {one}, 1);
+    PrintJson(out, {one}, 1, r->setup);
   } else {
     PrintOne(out, model_text, *e, r->setup);
   }
@@ -565,7 +583,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   }
   const auto k = static_cast<size_t>(top);
   if (json) {
-    PrintJson(out, results, k);
+    PrintJson(out, results, k, setup);
   } else if (csv) {
     std::fprintf(out,
                  "gpus,rank,tp,pp,vp,dp,mbs,gbs,sequence_parallel,recompute,zero,tp_overlap,step_s,"
@@ -595,6 +613,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     }
     std::fprintf(out, "\nassumptions:\n");
     for (const std::string& line : StepAssumptions()) std::fprintf(out, "  %s\n", line.c_str());
+    std::fprintf(out, "  %s\n", HostAssumption(setup).c_str());
     if (simulate > 0) {
       for (const std::string& line : SimulationAssumptions()) {
         std::fprintf(out, "  %s\n", line.c_str());

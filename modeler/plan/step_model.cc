@@ -34,7 +34,6 @@ const std::vector<std::string>& StepAssumptions() {
       "gradient buffer in the reduction's type (grad_sync_bytes)",
       "compute beside communication 18.9 % slower (arXiv:2507.03114; --overlap-slowdown)",
       "fast path: that slowdown charged beside the hidden data-parallel collectives",
-      "host time a step (--host-step-ms): added once, after everything (calibrated)",
   };
   return *lines;
 }

@@ -189,6 +189,43 @@ TEST(PipelineGraphTest, TheHostTimeAStepIsAddedOnceToBothPaths) {
   }
 }
 
+// FP8 with delayed scaling: every chunk's pass of every micro-batch ends in one amax
+// all-reduce on the compute stream (2 m pp vp nodes), which the node count and the search's
+// bound both know of: the bound plus the host time stays under the simulated step, and with
+// one stage and no replica to overlap with the two are equal (bound exact).
+TEST(PipelineGraphTest, DelayedScalingsAmaxAllReducesAreInTheGraphTheCountAndTheBound) {
+  const Fixture& f = Small();
+  PlanSetup setup = f.setup;
+  setup.gemm_dtype = models::DType::kFp8;
+  setup.host_step_ns = 7e6;
+  for (const std::string set :
+       {"tp=2,pp=1,dp=1,mbs=1,gbs=4", "tp=1,pp=1,dp=4,mbs=1,gbs=8,zero=1",
+        "tp=2,pp=4,vp=2,dp=4,mbs=1,gbs=64,sequence_parallel=1,zero=1",
+        "tp=2,pp=2,vp=3,cp=2,dp=2,mbs=1,gbs=8,sequence_parallel=1,ends_in_split=1",
+        "tp=1,pp=3,vp=2,dp=2,mbs=1,gbs=12,ends_in_split=1", "tp=1,pp=2,cp=4,dp=2,gbs=8,zero=3",
+        "tp=4,pp=2,dp=4,mbs=1,gbs=16,sequence_parallel=1,tp_only_amax_red=1"}) {
+    const Layout l = LayoutOf(set);
+    StatusOr<LayoutWork> work = LayoutWorkOf(f.spec, l, *f.costs, setup);
+    ASSERT_TRUE(work.ok()) << set << ": " << work.status().message();
+    ASSERT_EQ(work->chunk_forward.ops.size(), 1u) << set;
+    ASSERT_EQ(work->chunk_backward.ops.size(), 1u) << set;
+    StatusOr<SimulatedStep> slow = SimulateStep(f.spec, l, *f.costs, setup);
+    StatusOr<double> bound = SimulatedStepLowerBound(f.spec, l, *work, *f.costs);
+    StatusOr<PipelineGraph> g = BuildPipelineGraph(f.spec, l, *work, *f.costs);
+    ASSERT_TRUE(slow.ok() && bound.ok() && g.ok()) << set;
+    int64_t amax = 0;
+    for (const Node& n : g->graph.nodes)
+      amax += std::string_view(n.name).starts_with("fp8_amax_all_reduce") ? 1 : 0;
+    EXPECT_EQ(amax, 2 * l.micro_batches() * l.pp * l.vp) << set;
+    EXPECT_LE(static_cast<int64_t>(g->graph.nodes.size()), PipelineNodeCount(f.spec, l, *work))
+        << set;
+    EXPECT_LE(*bound + setup.host_step_ns, slow->step_ns) << set;
+    if (l.pp == 1 && l.gradient_ranks() == 1) {
+      EXPECT_NEAR(*bound + setup.host_step_ns, slow->step_ns, 1) << set;
+    }
+  }
+}
+
 // 1F1B on pp stages: m + pp - 1 slots of a stage's forward and backward, the sends between; the
 // bubble (pp - 1 slots) emerges from the dependencies. Interleaving divides it by about vp.
 TEST(PipelineGraphTest, TheBubbleEmergesAndInterleavingShrinksIt) {
