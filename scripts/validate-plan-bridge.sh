@@ -91,6 +91,15 @@
 #   Scored: the median over each result's logs of its median `train_step_time`. University of
 #   Florida's 8B rows are the calibration of the host time a step (kHostStepNs,
 #   scripts/calibrate-host-step.sh): printed, marked, and left out of the scores.
+# Megatron-Bridge 26.06 on GB200 (docs/performance-summary-archive.md @ 067f987d, "26.06 NeMo
+#   Container", LLAMA3.1_405B, DGX-GB200, FP8: 843 tokens/s/GPU; 26.04.01 gave 864): 256 GPUs,
+#   tp 4, pp 16, vp 4, cp 1, mbs 1, GBS 1536. Settings from the recipe it names
+#   (src/megatron/bridge/perf_recipes/llama/gb200/llama31.py,
+#   llama31_405b_pretrain_128gpu_gb200_fp8cs_config, the 128-GPU base scaled by the table's GPU
+#   count and GBS): FP8 current scaling ("fp8_cs"), sequence parallel, TP overlap with
+#   userbuffers, the parameter gather overlapped, llama31_405b_pretrain_config's embedding and
+#   loss in the split; vocab 128256. Not scored: its Llama 3 70B GB200 row (CPU activation
+#   offloading, which the model does not have).
 # Models: Llama 3 70B (80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672) and Llama 3.1
 # 405B (126 layers, hidden 16384, 128 heads, 8 KV heads, ffn 53248), untied embeddings.
 # Step = GBS x 8192 / (tokens/s/GPU x GPUs). The cost model is the same fit as
@@ -134,7 +143,8 @@ MLPerf v5.1 Verda n8 Llama 3.1 8B (B200)|llama8|B200|fp8cs|64|1|1|1|2|1|32|=0.19
 MLPerf v5.1 U. Florida n16 Llama 3.1 8B (B200)|llama8|B200|fp8cs|128|1|1|1|2|1|64|=0.1928|-
 MLPerf v5.1 U. Florida n32 Llama 3.1 8B (B200)|llama8|B200|fp8cs|256|1|1|1|2|1|128|=0.2211|-
 MLPerf v5.1 NVIDIA tyche n72 Llama 3.1 8B (GB200)|llama8|GB200|fp8cs|72|1|1|1|2|1|36|=0.1709|-
-MLPerf v5.1 NVIDIA tyche n512 Llama 3.1 8B (GB200)|llama8|GB200|fp8cs|512|2|1|1|4|1|64|=0.0889|-|1"
+MLPerf v5.1 NVIDIA tyche n512 Llama 3.1 8B (GB200)|llama8|GB200|fp8cs|512|2|1|1|4|1|64|=0.0889|-|1
+Bridge 26.06 Llama 3.1 405B (GB200)|llama405|GB200|fp8cs|256|4|16|4|1|1|1536|843|-|1"
 echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs gbs tokens peak overlap; do
   model=${!which}
   current=$([ "$dtype" = fp8cs ] && echo 1 || echo 0)  # FP8 with current scaling,
