@@ -437,9 +437,8 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
     LUMOS_ASSIGN_OR_RETURN(
         double backward,
         TimeCollective(costs, CollectiveOp::kAllReduce, 8 * 4 * chunk_layers, group, group_nodes));
-    if (forward > 0)
+    if (forward > 0) {  // 0: a group of one, nobody to reduce with.
       out.chunk_forward.ops = {{"fp8_amax_all_reduce", forward, OpClass::kTensorParallel}};
-    if (backward > 0) {
       out.chunk_backward.ops = {
           {"fp8_amax_all_reduce_backward", backward, OpClass::kTensorParallel}};
     }

@@ -91,7 +91,7 @@ struct LayoutWork {
   PassWork first_forward, first_backward;  // The first stage's extra work (embedding).
   PassWork last_forward, last_backward;    // The last stage's (LM head, loss).
   // Once a virtual stage's pass (one model chunk, one micro-batch), after its layers: FP8
-  // delayed scaling's amax all-reduce (ChunkAmaxReduction); empty otherwise.
+  // delayed scaling's amax all-reduce (LayoutWorkOf); empty otherwise.
   PassWork chunk_forward, chunk_backward;
   // One layer's totals per micro-batch, forward and backward together, before overlap.
   double gemm_ns = 0, attention_ns = 0, elementwise_ns = 0, tp_comm_ns = 0;

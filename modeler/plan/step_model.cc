@@ -51,9 +51,9 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   // the last), the embedding on the first, the LM head and loss on the last; the slowest counts.
   // A middle stage stands for them all (stage 1; with ends_in_split it may be the slowest).
   double per_stage = 0;
+  const auto chunks = static_cast<double>(l.vp);  // Each with its amax all-reduces.
   for (const int64_t s : {int64_t{0}, std::min<int64_t>(1, l.pp - 1), l.pp - 1}) {
     const auto layers = static_cast<double>(StageLayers(spec, l, s));
-    const auto chunks = static_cast<double>(l.vp);
     double forward = work.layer_forward.ns() * layers + work.chunk_forward.ns() * chunks;
     double backward = work.layer_backward.ns() * layers + work.chunk_backward.ns() * chunks;
     if (s == 0) {
