@@ -414,6 +414,19 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
     const double latency = across ? static_cast<double>(setup.net.latency_ns) : 2000.0;
     if (bandwidth > 0) out.p2p_ns = latency + bytes / bandwidth * 1e9;
   }
+  // Tied embeddings: Megatron's finalize_model_grads all-reduces the word embedding's gradient
+  // buffer (the whole shard, in the reduction's type) over the embedding group, the first and
+  // the last stage, once the data-parallel reduction is through
+  // (_allreduce_word_embedding_grads: blocking, before the optimizer). The two stages are
+  // (pp - 1) x tp x cp x dp ranks apart: on two nodes unless the job fits on one.
+  if (l.pp > 1 && !spec.gated()) {
+    const bool across = l.pp * t * l.cp * l.dp > setup.gpus_per_node;
+    LUMOS_ASSIGN_OR_RETURN(
+        out.embedding_grad_ns,
+        TimeCollective(costs, CollectiveOp::kAllReduce,
+                       static_cast<double>(out.embedding_parameters * l.grad_sync_bytes), 2,
+                       across ? 2 : 1));
+  }
   // The gradients' group (dp x cp ranks, tp apart): across nodes once it spans more than one.
   const int64_t ranks = l.gradient_ranks();
   out.dp_nodes = std::max<int64_t>(1, std::min<int64_t>(ranks, (t * ranks) / setup.gpus_per_node));

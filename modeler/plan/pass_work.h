@@ -99,6 +99,10 @@ struct LayoutWork {
   int64_t layer_parameters = 0;      // One layer's weights on one GPU (its TP shard).
   int64_t embedding_parameters = 0;  // The word embedding's shard (first stage; the last again).
   int64_t dp_nodes = 1;              // Nodes a data-parallel group spans.
+  // Tied embeddings (gpt) with pp > 1: the word embedding's gradient all-reduced between the
+  // first and the last stage (the LM head's copy) after the data-parallel reduction, before
+  // the optimizer; 0 otherwise (LayoutWorkOf).
+  double embedding_grad_ns = 0;
   models::DType gemm_dtype = models::DType::kBf16;
   // Bytes an FP8 cast moves an element (with its transpose): 4 (delayed scaling), 6 (current
   // scaling's amax pass first); 0 without FP8 GEMMs.

@@ -144,8 +144,10 @@ int64_t PipelineNodeCount(const ModelSpec& spec, const Layout& l, const LayoutWo
   const auto chunk_ops =
       static_cast<int64_t>(work.chunk_forward.ops.size() + work.chunk_backward.ops.size());
   // Layers, the stage ends, at most seven exchange nodes a pass (a send, two receives' post and
-  // end, two waits), buckets and optimizers (one a layer at most), a wait and an end a stage.
-  return m * (spec.layers * ops + ends + (14 + chunk_ops) * l.vp * l.pp) + spec.layers + 4 * l.pp;
+  // end, two waits), buckets and optimizers (one a layer at most), a wait and an end a stage,
+  // the end stages' embedding gradient (two each).
+  return m * (spec.layers * ops + ends + (14 + chunk_ops) * l.vp * l.pp) + spec.layers + 4 * l.pp +
+         4;
 }
 
 StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
@@ -203,7 +205,9 @@ StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
   const auto parameters = static_cast<double>(work.memory.stages.front().parameters);
   const double shard = parameters / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
   LUMOS_ASSIGN_OR_RETURN(double adam, TimeOptimizer(costs, shard, parameters, work.fp8_cast_bytes));
-  return pipeline + static_cast<double>(Ns(tail) + Ns(adam));
+  // Stage 0 holds the word embedding: with tied embeddings its gradient's all-reduce with the
+  // last stage comes between the two.
+  return pipeline + static_cast<double>(Ns(tail) + Ns(work.embedding_grad_ns) + Ns(adam));
 }
 
 StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& l,
@@ -252,6 +256,8 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
   // Keyed by the receiving pass: the sender's transfer, and the receiver's post and end.
   std::map<PassKey, uint32_t> transfers;
   std::map<PassKey, std::pair<uint32_t, uint32_t>> receives;
+  // The end stages' embedding gradient all-reduce: each side's readiness and its all-reduce.
+  std::vector<std::pair<uint32_t, uint32_t>> embedding_grad;
   // Megatron-LM's exchanges: overlapped (interleaved, overlap_p2p_comm) or blocking, batched
   // with a device synchronize after each (batch_p2p_comm, batch_p2p_sync: its 1F1B, and
   // interleaved without the overlap).
@@ -468,6 +474,15 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     const double shard = stage_parameters / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);
     LUMOS_ASSIGN_OR_RETURN(double adam,
                            TimeOptimizer(costs, shard, stage_parameters, work.fp8_cast_bytes));
+    if (work.embedding_grad_ns > 0 && (s == 0 || s == pp - 1)) {
+      // After the stage's own reduction (the data-parallel stream's order), with the other end.
+      const uint32_t ready =
+          maker.Add(dp_stream[s], "embedding_grad_ready", 0, WorkClass::kCommunication);
+      maker.Wait(backward_end, ready);
+      embedding_grad.push_back(
+          {ready, maker.Add(dp_stream[s], "embedding_grad_all_reduce", work.embedding_grad_ns,
+                            WorkClass::kCommunication)});
+    }
     const uint32_t optimizer = maker.Add(compute, "optimizer", adam, WorkClass::kCompute);
     const std::vector<uint32_t>& reduced = maker.graph().processors[dp_stream[s]].nodes;
     if (!reduced.empty()) maker.Wait(reduced.back(), optimizer);
@@ -489,6 +504,10 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     out.end_node.push_back(end);
   }
 
+  if (embedding_grad.size() == 2) {  // An all-reduce: each side starts once both are ready.
+    maker.Wait(embedding_grad[0].first, embedding_grad[1].second);
+    maker.Wait(embedding_grad[1].first, embedding_grad[0].second);
+  }
   // Each transfer starts when its sender's pass has ended and its receiver has posted.
   if (transfers.size() != receives.size()) {
     return ErrorStatus("the pipeline graph of %s has %zu sends for %zu receives",
@@ -615,6 +634,7 @@ StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout
     const std::string_view name = n.name;
     const auto ns = static_cast<double>(n.duration_ns);
     if (name == "dp_gradient_reduce" || name == "dp_weight_all_gather") out.dp_comm_ns += ns;
+    if (name == "embedding_grad_all_reduce") out.embedding_grad_ns += ns;
     if (name == "send_forward" || name == "send_backward") out.sends_ns += ns;
   }
   const auto backward_end = static_cast<double>(r.end_ns[built.last_backward[stage]]);
@@ -623,7 +643,8 @@ StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout
   out.idle_ns = backward_end - busy;
   // Before the optimizer (the gradients' reduction) and after it (ZeRO's gathers, no overlap).
   out.dp_exposed_ns = static_cast<double>(r.start_ns[optimizer]) - backward_end +
-                      static_cast<double>(r.end_ns[built.end_node[stage]] - r.end_ns[optimizer]);
+                      static_cast<double>(r.end_ns[built.end_node[stage]] - r.end_ns[optimizer]) -
+                      out.embedding_grad_ns;
   out.optimizer_ns = static_cast<double>(r.end_ns[optimizer] - r.start_ns[optimizer]);
   return out;
 }

@@ -33,6 +33,9 @@
 //            ZeRO 3 every layer's weights gathered before each of its passes, at most two layers
 //            ahead. Without dp_overlap (Megatron-LM before 2023) the buckets are reduced after
 //            the stage's last backward and ZeRO 1-2's weights gathered after the optimizer.
+//            With tied embeddings (LayoutWork::embedding_grad_ns) the first and the last stage
+//            then all-reduce the word embedding's gradient together, each once its own
+//            reduction is through, before their optimizers.
 // Contention: a compute kernel that the schedule puts beside communication on its GPU is
 // stretched by PlanSetup::overlap_slowdown for the share it overlaps, and the step simulated
 // again from the stretched schedule until it settles (pass_work.h, kOverlapComputeSlowdown).
@@ -79,12 +82,14 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
                                            const LayoutWork& work, const GptCosts& costs);
 
 struct SimulatedStep {
-  double step_ns = 0;        // The last stage's optimizer end, from the step's start.
-  int64_t stage = 0;         // The stage that ends last.
-  double busy_ns = 0;        // Its compute stream's work before the optimizer.
-  double idle_ns = 0;        // Its compute stream waiting before its last backward ends
-                             // (the bubble, sends, exposed weight gathers).
-  double dp_exposed_ns = 0;  // From its last backward's end to the optimizer's start.
+  double step_ns = 0;            // The last stage's optimizer end, from the step's start.
+  int64_t stage = 0;             // The stage that ends last.
+  double busy_ns = 0;            // Its compute stream's work before the optimizer.
+  double idle_ns = 0;            // Its compute stream waiting before its last backward ends
+                                 // (the bubble, sends, exposed weight gathers).
+  double dp_exposed_ns = 0;      // From its last backward's end to the optimizer's start, less
+                                 // embedding_grad_ns.
+  double embedding_grad_ns = 0;  // Its tied embedding's gradient all-reduce (an end stage's).
   // Its data-parallel collectives (gradient reductions, weight gathers) and its sends, all of
   // their transfer time: what is not exposed ran beside compute, and slowed it (overlap_cost_ns).
   double dp_comm_ns = 0;
@@ -103,8 +108,9 @@ StatusOr<SimulatedStep> SimulateStep(const ModelSpec& spec, const Layout& layout
 // A step SimulateStep cannot beat, from the same ops without building a graph: the busiest
 // stage's passes one after another, the first micro-batch's forward reaching it and the last
 // one's backward leaving it through the stages before it, then stage 0's last gradient bucket
-// and its optimizer. Every wait, send, gather and stretch of the simulation only adds to it, so
-// a layout whose bound is above a simulated step cannot be faster (search.h prunes with it).
+// and the tied embedding's gradient all-reduce, and its optimizer. Every wait, send, gather and
+// stretch of the simulation only adds to it, so a layout whose bound is above a simulated step
+// cannot be faster (search.h prunes with it).
 StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& layout,
                                          const LayoutWork& work, const GptCosts& costs);
 

@@ -64,23 +64,33 @@ std::string Seconds(const StepEstimate& e) {
   return text;
 }
 
+// "tied embedding's gradient all-reduce X s, " where there is one.
+std::string EmbeddingGradText(double ns) {
+  if (!(ns > 0)) return "";
+  char text[64];
+  std::snprintf(text, sizeof(text), "tied embedding's gradient all-reduce %.3f s, ", ns / 1e9);
+  return text;
+}
+
 // JSON's value of the simulated step's fields (null when not simulated).
 std::string SimulatedJson(const StepEstimate& e) {
   if (!e.simulated) {
     return "\"simulated_step_s\": null, \"simulated_stage\": null, \"simulated_idle_s\": null, "
            "\"simulated_dp_exposed_s\": null, \"simulated_dp_comm_s\": null, "
            "\"simulated_sends_s\": null, \"simulated_overlap_cost_s\": null, "
-           "\"graph_nodes\": null";
+           "\"simulated_embedding_grad_s\": null, \"graph_nodes\": null";
   }
   const SimulatedStep& s = *e.simulated;
-  char text[384];
+  char text[448];
   std::snprintf(
       text, sizeof(text),
       "\"simulated_step_s\": %.6f, \"simulated_stage\": %lld, \"simulated_idle_s\": %.6f, "
       "\"simulated_dp_exposed_s\": %.6f, \"simulated_dp_comm_s\": %.6f, "
-      "\"simulated_sends_s\": %.6f, \"simulated_overlap_cost_s\": %.6f, \"graph_nodes\": %zu",
+      "\"simulated_sends_s\": %.6f, \"simulated_overlap_cost_s\": %.6f, "
+      "\"simulated_embedding_grad_s\": %.6f, \"graph_nodes\": %zu",
       s.step_ns / 1e9, static_cast<long long>(s.stage), s.idle_ns / 1e9, s.dp_exposed_ns / 1e9,
-      s.dp_comm_ns / 1e9, s.sends_ns / 1e9, s.overlap_cost_ns / 1e9, s.nodes);
+      s.dp_comm_ns / 1e9, s.sends_ns / 1e9, s.overlap_cost_ns / 1e9, s.embedding_grad_ns / 1e9,
+      s.nodes);
   return text;
 }
 
@@ -232,8 +242,8 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           "\"gbs\": %lld, \"sequence_parallel\": %s, \"recompute\": \"%s\", \"zero\": %d, "
           "\"tp_overlap\": %s, \"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, "
           "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": "
-          "%.6f, \"overlap_cost_s\": %.6f, \"optimizer_s\": %.6f, \"host_step_s\": %.6f, "
-          "\"memory_gb\": %.3f, \"fits\": "
+          "%.6f, \"overlap_cost_s\": %.6f, \"embedding_grad_s\": %.6f, \"optimizer_s\": %.6f, "
+          "\"host_step_s\": %.6f, \"memory_gb\": %.3f, \"fits\": "
           "%s, \"shortfall_gb\": %.3f, \"memory_stages\": %s, "
           "%s}",
           i ? ", " : "", static_cast<long long>(l.tp), static_cast<long long>(l.pp),
@@ -242,7 +252,7 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           l.sequence_parallel ? "true" : "false", models::RecomputeName(l.recompute), l.zero,
           l.tp_overlap ? "true" : "false", e.step_ns / 1e9, e.tokens_per_s_per_gpu,
           e.forward_ns / 1e6, e.backward_ns / 1e6, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
-          e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9, e.host_ns / 1e9,
+          e.overlap_cost_ns / 1e9, e.embedding_grad_ns / 1e9, e.optimizer_ns / 1e9, e.host_ns / 1e9,
           Gb(e.memory.total_bytes()), e.memory.fits ? "true" : "false",
           Gb(e.memory.shortfall_bytes), StagesJson(e.memory).c_str(), SimulatedJson(e).c_str());
     }
@@ -322,10 +332,11 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
                  s.step_ns / 1e9, e.tokens_per_s_per_gpu, s.nodes);
     std::fprintf(out,
                  "  stage %lld ends last: compute %.3f s, waiting %.3f s (bubble, sends, weight "
-                 "gathers), data-parallel reduction exposed %.3f s, optimizer %.3f s, host "
+                 "gathers), data-parallel reduction exposed %.3f s, %soptimizer %.3f s, host "
                  "%.3f s (--host-step-ms)\n",
                  static_cast<long long>(s.stage), s.busy_ns / 1e9, s.idle_ns / 1e9,
-                 s.dp_exposed_ns / 1e9, s.optimizer_ns / 1e9, s.host_ns / 1e9);
+                 s.dp_exposed_ns / 1e9, EmbeddingGradText(s.embedding_grad_ns).c_str(),
+                 s.optimizer_ns / 1e9, s.host_ns / 1e9);
     if (s.dp_comm_ns + s.sends_ns > 0) {
       std::fprintf(out,
                    "  data-parallel collectives %.3f s, %.3f s of them beside compute; sends "
@@ -360,9 +371,10 @@ void PrintOne(std::FILE* out, const std::string& model_text, const StepEstimate&
   std::fprintf(
       out,
       "  pipeline %.3f s (bubble %.3f s), data-parallel reduction %.3f s (exposed %.3f s, the "
-      "compute beside the rest slowed %.3f s), optimizer %.3f s, host %.3f s\n",
+      "compute beside the rest slowed %.3f s), %soptimizer %.3f s, host %.3f s\n",
       e.pipeline_ns / 1e9, e.bubble_ns / 1e9, e.dp_comm_ns / 1e9, e.dp_exposed_ns / 1e9,
-      e.overlap_cost_ns / 1e9, e.optimizer_ns / 1e9, e.host_ns / 1e9);
+      e.overlap_cost_ns / 1e9, EmbeddingGradText(e.embedding_grad_ns).c_str(), e.optimizer_ns / 1e9,
+      e.host_ns / 1e9);
   std::fprintf(out, "memory per GPU %.1f GB of %.1f GB: ", Gb(e.memory.total_bytes()),
                e.memory.capacity_bytes ? Gb(*e.memory.capacity_bytes) : 0.0);
   if (e.memory.fits) {

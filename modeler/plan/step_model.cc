@@ -23,6 +23,7 @@ const std::vector<std::string>& StepAssumptions() {
       "DP gradient reduction hidden behind the last micro-batch's backward",
       "ZeRO 1-2: the weights' all-gather hidden behind the first micro-batch's forward",
       "ZeRO 3: the weights gathered before every forward and backward, hidden behind them",
+      "tied embeddings, pp > 1: their gradient all-reduced between the end stages, exposed",
       "Adam: 32 bytes a parameter of the GPU's shard",
       "FP8: GEMM inputs and output gradients cast with transposes; weights once a step",
       "FP8 casts: 4 bytes an element; fp8_current_scaling=1: 6 (an amax pass first)",
@@ -135,8 +136,9 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   const double dp_overlap_cost = (out.dp_comm_ns - out.dp_exposed_ns) * stretch;
   out.overlap_cost_ns = dp_overlap_cost + (m + bubble_slots) * zero3_overlap;
   out.host_ns = setup.host_step_ns;
-  out.step_ns =
-      out.pipeline_ns + out.dp_exposed_ns + dp_overlap_cost + out.optimizer_ns + out.host_ns;
+  out.embedding_grad_ns = work.embedding_grad_ns;
+  out.step_ns = out.pipeline_ns + out.dp_exposed_ns + dp_overlap_cost + out.embedding_grad_ns +
+                out.optimizer_ns + out.host_ns;
   const double step_tokens = static_cast<double>(l.global_batch()) * static_cast<double>(spec.seq);
   out.tokens_per_s_per_gpu = step_tokens / (out.step_ns / 1e9) / static_cast<double>(l.gpus());
   return out;

@@ -10,10 +10,10 @@
 // ZeRO 1-2 a reduce-scatter and an all-gather of the 2-byte weights; ZeRO 3 the reduce-scatter,
 // the weights gathered before every micro-batch's forward and backward instead) less what the
 // last micro-batch's backward hides (bucketed reduction overlapped with it) and the first
-// forward hides (the weights' all-gather); then the Adam step over the GPU's shard (32 bytes a
-// parameter). Memory per GPU from models/memory. Each of these is an assumption the result
-// lists (StepAssumptions).
-// Threading: pure functions over a const GptCosts.
+// forward hides (the weights' all-gather); then, with tied embeddings and pp > 1, the word
+// embedding's gradient all-reduced between the end stages; then the Adam step over the GPU's
+// shard (32 bytes a parameter). Memory per GPU from models/memory. Each of these is an assumption
+// the result lists (StepAssumptions). Threading: pure functions over a const GptCosts.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +41,8 @@ struct StepEstimate {
   // Per step.
   double pipeline_ns = 0, bubble_ns = 0, dp_comm_ns = 0, dp_exposed_ns = 0, optimizer_ns = 0;
   double host_ns = 0;  // PlanSetup::host_step_ns, in step_ns.
+  // The tied embedding's gradient all-reduced between the end stages (LayoutWork), in step_ns.
+  double embedding_grad_ns = 0;
   // What the data-parallel collectives that hide behind compute (the reduction, ZeRO's gathers)
   // cost it (PlanSetup::overlap_slowdown), in the step.
   double overlap_cost_ns = 0;

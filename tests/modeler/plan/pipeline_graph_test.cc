@@ -379,6 +379,79 @@ TEST(PipelineGraphTest, NoSimulatedStepBeatsItsLowerBound) {
   }
 }
 
+// Tied embeddings (gpt) with pp > 1: the first and the last stage all-reduce the word
+// embedding's gradient (Megatron's finalize_model_grads) after their own data-parallel
+// reduction and before their optimizers, both starting once both are ready; the fast path adds
+// the same time, serially. Untied (llama) or one stage: none.
+TEST(PipelineGraphTest, TiedEmbeddingsGradientsAreAllReducedBetweenTheEndStagesOnBothPaths) {
+  const Fixture& f = Small();
+  StatusOr<ModelSpec> llama =
+      ParseModelSpec("llama:layers=16,hidden=2048,heads=16,seq=2048,vocab=512");
+  ASSERT_TRUE(llama.ok());
+  for (const std::string set :
+       {"tp=1,pp=4,dp=1,mbs=1,gbs=8", "tp=2,pp=4,vp=2,dp=4,mbs=1,gbs=64,sequence_parallel=1,zero=1",
+        "tp=1,pp=2,vp=4,dp=2,mbs=1,gbs=12,p2p_overlap=0", "tp=1,pp=2,dp=2,gbs=8,dp_overlap=0"}) {
+    const Layout l = LayoutOf(set);
+    StatusOr<LayoutWork> work = LayoutWorkOf(f.spec, l, *f.costs, f.setup);
+    StatusOr<LayoutWork> untied = LayoutWorkOf(*llama, l, *f.costs, f.setup);
+    ASSERT_TRUE(work.ok() && untied.ok()) << set;
+    EXPECT_GT(work->embedding_grad_ns, 0) << set;
+    EXPECT_EQ(untied->embedding_grad_ns, 0) << set;
+
+    StatusOr<PipelineGraph> built = BuildPipelineGraph(f.spec, l, *work, *f.costs);
+    ASSERT_TRUE(built.ok()) << set << ": " << built.status().message();
+    const ExecutionGraph& g = built->graph;
+    const SimResult r = Simulate(g, MeasuredScenario(g));
+    ASSERT_EQ(r.not_run, 0u) << set;
+    std::map<uint32_t, uint32_t> reduce;  // Rank index -> its all-reduce node.
+    for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+      if (std::string_view(g.nodes[n].name) == "embedding_grad_all_reduce")
+        reduce[g.nodes[n].rank_index] = n;
+    }
+    ASSERT_EQ(reduce.size(), 2u) << set;
+    ASSERT_TRUE(reduce.count(0) && reduce.count(static_cast<uint32_t>(l.pp - 1))) << set;
+    const uint32_t first = reduce[0], last = reduce[static_cast<uint32_t>(l.pp - 1)];
+    EXPECT_EQ(r.start_ns[first], r.start_ns[last]) << set;  // Together.
+    for (const uint32_t s : {uint32_t{0}, static_cast<uint32_t>(l.pp - 1)}) {
+      // After the stage's last backward and its last gradient reduction, before its optimizer.
+      EXPECT_GE(r.start_ns[reduce[s]], r.end_ns[built->last_backward[s]]) << set;
+      for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+        if (g.nodes[n].rank_index == s &&
+            std::string_view(g.nodes[n].name) == "dp_gradient_reduce") {
+          EXPECT_GE(r.start_ns[reduce[s]], r.end_ns[n]) << set;
+        }
+      }
+      EXPECT_GE(r.start_ns[built->optimizer_node[s]], r.end_ns[reduce[s]]) << set;
+    }
+
+    // Both paths carry it, and the step moves by at least it against the untied work's
+    // graph of the same model (the same ops otherwise).
+    StatusOr<SimulatedStep> slow = SimulateStep(f.spec, l, *f.costs, f.setup);
+    StatusOr<StepEstimate> fast = EstimateStep(f.spec, l, *f.costs, f.setup);
+    ASSERT_TRUE(slow.ok() && fast.ok()) << set;
+    EXPECT_EQ(slow->embedding_grad_ns, static_cast<double>(g.nodes[first].duration_ns)) << set;
+    EXPECT_EQ(fast->embedding_grad_ns, work->embedding_grad_ns) << set;
+    LayoutWork without = *work;
+    without.embedding_grad_ns = 0;
+    StatusOr<PipelineGraph> plain = BuildPipelineGraph(f.spec, l, without, *f.costs);
+    ASSERT_TRUE(plain.ok()) << set;
+    const SimResult p = Simulate(plain->graph, MeasuredScenario(plain->graph));
+    ASSERT_EQ(p.not_run, 0u) << set;
+    const auto step = [](const SimResult& sim) {
+      return *std::max_element(sim.end_ns.begin(), sim.end_ns.end());
+    };
+    EXPECT_GE(step(r) - step(p), g.nodes[first].duration_ns) << set;
+    StatusOr<double> bound = SimulatedStepLowerBound(f.spec, l, *work, *f.costs);
+    ASSERT_TRUE(bound.ok()) << set;
+    EXPECT_LE(*bound, slow->step_ns) << set;
+  }
+  for (const std::string set : {"tp=2,pp=1,dp=4,mbs=1,gbs=8,zero=1"}) {
+    StatusOr<LayoutWork> work = LayoutWorkOf(f.spec, LayoutOf(set), *f.costs, f.setup);
+    ASSERT_TRUE(work.ok()) << set;
+    EXPECT_EQ(work->embedding_grad_ns, 0) << set;
+  }
+}
+
 // NCCL's sends are rendezvous: a transfer starts once its pass has ended and its receiver has
 // posted the receive, and matches receives in order on each direction's stream; every schedule,
 // blocking or overlapped, runs to the end that way.
