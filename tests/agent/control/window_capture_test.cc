@@ -127,14 +127,41 @@ class WindowCaptureTest : public ::testing::Test {
     return n;
   }
   void Stop() { std::ofstream(dir_.path() + "/stop") << "stop\n"; }
+  // Every agent of the job reports an iteration, all in one decade and at most its fourth.
+  bool EarlyInADecade() {
+    const auto status = RunCommand(Ctl("status --json"));
+    const std::string job = "\"job\": \"" + job_ + "\"", key = "\"iteration\": ";
+    std::vector<long> iterations;
+    for (size_t at = status.out.find(job); at != std::string::npos;
+         at = status.out.find(job, at + 1)) {
+      const size_t end = status.out.find('}', at);
+      const size_t it = status.out.find(key, at);
+      if (it == std::string::npos || it > end) return false;
+      const std::string value = status.out.substr(it + key.size(), 20);
+      if (value.rfind("null", 0) == 0) return false;
+      iterations.push_back(std::atol(value.c_str()));
+    }
+    if (iterations.size() != 2) return false;
+    for (const long i : iterations) {
+      if (i / 10 != iterations[0] / 10 || i % 10 > 3) return false;
+    }
+    return true;
+  }
 };
 
+// The two ranks keep in step at their all-reduce as a real job's do (WINDOW_WORKLOAD_LOCKSTEP:
+// the fake NCCL waits for nobody), and the request goes out early in a decade of iterations, as
+// both agents report them: each process then arms the same next multiple of 10. (Sent as one
+// rank passes a multiple of 10 and the other has not, the two would arm different ones: an
+// agent arms the next multiple it has yet to reach.)
 TEST_F(WindowCaptureTest, OneRequestGivesEveryProcessTheSameIterations) {
-  BackgroundCommand rank0(Workload("LUMOS_MODE=on-demand", 0, 2, "0 10"));
-  BackgroundCommand rank1(Workload("LUMOS_MODE=on-demand", 1, 2, "0 10"));
+  const std::string lockstep = "WINDOW_WORKLOAD_LOCKSTEP=" + dir_.path() + " LUMOS_MODE=on-demand";
+  BackgroundCommand rank0(Workload(lockstep, 0, 2, "0 10"));
+  BackgroundCommand rank1(Workload(lockstep, 1, 2, "0 10"));
   ASSERT_TRUE(rank0.started() && rank1.started());
   ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 2; }, 30))
       << RunCommand(Ctl("status")).out;
+  ASSERT_TRUE(PollUntil([&] { return EarlyInADecade(); }, 30)) << RunCommand(Ctl("status")).out;
   const auto capture =
       RunCommand(Ctl("capture --job " + job_ + " --iterations 3 --every-iteration 10"));
   ASSERT_EQ(capture.exit_code, 0) << capture.out << capture.err;

@@ -10,6 +10,10 @@
 // starts and ends: the job's own thread decides it) and the longest of all NVTX and NCCL calls,
 // both from the second iteration on (the first NVTX call loads and wires the NVTX injection:
 // a one-time cost of any NVTX tool, printed as first_iteration_ns=F).
+// WINDOW_WORKLOAD_LOCKSTEP=DIR: the ranks keep in step as a real job's collectives keep them
+// (the fake NCCL's do no work and wait for nobody): at each all-reduce a rank writes its
+// iteration to DIR/rank<R> and waits until every rank's file holds it (or the stop file, a
+// SIGTERM or 30 s end the wait).
 // WINDOW_WORKLOAD_MARKER_API names the NVTX call that marks each step (default A):
 //   A            nvtxRangePushA("ProfilerStep#i") / nvtxRangePop
 //   W            nvtxRangePushW(L"ProfilerStep#i") / nvtxRangePop
@@ -145,6 +149,35 @@ void SleepMs(int ms) {
   nanosleep(&pause, nullptr);
 }
 
+// The iteration DIR/rank<R> holds; -1 when it holds none yet.
+long ReadRankIteration(const std::string& dir, int rank) {
+  std::FILE* f = std::fopen((dir + "/rank" + std::to_string(rank)).c_str(), "r");
+  if (f == nullptr) return -1;
+  long i = -1;
+  if (std::fscanf(f, "%ld", &i) != 1) i = -1;
+  std::fclose(f);
+  return i;
+}
+
+// WINDOW_WORKLOAD_LOCKSTEP: this rank reached iteration i's all-reduce; wait for the others.
+void Lockstep(const std::string& dir, int rank, int world, long i, const char* stop_file) {
+  const std::string mine = dir + "/rank" + std::to_string(rank);
+  std::FILE* f = std::fopen((mine + ".tmp").c_str(), "w");
+  if (f == nullptr) return;
+  std::fprintf(f, "%ld\n", i);
+  std::fclose(f);
+  std::rename((mine + ".tmp").c_str(), mine.c_str());  // Readers see a whole number.
+  const int64_t give_up = NowNs() + 30'000'000'000;
+  for (;;) {
+    bool all = true;
+    for (int r = 0; r < world && all; ++r) all = ReadRankIteration(dir, r) >= i;
+    if (all || g_stop || NowNs() > give_up) return;
+    if (stop_file != nullptr && access(stop_file, F_OK) == 0) return;
+    timespec pause{0, 200'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,6 +207,8 @@ int main(int argc, char** argv) {
   }
   std::printf("ready\n");
   std::fflush(stdout);
+  const char* lockstep = std::getenv("WINDOW_WORKLOAD_LOCKSTEP");
+  const int rank = EnvInt("RANK", 0), world = EnvInt("WORLD_SIZE", 1);
   float buffer[256] = {};
   StepMarker step_marker(api);
   int64_t max_marker = 0, max_call = 0, first_push = 0;
@@ -203,6 +238,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     max_call = std::max(max_call, NowNs() - t);
+    if (lockstep != nullptr) Lockstep(lockstep, rank, world, i, stop_file);
     SleepMs(step_ms - step_ms / 2);
     t = NowNs();
     step_marker.Close();
