@@ -8,7 +8,8 @@
 # its JSON line, what the agent wrote: devices named, nothing lost, one record per call, closed
 # cleanly), and a failure shows in the tables with its reason.
 #
-# Steps (STEPS_TO_RUN, default "checkers estimate windows overhead both estimate-more"):
+# Steps (STEPS_TO_RUN, default "checkers estimate windows overhead both estimate-more"; `kernels`
+# only when named):
 #   checkers       the cuda_tests checkers (ctest label `gpu`), each under a timeout;
 #   estimate       the estimation set of scripts/gpu/train_loop.py (issue 24): the `est` base and
 #                  its variants (layers, width, seq, batch x2), each traced (lumos-run) and plain,
@@ -23,6 +24,10 @@
 #                  rounds stop when the budget would run out, and the table says how many ran;
 #   both           once per size, lumos-run and torch.profiler in one job (two CUPTI clients: the
 #                  job and the profiler's GPU timeline must both survive);
+#   kernels        scripts/gpu/kernel_timings.py (issue 25): the validated layouts' layer GEMMs in
+#                  FP8 with and without fast accumulation and in bf16, and fused causal attention
+#                  at seq 2048 and 8192, timed with CUDA events (about 30 s); its CSV kept as
+#                  kernel-timings.csv;
 #   estimate-more  more variants of the estimation set (gradient accumulation x2, layers and seq
 #                  x2 at once, a bigger GPU-bound size, heads x2), MORE_ROUNDS interleaved rounds
 #                  (default 5) traced and plain, as budget allows (usually a call of its own:
@@ -398,6 +403,14 @@ step_overhead() {
   done
   end_step "$done of $rounds round(s)"
 }
+step_kernels() {
+  begin_step kernels 60 || return
+  PYTHONUNBUFFERED=1 timeout "$run_timeout" "$python" scripts/gpu/kernel_timings.py \
+    --device "$device" --out "$work/kernel-timings.csv" >>"$log" 2>&1
+  local status=$?
+  keep kernel-timings.csv "$work/kernel-timings.csv"
+  end_step "kernel_timings.py exit $status"
+}
 step_both() {
   local size count=0
   for size in $sizes; do count=$((count + 1)); done
@@ -418,6 +431,7 @@ for step in $steps_to_run; do
     overhead) step_overhead ;;
     both) step_both ;;
     estimate-more) step_estimate_more ;;
+    kernels) step_kernels ;;
     *) printf '%s\tunknown\t0\tnot a step of gpu-check.sh\n' "$step" >>"$work/steps.tsv" ;;
   esac
 done

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Times, on the GPU it runs on, the kernels the planning validation's open questions turn on
+(docs/validation.md, "What the Hopper rows still miss"), and writes them as one CSV.
+
+1. FP8 GEMMs with and without fast accumulation. NVIDIA's measured tables (aiconfigurator,
+   TensorRT-LLM's cuBLASLt FP8 GEMM) run with CUBLASLT_MATMUL_DESC_FAST_ACCUM on. Transformer
+   Engine trains with it on for the forward GEMM only: its recipes set use_split_accumulator
+   for dgrad and wgrad, i.e. fast accumulation off. On Hopper that is slower by an amount we
+   have not measured. Each layer GEMM of the validated layouts (GPT-3 175B at tp 4, Llama 3
+   8B at tp 1, 70B at tp 4, 405B at tp 8 cp 2), in its three orientations (forward: tokens x
+   out x in; dgrad: tokens x in x out; wgrad: out x in x tokens), by torch._scaled_mm with
+   per-tensor scales and a bf16 output, use_fast_accum on and off; and in bf16 (torch.mm).
+2. Fused causal attention at the validated sequences (8192 and 2048), forward and backward, by
+   torch's scaled_dot_product_attention in bf16 (the attention model was fitted at seq 1024).
+
+Each timing: WARMUP calls, then the median of REPEATS calls, each between two CUDA events.
+Usage: kernel_timings.py --out FILE.csv [--device cuda|cpu] [--repeats N]. On a machine
+without a GPU (--device cpu) it times tiny shapes in bf16 only, to rehearse the script; those
+times mean nothing. Exit status: 0 when the CSV is written, 2 on bad arguments.
+"""
+import argparse
+import contextlib
+import csv
+import statistics
+import sys
+import time
+
+try:
+    import torch
+except ImportError as error:  # One clear line, not a traceback.
+    print(f"kernel_timings: needs PyTorch ({error})", file=sys.stderr)
+    sys.exit(2)
+
+# family, gemm, tokens (a GPU's share of a micro-batch), out features, in features (per GPU).
+LAYER_GEMMS = [
+    ("gpt3-175b-tp4-mbs1", "qkv", 2048, 9216, 12288),
+    ("gpt3-175b-tp4-mbs1", "projection", 2048, 12288, 3072),
+    ("gpt3-175b-tp4-mbs1", "fc1", 2048, 12288, 12288),
+    ("gpt3-175b-tp4-mbs1", "fc2", 2048, 12288, 12288),
+    ("llama3-8b-tp1", "qkv", 8192, 6144, 4096),
+    ("llama3-8b-tp1", "projection", 8192, 4096, 4096),
+    ("llama3-8b-tp1", "fc1", 8192, 28672, 4096),
+    ("llama3-8b-tp1", "fc2", 8192, 4096, 14336),
+    ("llama3-70b-tp4", "qkv", 8192, 2560, 8192),
+    ("llama3-70b-tp4", "projection", 8192, 8192, 2048),
+    ("llama3-70b-tp4", "fc1", 8192, 14336, 8192),
+    ("llama3-70b-tp4", "fc2", 8192, 8192, 7168),
+    ("llama31-405b-tp8-cp2", "qkv", 4096, 2304, 16384),
+    ("llama31-405b-tp8-cp2", "projection", 4096, 16384, 2048),
+    ("llama31-405b-tp8-cp2", "fc1", 4096, 13312, 16384),
+    ("llama31-405b-tp8-cp2", "fc2", 4096, 16384, 6656),
+]
+# family, batch, heads, kv heads, sequence, head size (a GPU's heads after tp).
+ATTENTION = [
+    ("gpt3-175b-tp4-mbs1", 1, 24, 24, 2048, 128),
+    ("llama3-8b-tp1", 1, 32, 8, 8192, 128),
+    ("llama3-70b-tp4", 1, 16, 2, 8192, 128),
+]
+TINY_GEMMS = [("tiny", "fc1", 64, 128, 96)]
+TINY_ATTENTION = [("tiny", 1, 4, 2, 128, 32)]
+
+
+def orientations(tokens, out_features, in_features):
+    """(pass, m, n, k) of a linear layer's three GEMMs."""
+    return [("forward", tokens, out_features, in_features),
+            ("dgrad", tokens, in_features, out_features),
+            ("wgrad", out_features, in_features, tokens)]
+
+
+def timed(fn, device, warmup, repeats):
+    """The median of `repeats` calls of fn, in microseconds."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    if device == "cuda":
+        for _ in range(repeats):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1000.0)
+    else:
+        for _ in range(repeats):
+            t = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t) * 1e6)
+    return statistics.median(times)
+
+
+def gemm_rows(shapes, device, fp8, warmup, repeats):
+    for family, gemm, tokens, out_features, in_features in shapes:
+        for pass_name, m, n, k in orientations(tokens, out_features, in_features):
+            a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+            b = torch.randn(n, k, device=device, dtype=torch.bfloat16)
+            flops = 2.0 * m * n * k
+            us = timed(lambda: torch.mm(a, b.t()), device, warmup, repeats)
+            yield [family, "gemm", gemm, pass_name, m, n, k, "bf16", "", f"{us:.2f}",
+                   f"{flops / us / 1e6:.1f}"]
+            if not fp8:
+                continue
+            a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+            one = torch.ones((), device=device, dtype=torch.float32)
+            for fast in (True, False):
+                # _scaled_mm wants its second operand column-major: b8.t() of a row-major n x k.
+                call = lambda fast=fast: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one,
+                                                          out_dtype=torch.bfloat16,
+                                                          use_fast_accum=fast)
+                us = timed(call, device, warmup, repeats)
+                yield [family, "gemm", gemm, pass_name, m, n, k, "fp8",
+                       "on" if fast else "off", f"{us:.2f}", f"{flops / us / 1e6:.1f}"]
+            del a8, b8
+            del a, b
+
+
+def fused_only(device):
+    """On a GPU, SDPA's fused backends only (an error rather than the unfused math path)."""
+    if device != "cuda":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel([SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION,
+                        SDPBackend.EFFICIENT_ATTENTION])
+
+
+def attention_rows(shapes, device, warmup, repeats):
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    for family, batch, heads, kv_heads, seq, head in shapes:
+        q = torch.randn(batch, heads, seq, head, device=device, dtype=torch.bfloat16,
+                        requires_grad=True)
+        k = torch.randn(batch, kv_heads, seq, head, device=device, dtype=torch.bfloat16,
+                        requires_grad=True)
+        v = torch.randn(batch, kv_heads, seq, head, device=device, dtype=torch.bfloat16,
+                        requires_grad=True)
+        # Grouped keys and values repeated to every query head: a fused kernel's work is the
+        # query heads' (GQA saves memory, not FLOPs), and every fused backend takes it.
+        k_all = k.repeat_interleave(heads // kv_heads, dim=1)
+        v_all = v.repeat_interleave(heads // kv_heads, dim=1)
+        call = lambda: sdpa(q, k_all, v_all, is_causal=True)
+        with fused_only(device):
+            out = call()
+        grad = torch.randn_like(out)
+        # Causal: half the score matrix; forward 2 GEMMs, backward 5 (flash's recomputation).
+        flops = 4.0 * batch * heads * seq * seq * head / 2
+        with fused_only(device):
+            us = timed(call, device, warmup, repeats)
+        shape = f"b{batch} h{heads} kv{kv_heads} s{seq} d{head}"
+        yield [family, "attention", shape, "forward", "", "", "", "bf16", "", f"{us:.2f}",
+               f"{flops / us / 1e6:.1f}"]
+        backward = lambda: torch.autograd.grad(out, (q, k_all, v_all), grad, retain_graph=True)
+        us = timed(backward, device, warmup, repeats)
+        yield [family, "attention", shape, "backward", "", "", "", "bf16", "", f"{us:.2f}",
+               f"{2.5 * flops / us / 1e6:.1f}"]
+        del q, k, v, k_all, v_all, out, grad
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    if args.repeats < 1 or args.warmup < 0:
+        print("kernel_timings: --repeats must be >= 1 and --warmup >= 0", file=sys.stderr)
+        return 2
+    device = args.device
+    if device == "cuda" and not torch.cuda.is_available():
+        print("kernel_timings: no CUDA device; --device cpu rehearses the script", file=sys.stderr)
+        return 2
+    gpu = torch.cuda.get_device_name() if device == "cuda" else "cpu"
+    fp8 = device == "cuda" and torch.cuda.get_device_capability() >= (8, 9)
+    gemms, attention = (LAYER_GEMMS, ATTENTION) if device == "cuda" else (TINY_GEMMS, TINY_ATTENTION)
+    header = ["family", "kind", "name", "pass", "m", "n", "k", "dtype", "fast_accum",
+              "median_us", "tflops", "gpu", "torch"]
+    rows = 0
+    with open(args.out, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for source in (gemm_rows(gemms, device, fp8, args.warmup, args.repeats),
+                       attention_rows(attention, device, args.warmup, args.repeats)):
+            for row in source:
+                writer.writerow(row + [gpu, torch.__version__])
+                f.flush()  # A call cut short keeps what it timed.
+                rows += 1
+    print(f"kernel_timings: {rows} timings on {gpu} in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
