@@ -300,10 +300,12 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   memory.recompute = l.recompute;
   memory.fp8_gemm_inputs = dtype == DType::kFp8;
   // The elementwise traffic below is 2 x the bf16 activations stored (the FP8 copies the GEMMs
-  // keep are the casts' output, costed with the casts).
+  // keep are the casts' output, costed with the casts), less unfused attention's scores, their
+  // softmax and its dropout mask: TimeUnfusedAttention's softmax kernels move those.
   models::MemoryConfig stored = memory;
   stored.recompute = models::Recompute::kNone;
   stored.fp8_gemm_inputs = false;
+  stored.flash_attention = true;
   const double activation_bytes = models::LayerActivationBytes(stored);
   LUMOS_ASSIGN_OR_RETURN(out.memory, models::EstimateMemory(memory, setup.gpu));
   LUMOS_ASSIGN_OR_RETURN(int64_t elementwise_ns,

@@ -241,7 +241,9 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           "%s{\"tp\": %lld, \"pp\": %lld, \"vp\": %lld, \"cp\": %lld, \"dp\": %lld, \"mbs\": %lld, "
           "\"gbs\": %lld, \"sequence_parallel\": %s, \"recompute\": \"%s\", \"zero\": %d, "
           "\"tp_overlap\": %s, \"step_s\": %.6f, \"tokens_per_s_per_gpu\": %.1f, "
-          "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"bubble_s\": %.6f, \"dp_exposed_s\": "
+          "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"gemm_ms\": %.4f, \"attention_ms\": %.4f, "
+          "\"elementwise_ms\": %.4f, \"tp_comm_ms\": %.4f, \"p2p_ms\": %.4f, "
+          "\"bubble_s\": %.6f, \"dp_exposed_s\": "
           "%.6f, \"overlap_cost_s\": %.6f, \"embedding_grad_s\": %.6f, \"optimizer_s\": %.6f, "
           "\"host_step_s\": %.6f, \"memory_gb\": %.3f, \"fits\": "
           "%s, \"shortfall_gb\": %.3f, \"memory_stages\": %s, "
@@ -251,10 +253,12 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
           static_cast<long long>(l.mbs), static_cast<long long>(l.global_batch()),
           l.sequence_parallel ? "true" : "false", models::RecomputeName(l.recompute), l.zero,
           l.tp_overlap ? "true" : "false", e.step_ns / 1e9, e.tokens_per_s_per_gpu,
-          e.forward_ns / 1e6, e.backward_ns / 1e6, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
-          e.overlap_cost_ns / 1e9, e.embedding_grad_ns / 1e9, e.optimizer_ns / 1e9, e.host_ns / 1e9,
-          Gb(e.memory.total_bytes()), e.memory.fits ? "true" : "false",
-          Gb(e.memory.shortfall_bytes), StagesJson(e.memory).c_str(), SimulatedJson(e).c_str());
+          e.forward_ns / 1e6, e.backward_ns / 1e6, e.gemm_ns / 1e6, e.attention_ns / 1e6,
+          e.elementwise_ns / 1e6, e.tp_comm_ns / 1e6, e.p2p_ns / 1e6, e.bubble_ns / 1e9,
+          e.dp_exposed_ns / 1e9, e.overlap_cost_ns / 1e9, e.embedding_grad_ns / 1e9,
+          e.optimizer_ns / 1e9, e.host_ns / 1e9, Gb(e.memory.total_bytes()),
+          e.memory.fits ? "true" : "false", Gb(e.memory.shortfall_bytes),
+          StagesJson(e.memory).c_str(), SimulatedJson(e).c_str());
     }
     std::fprintf(out, "]}");
   }
