@@ -308,9 +308,24 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   stored.flash_attention = true;
   const double activation_bytes = models::LayerActivationBytes(stored);
   LUMOS_ASSIGN_OR_RETURN(out.memory, models::EstimateMemory(memory, setup.gpu));
-  LUMOS_ASSIGN_OR_RETURN(int64_t elementwise_ns,
-                         costs.Kernel("elementwise_kernel", 2 * activation_bytes, 0, DType::kBf16));
-  const double half_elementwise = static_cast<double>(elementwise_ns) / 2;
+  // Of that traffic, the two norms' (a LayerNorm or RMSNorm reads and writes its input, 2 bytes
+  // an element, forward; reads it and the gradient and writes the input's gradient, backward)
+  // runs as norm kernels, the rest as elementwise ones: each at its class's efficiency
+  // (measured on a real Megatron-LM layer: data/costs/kernels_a100_megatron.csv).
+  const double norm_elements = static_cast<double>(tokens) * static_cast<double>(h) /
+                               (l.sequence_parallel ? static_cast<double>(t) : 1.0);
+  auto traffic = [&](double total, double norm_bytes) -> StatusOr<double> {
+    LUMOS_ASSIGN_OR_RETURN(int64_t norms,
+                           costs.Kernel("layer_norm_kernel", norm_bytes, 0, DType::kBf16));
+    LUMOS_ASSIGN_OR_RETURN(
+        int64_t rest,
+        costs.Kernel("elementwise_kernel", std::max(0.0, total - norm_bytes), 0, DType::kBf16));
+    return static_cast<double>(norms + rest);
+  };
+  LUMOS_ASSIGN_OR_RETURN(const double forward_traffic,
+                         traffic(2 * activation_bytes, 2 * 4 * norm_elements));
+  LUMOS_ASSIGN_OR_RETURN(const double backward_traffic,
+                         traffic(4 * activation_bytes, 2 * 6 * norm_elements));
 
   // Tensor parallel: per block and pass an all-reduce, or an all-gather and a reduce-scatter.
   const double activation = static_cast<double>(tokens) * static_cast<double>(h) * 2;
@@ -332,7 +347,7 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   const double tp_pass = 2 * (block.before.ns + block.after.ns);
   out.gemm_ns = gemm_forward + gemm_backward;
   out.attention_ns = attention_forward + attention_backward;
-  out.elementwise_ns = 6 * half_elementwise + cast_forward + cast_backward;
+  out.elementwise_ns = forward_traffic + backward_traffic + cast_forward + cast_backward;
   out.tp_comm_ns = 2 * tp_pass;
 
   // The passes in order; `collective` adds a TP op unless the GEMMs hide them (tp_overlap), in
@@ -342,7 +357,7 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
     auto collective = [&](const PlanOp& op) {
       if (op.ns > 0 && !l.tp_overlap) ops.push_back(op);
     };
-    const double ew = backward ? 2 * half_elementwise : half_elementwise;
+    const double ew = (backward ? backward_traffic : forward_traffic) / 2;  // Two blocks.
     if (!backward) {
       collective(block.before);
       ops.push_back({"qkv_gemm", qkv_t.forward, OpClass::kGemm});

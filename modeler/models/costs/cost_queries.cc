@@ -48,6 +48,42 @@ KernelModel FitKernelSamples(const KernelSamplesByGpu& samples, std::vector<std:
   return model;
 }
 
+// A measured kernel table (kernel_table.h's query columns, gpu in every row, and latency_us):
+// each row one sample of its class on its GPU, fitted with the traced ones. A table of queries
+// (no latency_us) is refused: it measures nothing.
+Status AddMeasuredKernels(const io::CsvTable& table, const SpecTable& specs,
+                          KernelSamplesByGpu* into) {
+  const int latency = table.Column("latency_us");
+  if (latency < 0) {
+    return ErrorStatus(
+        "%s: kernel queries (a class column without latency_us) are for costs predict; costs "
+        "fit takes measured kernels (latency_us) or traces",
+        table.path.c_str());
+  }
+  LUMOS_ASSIGN_OR_RETURN(std::vector<KernelRow> rows, ReadKernelRows(table));
+  if (rows.empty()) return ErrorStatus("%s: no rows", table.path.c_str());
+  for (const KernelRow& row : rows) {
+    if (row.key.kind == KernelClass::kAttention) {
+      return ErrorStatus(
+          "%s: class attention: its work is a shape, measure it in a trace "
+          "(costs fit --attention)",
+          table.Where(row.row).c_str());
+    }
+    if (row.gpu.empty()) {
+      return ErrorStatus("%s: a measured kernel needs its gpu", table.Where(row.row).c_str());
+    }
+    const GpuSpec* gpu = specs.FindGpu(row.gpu);
+    if (gpu == nullptr) return UnknownGpu(row.gpu, specs).WithContext(table.Where(row.row));
+    StatusOr<int64_t> ns = ParseMicroseconds(table.rows[row.row][static_cast<size_t>(latency)]);
+    if (!ns.ok()) return ns.status().WithContext(table.Where(row.row));
+    KernelSamplesOfKey& samples = (*into)[{gpu->name, KeyName(row.key)}];
+    samples.gpu = gpu;
+    samples.key = row.key;
+    samples.samples.push_back(KernelSample{row.work, *ns});
+  }
+  return Status::Ok();
+}
+
 // The model's Predict of each row (kernel_table.h, ReadKernelRows), with its source.
 StatusOr<PredictedTable> PredictKernelQueries(const KernelModel& model, const io::CsvTable& queries,
                                               const GpuSpec* default_gpu, const SpecTable& specs) {
@@ -96,6 +132,7 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
   }
   std::vector<GemmTable> gemm;
   CollectiveFitInputs collectives;
+  KernelSamplesByGpu measured_kernels;  // From measured kernel tables; traced ones join them.
   for (const io::CsvTable& table : tables) {
     LUMOS_ASSIGN_OR_RETURN(TableKind kind, DetectTableKind(table));
     switch (kind) {
@@ -113,16 +150,14 @@ StatusOr<CostModel> FitCostInputs(const CostInputs& inputs, const SpecTable& spe
         break;
       }
       case TableKind::kKernel:
-        return ErrorStatus(
-            "%s: kernel queries (a class column) are for costs predict; costs fit calibrates "
-            "the kernel model from traces",
-            table.path.c_str());
+        LUMOS_RETURN_IF_ERROR(AddMeasuredKernels(table, specs, &measured_kernels));
+        break;
     }
   }
   // Traced jobs: their collectives and GEMMs (cost_inputs.h).
   std::string nothing;  // Why the traces calibrated nothing, for the error below.
   std::vector<TracedGemms> traced_gemms;
-  KernelSamplesByGpu kernel_samples;
+  KernelSamplesByGpu kernel_samples = std::move(measured_kernels);
   if (!inputs.traces.empty() || calibrated != nullptr) {
     std::vector<TraceCalibration> traced;
     if (calibrated != nullptr) {

@@ -179,6 +179,26 @@ StatusOr<KernelCalibration> KernelCalibration::Fit(std::string gpu, KernelKey ke
     return ErrorStatus("%s on %s: %zu kernels of known work, a fit needs %zu", KeyName(key).c_str(),
                        gpu.c_str(), points.size(), kMinSamples);
   }
+  // Kernels of one work size (rooflines within 2x of each other) cannot tell a floor from an
+  // efficiency: any floor up to their time fits with some e. The model's default floor is
+  // assumed then, and e fitted under it (a measured table of one size a class: the Megatron
+  // layer's norms and softmax, data/costs/kernels_a100_megatron.csv).
+  double least = 1e300, most = 0;
+  for (const auto& p : points) {
+    least = std::min(least, p[0]);
+    most = std::max(most, p[0]);
+  }
+  if (most < 2 * least) {
+    const auto floor_ns = static_cast<double>(KernelModel::kDefaultFloorNs);
+    const double e = std::exp(BestEfficiency(points, floor_ns).first);
+    std::vector<double> errors;
+    errors.reserve(points.size());
+    for (const auto& [roofline, t] : points) {
+      errors.push_back(std::fabs(std::hypot(floor_ns, roofline / e) / t - 1));
+    }
+    return FromParts(std::move(gpu), key, dtype, spec, e, KernelModel::kDefaultFloorNs,
+                     static_cast<uint32_t>(points.size()), Median(errors));
+  }
   // For each floor on a log grid (from a quarter of the fastest kernel to four times the
   // median), the efficiency that fits the kernels whose work tells it: those whose roofline at
   // peak is at least a quarter of that floor (the others sit at the floor whatever e is, and

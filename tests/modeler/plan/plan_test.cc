@@ -340,6 +340,34 @@ TEST(StepModelTest, UnfusedAttentionsScoresAreCostedOnce) {
   EXPECT_GT(unfused.memory.total_bytes(), fused.memory.total_bytes());
 }
 
+// A layer's elementwise traffic runs at what a real Megatron-LM layer's kernels measure when the
+// cost model has them (data/costs/kernels_a100_megatron.csv: the norms at about half the HBM
+// roofline, the fused elementwise kernels and FP8 casts nearer it), carried to the H100 from the
+// A100, and at the roofline when it has none: slower with them, by less than the norms' factor.
+TEST(StepModelTest, TheLayersElementwiseTrafficRunsAtTheMeasuredKernelsEfficiency) {
+  TempDir dir;
+  const auto fit = RunCommand(LumosModelBinary() + " costs fit " + LUMOS_SOURCE_DIR +
+                              "/../shared/data/costs " + LUMOS_SOURCE_DIR +
+                              "/data/costs/kernels_a100_megatron.csv -o " + dir.File("costs.json"));
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  StatusOr<models::CostModel> model = models::ReadCostModel(dir.File("costs.json"));
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const PlanSetup setup = H100Fp8();
+  StatusOr<std::unique_ptr<GptCosts>> measured =
+      GptCosts::Make(*setup.gpu, models::SpecTable::Builtin(), *model);
+  ASSERT_TRUE(measured.ok()) << measured.status().message();
+  Layout l;
+  ASSERT_TRUE(
+      ApplyLayoutSettings("tp=4,pp=8,vp=12,dp=16,mbs=1,gbs=2048,sequence_parallel=1,zero=1", &l)
+          .ok());
+  StatusOr<LayoutWork> roofline = LayoutWorkOf(Gpt3(), l, SharedCosts(*setup.gpu), setup);
+  StatusOr<LayoutWork> kernels = LayoutWorkOf(Gpt3(), l, **measured, setup);
+  ASSERT_TRUE(roofline.ok() && kernels.ok());
+  EXPECT_GT(kernels->elementwise_ns, 1.05 * roofline->elementwise_ns);
+  EXPECT_LT(kernels->elementwise_ns, 2.1 * roofline->elementwise_ns);
+  EXPECT_EQ(kernels->gemm_ns, roofline->gemm_ns);  // The GEMM tables are the same.
+}
+
 // TP overlap (Transformer Engine's userbuffers, configured as MLPerf v3.1's GPT-3 was, see
 // pass_work.cc) hides the TP collectives but costs the GEMMs: chunked, and short of the SMs
 // the communication kernels hold. A layer's GEMMs take longer than without it, by less than a

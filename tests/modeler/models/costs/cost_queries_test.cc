@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "modeler/models/costs/cost_model.h"
 #include "modeler/models/kernels/kernel_model.h"
+#include "tests/testing/sample_trace.h"
 
 namespace lumos::modeler::models {
 namespace {
@@ -151,6 +154,66 @@ TEST(CostQueriesTest, AModelWithoutKernelCalibrationsAnswersRooflineOnly) {
                 Expected(none, "norm,fp32,33554432,,,,,,,,", KernelKey{KernelClass::kNorm},
                          {0, 33554432}, DType::kFp32, a100));
   EXPECT_EQ(out->sources[static_cast<int>(SourceKind::kRoofline)], 3u);
+}
+
+// A measured kernel table (data/costs/kernels_a100_megatron.csv: a real Megatron-LM layer's
+// non-GEMM kernels, scripts/derive-megatron-kernels.py) calibrates each class it holds on its
+// GPU, as traced kernels do: the norms well under the roofline, the fused elementwise kernels
+// nearer it.
+TEST(CostQueriesTest, AMeasuredKernelTableCalibratesItsClassesOnItsGpu) {
+  CostInputs inputs;
+  inputs.tables = {std::string(LUMOS_SOURCE_DIR) + "/data/costs/kernels_a100_megatron.csv"};
+  FitLog log;
+  auto model =
+      FitCostInputs(inputs, SpecTable::Builtin(), *SpecTable::Builtin().FindNetwork("ib400"), &log);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  std::map<std::string, const KernelCalibration*> by_class;
+  for (const KernelCalibration& c : model->kernels.calibrations()) {
+    EXPECT_EQ(c.gpu(), "A100-SXM4-80GB");
+    by_class[KeyName(c.key())] = &c;
+  }
+  ASSERT_EQ(by_class.size(), 3u);
+  ASSERT_TRUE(by_class.count("norm") && by_class.count("softmax") && by_class.count("elementwise"));
+  EXPECT_EQ(by_class["norm"]->kernels(), 8u);  // One size a rank: the default floor.
+  EXPECT_EQ(by_class["norm"]->floor_ns(), KernelModel::kDefaultFloorNs);
+  EXPECT_GT(by_class["norm"]->efficiency(), 0.4);
+  EXPECT_LT(by_class["norm"]->efficiency(), 0.6);
+  EXPECT_GT(by_class["softmax"]->efficiency(), 0.5);
+  EXPECT_LT(by_class["softmax"]->efficiency(), 0.75);
+  EXPECT_EQ(by_class["elementwise"]->kernels(), 32u);
+  EXPECT_GT(by_class["elementwise"]->efficiency(), by_class["norm"]->efficiency());
+  EXPECT_LT(by_class["elementwise"]->median_error(), 0.1);
+}
+
+// What a measured kernel table must hold, each refusal naming the file and row.
+TEST(CostQueriesTest, AKernelTableWithoutItsMeasurementsIsRefused) {
+  ::lumos::testing::TempDir dir;
+  const struct {
+    const char* csv;
+    const char* error;
+  } kCases[] = {
+      {"class,bytes\nelementwise,100\n", "kernel queries (a class column without latency_us)"},
+      {"class,dtype,bytes,latency_us\nelementwise,fp16,100,3\n", "a measured kernel needs its gpu"},
+      {"gpu,class,dtype,bytes,latency_us\nA100-SXM4-80GB,elementwise,fp16,100,0\n", "latency_us"},
+      {"gpu,class,dtype,bytes,latency_us\nNoSuchGpu,elementwise,fp16,100,3\n", "NoSuchGpu"},
+      {"gpu,class,dtype,bytes,batch,heads,seq_q,head_dim,latency_us\n"
+       "A100-SXM4-80GB,attention,bf16,,1,8,512,64,9\n",
+       "costs fit --attention"},
+  };
+  for (const auto& c : kCases) {
+    const std::string path = dir.path() + "/kernels.csv";
+    std::ofstream(path) << c.csv;
+    CostInputs inputs;
+    inputs.tables = {path};
+    FitLog log;
+    auto model = FitCostInputs(inputs, SpecTable::Builtin(),
+                               *SpecTable::Builtin().FindNetwork("ib400"), &log);
+    ASSERT_FALSE(model.ok()) << c.csv;
+    EXPECT_NE(model.status().message().find(c.error), std::string::npos)
+        << model.status().message();
+    EXPECT_NE(model.status().message().find("kernels.csv"), std::string::npos)
+        << model.status().message();
+  }
 }
 
 }  // namespace

@@ -116,6 +116,22 @@ TEST(KernelCalibrationTest, FitRecoversTheEfficiencyAndFloorThatMadeTheKernels) 
   EXPECT_LT(c->median_error(), 0.02);
 }
 
+// Kernels of one size (a measured table's one LayerNorm shape, eight ranks) cannot tell a floor
+// from an efficiency: the default floor is kept and e fitted under it, not a floor as large as
+// the kernels themselves with e at the roofline's.
+TEST(KernelCalibrationTest, KernelsOfOneSizeKeepTheDefaultFloor) {
+  const KernelRooflineSpec spec = KernelRooflineFor(Gpu("A100-SXM4-80GB"), DType::kFp32);
+  std::vector<KernelSample> samples;
+  for (int i = 0; i < 8; ++i) samples.push_back({{0, 134299648}, 135000 + 500 * (i % 3)});
+  StatusOr<KernelCalibration> c =
+      KernelCalibration::Fit("A100-SXM4-80GB", {KernelClass::kNorm}, DType::kFp32, spec, samples);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->floor_ns(), KernelModel::kDefaultFloorNs);
+  const double roofline = KernelRooflineOf({KernelClass::kNorm}, {0, 134299648}, spec).time_ns;
+  EXPECT_NEAR(c->efficiency(), roofline / 135500, 0.01);
+  EXPECT_LT(c->median_error(), 0.01);
+}
+
 TEST(KernelCalibrationTest, KernelsAllAtTheFloorLeaveTheEfficiencyAtTheRooflines) {
   // Memsets of 8 bytes to 10 KB at 1-3 µs (as in the HTA traces): their work is invisible
   // beside the floor, so their jitter must not set e (a 100 MB memset would take seconds).
