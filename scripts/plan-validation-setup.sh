@@ -3,8 +3,9 @@
 # sets $lm and a temporary $work (removed on exit), and writes $work/costs.json: the one cost
 # model every planning validation uses, fitted on the shared measured tables
 # (../shared/data/costs: aiconfigurator's GEMMs and one-node NCCL), the B200 and GB200 GEMM
-# tables of the same source (data/costs, converted as the shared ones were) and on the attention
-# kernels
+# tables of the same source (data/costs, converted as the shared ones were), a real Megatron-LM
+# layer's measured elementwise, norm and softmax kernels (data/costs/kernels_a100_megatron.csv)
+# and on the attention kernels
 # of one real H200 run (gpt-lumos, head size 128), carried to other GPUs by the kernel model's
 # efficiency (scripts/validate-attention.sh scores that fit). Nothing a validation scores is read.
 build=${1:-build}

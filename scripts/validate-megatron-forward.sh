@@ -4,7 +4,9 @@
 # (tests/data/megatron-tp8-a100: 8 A100-SXM4-80GB, fp16, GPT of 40 layers, hidden 4096, ffn
 # 16384, 64 heads, micro-batch 4, seq 2048, tp 8, unfused attention, one forward-only step)
 # against `lumos-model estimate --model` of the same layout (the cost model every planning
-# validation uses, scripts/plan-validation-setup.sh: nothing here is fitted on this profile).
+# validation uses, scripts/plan-validation-setup.sh). Its GEMMs are a score (NVIDIA's tables);
+# its non-GEMM kernels are what that cost model's elementwise, norm and softmax classes are
+# calibrated on (data/costs/kernels_a100_megatron.csv), so the forward total checks consistency.
 # Compared: (1) each GEMM of a layer, the median of its 40 kernels (in call order, six a layer:
 # QKV, the attention's two batched GEMMs, the projection, fc1, fc2; then the LM head) against
 # `costs predict` of its shape; (2) the forward's GPU time without NCCL (median over the 8

@@ -436,7 +436,7 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   // the last stage, once the data-parallel reduction is through
   // (_allreduce_word_embedding_grads: blocking, before the optimizer). The two stages are
   // (pp - 1) x tp x cp x dp ranks apart: on two nodes unless the job fits on one.
-  if (l.pp > 1 && !spec.gated()) {
+  if (l.pp > 1 && memory.tied_embeddings) {
     const bool across = l.pp * t * l.cp * l.dp > setup.gpus_per_node;
     LUMOS_ASSIGN_OR_RETURN(
         out.embedding_grad_ns,

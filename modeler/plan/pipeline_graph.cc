@@ -127,6 +127,7 @@ const std::vector<std::string>& SimulationAssumptions() {
       "slow path: other exchanges block; batched ones synchronize (Megatron's batch_p2p_sync)",
       "slow path: 40M-parameter gradient buckets reduced as each chunk's last backward ends",
       "slow path: ZeRO 1-2 weights gathered bucket by bucket at the step's start",
+      "slow path: tied embeddings' gradient all-reduced by the end stages once both are ready",
       "slow path: kernels beside communication stretched by their share of the slowdown",
       "slow path: the stretched schedule simulated again until the step settles",
       "slow path: launches never late (no host time inside the step)",

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Times, on the GPU it runs on, the kernels the planning validation's open questions turn on
-(docs/validation.md, "What the Hopper rows still miss"), and writes them as one CSV.
+(docs/validation.md, "A real Megatron-LM forward against the plan's layer model"), and writes
+them as one CSV.
 
 1. FP8 GEMMs with and without fast accumulation. NVIDIA's measured tables (aiconfigurator,
    TensorRT-LLM's cuBLASLt FP8 GEMM) run with CUBLASLT_MATMUL_DESC_FAST_ACCUM on. Transformer
@@ -9,14 +10,18 @@
    have not measured. Each layer GEMM of the validated layouts (GPT-3 175B at tp 4, Llama 3
    8B at tp 1, 70B at tp 4, 405B at tp 8 cp 2), in its three orientations (forward: tokens x
    out x in; dgrad: tokens x in x out; wgrad: out x in x tokens), by torch._scaled_mm with
-   per-tensor scales and a bf16 output, use_fast_accum on and off; and in bf16 (torch.mm).
+   per-tensor scales and a bf16 output, use_fast_accum on and off; the gradient operand of
+   dgrad and wgrad in E5M2, as Transformer Engine's HYBRID format has it (E4M3 otherwise); and
+   in bf16 (torch.mm).
 2. Fused causal attention at the validated sequences (8192 and 2048), forward and backward, by
    torch's scaled_dot_product_attention in bf16 (the attention model was fitted at seq 1024).
 
-Each timing: WARMUP calls, then the median of REPEATS calls, each between two CUDA events.
-Usage: kernel_timings.py --out FILE.csv [--device cuda|cpu] [--repeats N]. On a machine
-without a GPU (--device cpu) it times tiny shapes in bf16 only, to rehearse the script; those
-times mean nothing. Exit status: 0 when the CSV is written, 2 on bad arguments.
+Each timing: WARMUP calls, then the median of REPEATS calls, each between two CUDA events. A
+kernel that fails (an unsupported layout, out of memory) is a row with its error in `error`,
+and the rest go on. Usage: kernel_timings.py --out FILE.csv [--device cuda|cpu] [--repeats N].
+On a machine without a GPU (--device cpu) it times tiny shapes in bf16 only, to rehearse the
+script; those times mean nothing. Exit status: 0 when the CSV is written, 2 on bad arguments,
+no PyTorch or no CUDA device.
 """
 import argparse
 import contextlib
@@ -88,27 +93,37 @@ def timed(fn, device, warmup, repeats):
     return statistics.median(times)
 
 
+def measured(row, fn, flops, device, warmup, repeats):
+    """row + [median us, TFLOP/s, error]: the timing, or the error that stopped it."""
+    try:
+        us = timed(fn, device, warmup, repeats)
+    except (RuntimeError, ValueError) as error:  # Unsupported here, or out of memory.
+        return row + ["", "", str(error).splitlines()[0][:200]]
+    return row + [f"{us:.2f}", f"{flops / us / 1e6:.1f}", ""]
+
+
 def gemm_rows(shapes, device, fp8, warmup, repeats):
     for family, gemm, tokens, out_features, in_features in shapes:
         for pass_name, m, n, k in orientations(tokens, out_features, in_features):
             a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
             b = torch.randn(n, k, device=device, dtype=torch.bfloat16)
             flops = 2.0 * m * n * k
-            us = timed(lambda: torch.mm(a, b.t()), device, warmup, repeats)
-            yield [family, "gemm", gemm, pass_name, m, n, k, "bf16", "", f"{us:.2f}",
-                   f"{flops / us / 1e6:.1f}"]
+            yield measured([family, "gemm", gemm, pass_name, m, n, k, "bf16", ""],
+                           lambda: torch.mm(a, b.t()), flops, device, warmup, repeats)
             if not fp8:
                 continue
-            a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+            # The output gradient (dgrad's and wgrad's first operand) in E5M2, as TE's HYBRID.
+            a_type = torch.float8_e4m3fn if pass_name == "forward" else torch.float8_e5m2
+            a8, b8 = a.to(a_type), b.to(torch.float8_e4m3fn)
             one = torch.ones((), device=device, dtype=torch.float32)
             for fast in (True, False):
                 # _scaled_mm wants its second operand column-major: b8.t() of a row-major n x k.
                 call = lambda fast=fast: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one,
                                                           out_dtype=torch.bfloat16,
                                                           use_fast_accum=fast)
-                us = timed(call, device, warmup, repeats)
-                yield [family, "gemm", gemm, pass_name, m, n, k, "fp8",
-                       "on" if fast else "off", f"{us:.2f}", f"{flops / us / 1e6:.1f}"]
+                dtype = "fp8" if pass_name == "forward" else "fp8 e5m2 x e4m3"
+                yield measured([family, "gemm", gemm, pass_name, m, n, k, dtype,
+                                "on" if fast else "off"], call, flops, device, warmup, repeats)
             del a8, b8
             del a, b
 
@@ -136,20 +151,24 @@ def attention_rows(shapes, device, warmup, repeats):
         k_all = k.repeat_interleave(heads // kv_heads, dim=1)
         v_all = v.repeat_interleave(heads // kv_heads, dim=1)
         call = lambda: sdpa(q, k_all, v_all, is_causal=True)
-        with fused_only(device):
-            out = call()
+        try:
+            with fused_only(device):
+                out = call()
+        except RuntimeError as error:  # No fused backend for this shape here.
+            row = [family, "attention", f"b{batch} h{heads} s{seq} d{head}", "forward", "", "",
+                   "", "bf16", "", "", "", str(error).splitlines()[0][:200]]
+            yield row
+            continue
         grad = torch.randn_like(out)
         # Causal: half the score matrix; forward 2 GEMMs, backward 5 (flash's recomputation).
         flops = 4.0 * batch * heads * seq * seq * head / 2
-        with fused_only(device):
-            us = timed(call, device, warmup, repeats)
         shape = f"b{batch} h{heads} kv{kv_heads} s{seq} d{head}"
-        yield [family, "attention", shape, "forward", "", "", "", "bf16", "", f"{us:.2f}",
-               f"{flops / us / 1e6:.1f}"]
+        with fused_only(device):
+            yield measured([family, "attention", shape, "forward", "", "", "", "bf16", ""], call,
+                           flops, device, warmup, repeats)
         backward = lambda: torch.autograd.grad(out, (q, k_all, v_all), grad, retain_graph=True)
-        us = timed(backward, device, warmup, repeats)
-        yield [family, "attention", shape, "backward", "", "", "", "bf16", "", f"{us:.2f}",
-               f"{2.5 * flops / us / 1e6:.1f}"]
+        yield measured([family, "attention", shape, "backward", "", "", "", "bf16", ""], backward,
+                       2.5 * flops, device, warmup, repeats)
         del q, k, v, k_all, v_all, out, grad
 
 
@@ -171,7 +190,7 @@ def main():
     fp8 = device == "cuda" and torch.cuda.get_device_capability() >= (8, 9)
     gemms, attention = (LAYER_GEMMS, ATTENTION) if device == "cuda" else (TINY_GEMMS, TINY_ATTENTION)
     header = ["family", "kind", "name", "pass", "m", "n", "k", "dtype", "fast_accum",
-              "median_us", "tflops", "gpu", "torch"]
+              "median_us", "tflops", "error", "gpu", "torch"]
     rows = 0
     with open(args.out, "w", newline="") as f:
         writer = csv.writer(f)

@@ -179,16 +179,19 @@ StatusOr<KernelCalibration> KernelCalibration::Fit(std::string gpu, KernelKey ke
     return ErrorStatus("%s on %s: %zu kernels of known work, a fit needs %zu", KeyName(key).c_str(),
                        gpu.c_str(), points.size(), kMinSamples);
   }
-  // Kernels of one work size (rooflines within 2x of each other) cannot tell a floor from an
-  // efficiency: any floor up to their time fits with some e. The model's default floor is
-  // assumed then, and e fitted under it (a measured table of one size a class: the Megatron
-  // layer's norms and softmax, data/costs/kernels_a100_megatron.csv).
-  double least = 1e300, most = 0;
-  for (const auto& p : points) {
-    least = std::min(least, p[0]);
-    most = std::max(most, p[0]);
-  }
-  if (most < 2 * least) {
+  // A floor shows only in kernels whose roofline is near it or under it. Kernels that all take
+  // well above a floor's time (rooflines over twice the default floor, where it would move
+  // their time by under 12 %) cannot tell one: at one work size any floor up to their time fits
+  // with some e, and over several a fitted floor would only absorb the slower of them, then
+  // bound every small kernel. The model's default floor is assumed then, and e fitted under it
+  // (a measured table of a layer's kernels: data/costs/kernels_a100_megatron.csv). Kernels
+  // near the floor (small copies and memsets) are fitted on the grid below, and so is
+  // attention: its fixed cost (a backward's pre- and post-processing, a wave's tail) is real,
+  // and the fit from one traced shape is scored on held-out ones (scripts/validate-attention.sh).
+  double least = 1e300;
+  for (const auto& p : points) least = std::min(least, p[0]);
+  if (key.kind != KernelClass::kAttention &&
+      least > 2 * static_cast<double>(KernelModel::kDefaultFloorNs)) {
     const auto floor_ns = static_cast<double>(KernelModel::kDefaultFloorNs);
     const double e = std::exp(BestEfficiency(points, floor_ns).first);
     std::vector<double> errors;

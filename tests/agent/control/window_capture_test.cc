@@ -156,8 +156,9 @@ class WindowCaptureTest : public ::testing::Test {
 // agent arms the next multiple it has yet to reach.)
 TEST_F(WindowCaptureTest, OneRequestGivesEveryProcessTheSameIterations) {
   const std::string lockstep = "WINDOW_WORKLOAD_LOCKSTEP=" + dir_.path() + " LUMOS_MODE=on-demand";
-  BackgroundCommand rank0(Workload(lockstep, 0, 2, "0 10"));
-  BackgroundCommand rank1(Workload(lockstep, 1, 2, "0 10"));
+  // 20 ms steps: the request then has 120 ms or more to reach both before a multiple of 10.
+  BackgroundCommand rank0(Workload(lockstep, 0, 2, "0 20"));
+  BackgroundCommand rank1(Workload(lockstep, 1, 2, "0 20"));
   ASSERT_TRUE(rank0.started() && rank1.started());
   ASSERT_TRUE(PollUntil([&] { return AgentsIn("dormant") == 2; }, 30))
       << RunCommand(Ctl("status")).out;

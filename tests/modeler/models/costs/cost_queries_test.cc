@@ -182,7 +182,10 @@ TEST(CostQueriesTest, AMeasuredKernelTableCalibratesItsClassesOnItsGpu) {
   EXPECT_LT(by_class["softmax"]->efficiency(), 0.75);
   EXPECT_EQ(by_class["elementwise"]->kernels(), 32u);
   EXPECT_GT(by_class["elementwise"]->efficiency(), by_class["norm"]->efficiency());
-  EXPECT_LT(by_class["elementwise"]->median_error(), 0.1);
+  // One efficiency for the fused kernels (near 0.8-0.9 of the roofline) and the bias add and
+  // transpose copy (near 0.4-0.5): a median error of about 40 %, said as it is.
+  EXPECT_EQ(by_class["elementwise"]->floor_ns(), KernelModel::kDefaultFloorNs);
+  EXPECT_LT(by_class["elementwise"]->median_error(), 0.5);
 }
 
 // What a measured kernel table must hold, each refusal naming the file and row.
