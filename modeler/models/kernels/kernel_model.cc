@@ -190,42 +190,36 @@ StatusOr<KernelCalibration> KernelCalibration::Fit(std::string gpu, KernelKey ke
   // and the fit from one traced shape is scored on held-out ones (scripts/validate-attention.sh).
   double least = 1e300;
   for (const auto& p : points) least = std::min(least, p[0]);
-  if (key.kind != KernelClass::kAttention &&
-      least > 2 * static_cast<double>(KernelModel::kDefaultFloorNs)) {
-    const auto floor_ns = static_cast<double>(KernelModel::kDefaultFloorNs);
-    const double e = std::exp(BestEfficiency(points, floor_ns).first);
-    std::vector<double> errors;
-    errors.reserve(points.size());
-    for (const auto& [roofline, t] : points) {
-      errors.push_back(std::fabs(std::hypot(floor_ns, roofline / e) / t - 1));
-    }
-    return FromParts(std::move(gpu), key, dtype, spec, e, KernelModel::kDefaultFloorNs,
-                     static_cast<uint32_t>(points.size()), Median(errors));
-  }
-  // For each floor on a log grid (from a quarter of the fastest kernel to four times the
-  // median), the efficiency that fits the kernels whose work tells it: those whose roofline at
-  // peak is at least a quarter of that floor (the others sit at the floor whatever e is, and
-  // would only let e explain their jitter); with fewer than kMinSamples of them e = 1, the
-  // roofline's. The pair whose loss over all the kernels is least wins.
-  const double fastest = *std::min_element(measured.begin(), measured.end());
-  const double lo = std::log(0.25 * fastest);
-  const double hi = std::log(std::max(4.0 * Median(measured), 2.0 * fastest));
-  constexpr int kSteps = 40;
-  double best_floor = std::exp(lo), best_log_e = 0, best_loss = 1e300;
-  std::vector<std::array<double, 2>> telling;
-  for (int i = 0; i <= kSteps; ++i) {
-    const double floor_ns = std::exp(lo + (hi - lo) * i / kSteps);
-    telling.clear();
-    for (const auto& p : points) {
-      if (p[0] >= 0.25 * floor_ns) telling.push_back(p);
-    }
-    const double log_e =
-        telling.size() >= kMinSamples ? BestEfficiency(telling, floor_ns).first : 0.0;
-    const double loss = Loss(points, floor_ns, log_e);
-    if (loss < best_loss) {
-      best_loss = loss;
-      best_floor = floor_ns;
-      best_log_e = log_e;
+  double best_floor = static_cast<double>(KernelModel::kDefaultFloorNs), best_log_e = 0;
+  if (key.kind != KernelClass::kAttention && least > 2 * best_floor) {
+    best_log_e = BestEfficiency(points, best_floor).first;
+  } else {
+    // For each floor on a log grid (from a quarter of the fastest kernel to four times the
+    // median), the efficiency that fits the kernels whose work tells it: those whose roofline
+    // at peak is at least a quarter of that floor (the others sit at the floor whatever e is,
+    // and would only let e explain their jitter); with fewer than kMinSamples of them e = 1,
+    // the roofline's. The pair whose loss over all the kernels is least wins.
+    const double fastest = *std::min_element(measured.begin(), measured.end());
+    const double lo = std::log(0.25 * fastest);
+    const double hi = std::log(std::max(4.0 * Median(measured), 2.0 * fastest));
+    constexpr int kSteps = 40;
+    best_floor = std::exp(lo);
+    double best_loss = 1e300;
+    std::vector<std::array<double, 2>> telling;
+    for (int i = 0; i <= kSteps; ++i) {
+      const double floor_ns = std::exp(lo + (hi - lo) * i / kSteps);
+      telling.clear();
+      for (const auto& p : points) {
+        if (p[0] >= 0.25 * floor_ns) telling.push_back(p);
+      }
+      const double log_e =
+          telling.size() >= kMinSamples ? BestEfficiency(telling, floor_ns).first : 0.0;
+      const double loss = Loss(points, floor_ns, log_e);
+      if (loss < best_loss) {
+        best_loss = loss;
+        best_floor = floor_ns;
+        best_log_e = log_e;
+      }
     }
   }
   std::vector<double> errors;
