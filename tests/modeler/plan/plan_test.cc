@@ -225,6 +225,16 @@ PlanSetup H100Fp8() {
   return setup;
 }
 
+// Selene's: A100-SXM4-80GB, 200 Gbit/s InfiniBand a GPU (Narayanan et al., SC'21).
+PlanSetup A100Ib200() {
+  PlanSetup setup;
+  setup.gpu = models::SpecTable::Builtin().FindGpu("A100-SXM4-80GB");
+  StatusOr<models::NetworkSpec> net = models::SpecTable::Builtin().ResolveNetwork("ib200");
+  EXPECT_TRUE(net.ok());
+  if (net.ok()) setup.net = *net;
+  return setup;
+}
+
 double StepSeconds(const std::string& set) {
   Layout l;
   EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
@@ -288,11 +298,8 @@ TEST(StepModelTest, MegatronBridgeLlama3On64H100) {
 // fast path is within 15 % (today -13.8 %); the same layout with today's flash attention and
 // overlapped reduction is faster still.
 TEST(StepModelTest, MegatronSc21OnA100) {
-  PlanSetup setup;
-  setup.gpu = models::SpecTable::Builtin().FindGpu("A100-SXM4-80GB");
-  StatusOr<models::NetworkSpec> net = models::SpecTable::Builtin().ResolveNetwork("ib200");
-  ASSERT_TRUE(net.ok() && setup.gpu != nullptr);
-  setup.net = *net;
+  const PlanSetup setup = A100Ib200();
+  ASSERT_NE(setup.gpu, nullptr);
   StatusOr<ModelSpec> spec =
       ParseModelSpec("gpt:layers=80,hidden=12288,heads=96,seq=2048,vocab=51200");
   ASSERT_TRUE(spec.ok());
@@ -316,11 +323,8 @@ TEST(StepModelTest, MegatronSc21OnA100) {
 // same as with flash attention; they were counted twice before (docs/validation.md, "A real
 // Megatron-LM forward").
 TEST(StepModelTest, UnfusedAttentionsScoresAreCostedOnce) {
-  PlanSetup setup;
-  setup.gpu = models::SpecTable::Builtin().FindGpu("A100-SXM4-80GB");
-  StatusOr<models::NetworkSpec> net = models::SpecTable::Builtin().ResolveNetwork("ib200");
-  ASSERT_TRUE(net.ok() && setup.gpu != nullptr);
-  setup.net = *net;
+  const PlanSetup setup = A100Ib200();
+  ASSERT_NE(setup.gpu, nullptr);
   StatusOr<ModelSpec> spec =
       ParseModelSpec("gpt:layers=40,hidden=4096,heads=64,seq=2048,vocab=51200,ffn=16384");
   ASSERT_TRUE(spec.ok());
