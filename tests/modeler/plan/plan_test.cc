@@ -215,25 +215,24 @@ const GptCosts& SharedCosts(const models::GpuSpec& gpu) {
   return *costs;
 }
 
-PlanSetup H100Fp8() {
+// A GPU of the specs on a network of them.
+PlanSetup SetupOn(const char* gpu, const char* network) {
   PlanSetup setup;
-  setup.gpu = models::SpecTable::Builtin().FindGpu("H100-SXM5-80GB");
-  StatusOr<models::NetworkSpec> net = models::SpecTable::Builtin().ResolveNetwork("ib400");
-  EXPECT_TRUE(net.ok());
+  setup.gpu = models::SpecTable::Builtin().FindGpu(gpu);
+  StatusOr<models::NetworkSpec> net = models::SpecTable::Builtin().ResolveNetwork(network);
+  EXPECT_TRUE(net.ok()) << network;
   if (net.ok()) setup.net = *net;
+  return setup;
+}
+
+PlanSetup H100Fp8() {
+  PlanSetup setup = SetupOn("H100-SXM5-80GB", "ib400");
   setup.gemm_dtype = models::DType::kFp8;
   return setup;
 }
 
 // Selene's: A100-SXM4-80GB, 200 Gbit/s InfiniBand a GPU (Narayanan et al., SC'21).
-PlanSetup A100Ib200() {
-  PlanSetup setup;
-  setup.gpu = models::SpecTable::Builtin().FindGpu("A100-SXM4-80GB");
-  StatusOr<models::NetworkSpec> net = models::SpecTable::Builtin().ResolveNetwork("ib200");
-  EXPECT_TRUE(net.ok());
-  if (net.ok()) setup.net = *net;
-  return setup;
-}
+PlanSetup A100Ib200() { return SetupOn("A100-SXM4-80GB", "ib200"); }
 
 double StepSeconds(const std::string& set) {
   Layout l;
