@@ -192,9 +192,9 @@ StatusOr<RepartitionResult> RunRepartition(const EstimateContext& ctx,
                          ") cannot be built as a step graph: " + bad.message());
   }
   LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<GptCosts> costs_before,
-                         GptCosts::Make(*ctx.source_gpu, *ctx.specs, *ctx.model));
+                         GptCosts::Make(*ctx.source_gpu, *ctx.specs, *ctx.model, &ctx.source_net));
   LUMOS_ASSIGN_OR_RETURN(std::unique_ptr<GptCosts> costs_after,
-                         GptCosts::Make(*gpu, *ctx.specs, *ctx.model));
+                         GptCosts::Make(*gpu, *ctx.specs, *ctx.model, &net));
   LUMOS_ASSIGN_OR_RETURN(r.fast_before, Both(r.spec_before, r.before, *costs_before, setup_before));
   LUMOS_ASSIGN_OR_RETURN(r.fast_after, Both(r.spec_after, r.after, *costs_after, setup_after));
   r.measured_ns = static_cast<double>(ctx.base_summary.iteration_ns);

@@ -316,7 +316,8 @@ StatusOr<Resolved> Resolve(const std::string& gpu_name, const std::string& net_n
   if (!costs_file.empty()) {
     LUMOS_ASSIGN_OR_RETURN(model, models::ReadCostModel(costs_file));
   }
-  LUMOS_ASSIGN_OR_RETURN(r.costs, GptCosts::Make(*r.setup.gpu, specs, std::move(model)));
+  LUMOS_ASSIGN_OR_RETURN(r.costs,
+                         GptCosts::Make(*r.setup.gpu, specs, std::move(model), &r.setup.net));
   *exit_code = 0;
   return r;
 }

@@ -12,14 +12,15 @@ using models::KernelClass;
 
 StatusOr<std::unique_ptr<GptCosts>> GptCosts::Make(const models::GpuSpec& gpu,
                                                    const models::SpecTable& specs,
-                                                   models::CostModel model) {
+                                                   models::CostModel model,
+                                                   const models::NetworkSpec* network) {
   std::unique_ptr<GptCosts> costs(new GptCosts());
   costs->gpu_ = &gpu;
   costs->model_ = std::move(model);
-  const models::NetworkSpec* network = specs.FindNetwork(models::kDefaultNetwork);
+  if (network == nullptr) network = specs.FindNetwork(models::kDefaultNetwork);
   LUMOS_ASSIGN_OR_RETURN(models::CollectiveFabric fabric, models::FabricFromSpecs(gpu, network));
   // As `costs predict` answers: the GPU's own calibration on the fabric it was fitted on (the
-  // network between nodes from the specs), else the nearest GPU's carried to this fabric, else
+  // network between nodes the one asked for), else the nearest GPU's carried to this fabric, else
   // NCCL's constants on it.
   const auto& calibrations = costs->model_.collectives;
   const int index = models::SelectCollectiveCalibration(calibrations, gpu);

@@ -3,7 +3,8 @@
 // elementwise, softmax, embedding, optimizer kernels and memsets from the kernel model of their
 // class and work (kernel_model.h, classes by kernel name: kernel_class.h), all-reduces from the
 // collective model on the GPU's fabric (collective_model.h: NCCL's algorithm and protocol
-// choice, ranks beyond one NVLink domain over the default network). With a fitted model file
+// choice, ranks beyond one NVLink domain over the network asked for, else the default one). With a
+// fitted model file
 // (`lumos-model costs fit`) its calibrations answer, else every model answers from its
 // defaults (rooflines and NCCL's constants): what a GPU run would take by the models, not a
 // measurement. Threading: built once, then const.
@@ -22,10 +23,12 @@ namespace lumos::modeler {
 
 class GptCosts {
  public:
-  // `model` may be empty (no calibrations): the models' defaults.
+  // `model` may be empty (no calibrations): the models' defaults. Collectives that span nodes
+  // cross `network` (the specs' default network when null).
   static StatusOr<std::unique_ptr<GptCosts>> Make(const models::GpuSpec& gpu,
                                                   const models::SpecTable& specs,
-                                                  models::CostModel model);
+                                                  models::CostModel model,
+                                                  const models::NetworkSpec* network = nullptr);
   GptCosts(const GptCosts&) = delete;
   GptCosts& operator=(const GptCosts&) = delete;
 

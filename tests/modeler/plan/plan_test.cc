@@ -193,8 +193,8 @@ TEST(LayoutTest, TpOverlapIsTriedWhereATensorGroupSplitsTheLayer) {
   }
 }
 
-// The cost model of the shared measured tables, fitted once, on each GPU asked for.
-const GptCosts& SharedCosts(const models::GpuSpec& gpu) {
+// The cost model of the shared measured tables, fitted once, on each GPU and network asked for.
+const GptCosts& SharedCosts(const PlanSetup& setup) {
   static auto* const model = [] {
     TempDir dir;
     const auto fit = RunCommand(LumosModelBinary() + " costs fit " + LUMOS_SOURCE_DIR +
@@ -205,10 +205,10 @@ const GptCosts& SharedCosts(const models::GpuSpec& gpu) {
     return new models::CostModel(read.ok() ? std::move(*read) : models::CostModel{});
   }();
   static auto* const by_gpu = new std::map<std::string, std::unique_ptr<GptCosts>>;
-  std::unique_ptr<GptCosts>& costs = (*by_gpu)[gpu.name];
+  std::unique_ptr<GptCosts>& costs = (*by_gpu)[setup.gpu->name + " " + setup.net.name];
   if (costs == nullptr) {
     StatusOr<std::unique_ptr<GptCosts>> made =
-        GptCosts::Make(gpu, models::SpecTable::Builtin(), *model);
+        GptCosts::Make(*setup.gpu, models::SpecTable::Builtin(), *model, &setup.net);
     EXPECT_TRUE(made.ok());
     if (made.ok()) costs = std::move(*made);
   }
@@ -238,7 +238,7 @@ double StepSeconds(const std::string& set) {
   Layout l;
   EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
   const PlanSetup setup = H100Fp8();
-  StatusOr<StepEstimate> e = EstimateStep(Gpt3(), l, SharedCosts(*setup.gpu), setup);
+  StatusOr<StepEstimate> e = EstimateStep(Gpt3(), l, SharedCosts(setup), setup);
   EXPECT_TRUE(e.ok()) << e.status().message();
   return e.ok() ? e->step_ns / 1e9 : 0;
 }
@@ -279,8 +279,8 @@ TEST(StepModelTest, MegatronBridgeLlama3On64H100) {
                                   &l)
                   .ok());
   const PlanSetup setup = H100Fp8();
-  StatusOr<StepEstimate> fast = EstimateStep(*spec, l, SharedCosts(*setup.gpu), setup);
-  StatusOr<SimulatedStep> slow = SimulateStep(*spec, l, SharedCosts(*setup.gpu), setup);
+  StatusOr<StepEstimate> fast = EstimateStep(*spec, l, SharedCosts(setup), setup);
+  StatusOr<SimulatedStep> slow = SimulateStep(*spec, l, SharedCosts(setup), setup);
   ASSERT_TRUE(fast.ok() && slow.ok());
   const double published = 128.0 * 8192 / (1602.0 * 64);
   std::printf("Llama 3 70B on 64 H100s: fast %.3f s, simulated %.3f s (published %.3f s)\n",
@@ -305,7 +305,7 @@ TEST(StepModelTest, MegatronSc21OnA100) {
   auto step = [&](const std::string& set) {
     Layout l;
     EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
-    StatusOr<StepEstimate> e = EstimateStep(*spec, l, SharedCosts(*setup.gpu), setup);
+    StatusOr<StepEstimate> e = EstimateStep(*spec, l, SharedCosts(setup), setup);
     EXPECT_TRUE(e.ok()) << e.status().message();
     return e.ok() ? e->step_ns / 1e9 : 0;
   };
@@ -315,6 +315,30 @@ TEST(StepModelTest, MegatronSc21OnA100) {
   EXPECT_NEAR(then, 24.817, 0.15 * 24.817);
   EXPECT_LT(step(layout + ",dp_overlap=0,grad_sync_bytes=2"), then);
   EXPECT_LT(step(layout + ",grad_sync_bytes=2,flash_attention=0"), then);
+}
+
+// The network a setup names carries every collective that leaves a node, not only the pipeline's
+// sends: the gradients' all-reduce of a data-parallel group with one GPU a node is bound by that
+// GPU's NIC, so on 200 Gbit/s InfiniBand it takes about twice as long as on 400 (both paths
+// used the default network's collectives before, whatever --net said).
+TEST(StepModelTest, TheNetworkAskedForCarriesTheDataParallelCollectives) {
+  const PlanSetup ib200 = A100Ib200();
+  const PlanSetup ib400 = SetupOn("A100-SXM4-80GB", "ib400");
+  ASSERT_NE(ib200.gpu, nullptr);
+  StatusOr<ModelSpec> spec =
+      ParseModelSpec("gpt:layers=60,hidden=10240,heads=80,seq=2048,vocab=51200");
+  ASSERT_TRUE(spec.ok());
+  Layout l;
+  ASSERT_TRUE(
+      ApplyLayoutSettings("tp=8,pp=4,dp=32,mbs=1,gbs=1792,recompute=full,dp_overlap=0", &l).ok());
+  StatusOr<StepEstimate> slower = EstimateStep(*spec, l, SharedCosts(ib200), ib200);
+  StatusOr<StepEstimate> faster = EstimateStep(*spec, l, SharedCosts(ib400), ib400);
+  ASSERT_TRUE(slower.ok() && faster.ok());
+  EXPECT_NEAR(slower->dp_comm_ns / faster->dp_comm_ns, 2.0, 0.3);
+  StatusOr<SimulatedStep> simulated_slower = SimulateStep(*spec, l, SharedCosts(ib200), ib200);
+  StatusOr<SimulatedStep> simulated_faster = SimulateStep(*spec, l, SharedCosts(ib400), ib400);
+  ASSERT_TRUE(simulated_slower.ok() && simulated_faster.ok());
+  EXPECT_NEAR(simulated_slower->dp_comm_ns / simulated_faster->dp_comm_ns, 2.0, 0.3);
 }
 
 // Unfused attention: the scores, their softmax and its dropout mask are moved by the attention's
@@ -330,7 +354,7 @@ TEST(StepModelTest, UnfusedAttentionsScoresAreCostedOnce) {
   auto work = [&](const std::string& set) {
     Layout l;
     EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
-    StatusOr<LayoutWork> w = LayoutWorkOf(*spec, l, SharedCosts(*setup.gpu), setup);
+    StatusOr<LayoutWork> w = LayoutWorkOf(*spec, l, SharedCosts(setup), setup);
     EXPECT_TRUE(w.ok()) << w.status().message();
     return w.ok() ? *w : LayoutWork{};
   };
@@ -357,13 +381,13 @@ TEST(StepModelTest, TheLayersElementwiseTrafficRunsAtTheMeasuredKernelsEfficienc
   ASSERT_TRUE(model.ok()) << model.status().message();
   const PlanSetup setup = H100Fp8();
   StatusOr<std::unique_ptr<GptCosts>> measured =
-      GptCosts::Make(*setup.gpu, models::SpecTable::Builtin(), *model);
+      GptCosts::Make(*setup.gpu, models::SpecTable::Builtin(), *model, &setup.net);
   ASSERT_TRUE(measured.ok()) << measured.status().message();
   Layout l;
   ASSERT_TRUE(
       ApplyLayoutSettings("tp=4,pp=8,vp=12,dp=16,mbs=1,gbs=2048,sequence_parallel=1,zero=1", &l)
           .ok());
-  StatusOr<LayoutWork> roofline = LayoutWorkOf(Gpt3(), l, SharedCosts(*setup.gpu), setup);
+  StatusOr<LayoutWork> roofline = LayoutWorkOf(Gpt3(), l, SharedCosts(setup), setup);
   StatusOr<LayoutWork> kernels = LayoutWorkOf(Gpt3(), l, **measured, setup);
   ASSERT_TRUE(roofline.ok() && kernels.ok());
   EXPECT_GT(kernels->elementwise_ns, 1.05 * roofline->elementwise_ns);
@@ -381,8 +405,8 @@ TEST(StepModelTest, TpOverlapCostsTheGemmsWhatItsMethodsTake) {
   ASSERT_TRUE(ApplyLayoutSettings(base, &plain).ok());
   ASSERT_TRUE(ApplyLayoutSettings(base + ",tp_overlap=1", &overlapped).ok());
   const PlanSetup setup = H100Fp8();
-  StatusOr<LayoutWork> a = LayoutWorkOf(Gpt3(), plain, SharedCosts(*setup.gpu), setup);
-  StatusOr<LayoutWork> b = LayoutWorkOf(Gpt3(), overlapped, SharedCosts(*setup.gpu), setup);
+  StatusOr<LayoutWork> a = LayoutWorkOf(Gpt3(), plain, SharedCosts(setup), setup);
+  StatusOr<LayoutWork> b = LayoutWorkOf(Gpt3(), overlapped, SharedCosts(setup), setup);
   ASSERT_TRUE(a.ok() && b.ok());
   std::printf("a layer's GEMMs: %.0f ns, with TP overlap %.0f ns (x%.3f); TP collectives %.0f ns\n",
               a->gemm_ns, b->gemm_ns, b->gemm_ns / a->gemm_ns, a->tp_comm_ns);
@@ -413,14 +437,14 @@ TEST(StepModelTest, ContextParallelismSplitsTheSequence) {
   auto work_of = [&](const std::string& set) {
     Layout l;
     EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
-    StatusOr<LayoutWork> w = LayoutWorkOf(*llama, l, SharedCosts(*setup.gpu), setup);
+    StatusOr<LayoutWork> w = LayoutWorkOf(*llama, l, SharedCosts(setup), setup);
     EXPECT_TRUE(w.ok()) << set;
     return w.ok() ? *w : LayoutWork{};
   };
   auto fast = [&](const std::string& set) {
     Layout l;
     EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
-    StatusOr<StepEstimate> e = EstimateStep(*llama, l, SharedCosts(*setup.gpu), setup);
+    StatusOr<StepEstimate> e = EstimateStep(*llama, l, SharedCosts(setup), setup);
     EXPECT_TRUE(e.ok()) << set << ": " << e.status().message();
     return e.ok() ? *e : StepEstimate{};
   };
@@ -458,16 +482,16 @@ TEST(StepModelTest, KnobsMoveTheStepTheWayTheyShould) {
   Layout one, three;
   ASSERT_TRUE(ApplyLayoutSettings(small + ",zero=1", &one).ok());
   ASSERT_TRUE(ApplyLayoutSettings(small + ",zero=3", &three).ok());
-  StatusOr<StepEstimate> a = EstimateStep(Gpt3(), one, SharedCosts(*setup.gpu), setup);
-  StatusOr<StepEstimate> b = EstimateStep(Gpt3(), three, SharedCosts(*setup.gpu), setup);
+  StatusOr<StepEstimate> a = EstimateStep(Gpt3(), one, SharedCosts(setup), setup);
+  StatusOr<StepEstimate> b = EstimateStep(Gpt3(), three, SharedCosts(setup), setup);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_LT(b->memory.total_bytes(), a->memory.total_bytes());
   // Weights gathered in FP8: ZeRO 1's all-gather moves half the bytes; the reduction is as it was.
   Layout bf16_gather, fp8_gather;
   ASSERT_TRUE(ApplyLayoutSettings(small + ",zero=1", &bf16_gather).ok());
   ASSERT_TRUE(ApplyLayoutSettings(small + ",zero=1,fp8_param_gather=1", &fp8_gather).ok());
-  StatusOr<StepEstimate> c = EstimateStep(Gpt3(), bf16_gather, SharedCosts(*setup.gpu), setup);
-  StatusOr<StepEstimate> d = EstimateStep(Gpt3(), fp8_gather, SharedCosts(*setup.gpu), setup);
+  StatusOr<StepEstimate> c = EstimateStep(Gpt3(), bf16_gather, SharedCosts(setup), setup);
+  StatusOr<StepEstimate> d = EstimateStep(Gpt3(), fp8_gather, SharedCosts(setup), setup);
   ASSERT_TRUE(c.ok() && d.ok());
   EXPECT_LT(d->dp_comm_ns, c->dp_comm_ns);
   EXPECT_GT(d->dp_comm_ns, 0.5 * c->dp_comm_ns);
@@ -484,8 +508,8 @@ TEST(StepModelTest, Fp8CurrentScalingPaysAnAmaxPassBeforeEveryCast) {
   ASSERT_TRUE(ApplyLayoutSettings(base, &delayed).ok());
   ASSERT_TRUE(ApplyLayoutSettings(base + ",fp8_current_scaling=1", &current).ok());
   EXPECT_EQ(LayoutText(current).find("fp8-current-scaling") != std::string::npos, true);
-  StatusOr<LayoutWork> a = LayoutWorkOf(Gpt3(), delayed, SharedCosts(*setup.gpu), setup);
-  StatusOr<LayoutWork> b = LayoutWorkOf(Gpt3(), current, SharedCosts(*setup.gpu), setup);
+  StatusOr<LayoutWork> a = LayoutWorkOf(Gpt3(), delayed, SharedCosts(setup), setup);
+  StatusOr<LayoutWork> b = LayoutWorkOf(Gpt3(), current, SharedCosts(setup), setup);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->fp8_cast_bytes, 4);
   EXPECT_EQ(b->fp8_cast_bytes, 6);
@@ -506,7 +530,7 @@ TEST(StepModelTest, Fp8CurrentScalingPaysAnAmaxPassBeforeEveryCast) {
   ASSERT_TRUE(
       ApplyLayoutSettings("tp=4,pp=8,dp=16,mbs=1,gbs=2048,zero=1,fp8_current_scaling=1", &unsplit)
           .ok());
-  StatusOr<LayoutWork> u = LayoutWorkOf(Gpt3(), unsplit, SharedCosts(*setup.gpu), setup);
+  StatusOr<LayoutWork> u = LayoutWorkOf(Gpt3(), unsplit, SharedCosts(setup), setup);
   ASSERT_TRUE(u.ok());
   EXPECT_GT(cast(b->layer_forward), cast(u->layer_forward));
   EXPECT_GT(cast(b->layer_backward), cast(u->layer_backward));
@@ -515,7 +539,7 @@ TEST(StepModelTest, Fp8CurrentScalingPaysAnAmaxPassBeforeEveryCast) {
   EXPECT_GT(StepSeconds(base + ",fp8_current_scaling=1"), StepSeconds(base));
   PlanSetup bf16 = setup;
   bf16.gemm_dtype = models::DType::kBf16;
-  StatusOr<LayoutWork> c = LayoutWorkOf(Gpt3(), current, SharedCosts(*setup.gpu), bf16);
+  StatusOr<LayoutWork> c = LayoutWorkOf(Gpt3(), current, SharedCosts(setup), bf16);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->fp8_cast_bytes, 0);
   EXPECT_EQ(cast(c->layer_forward), 0);
@@ -530,7 +554,7 @@ TEST(StepModelTest, DelayedScalingReducesTheAmaxesOnceAChunksPass) {
   auto work = [&](const std::string& set, const PlanSetup& s) {
     Layout l;
     EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
-    StatusOr<LayoutWork> w = LayoutWorkOf(Gpt3(), l, SharedCosts(*s.gpu), s);
+    StatusOr<LayoutWork> w = LayoutWorkOf(Gpt3(), l, SharedCosts(s), s);
     EXPECT_TRUE(w.ok()) << w.status().message();
     return w.ok() ? *w : LayoutWork{};
   };
@@ -570,7 +594,7 @@ TEST(SearchTest, RanksTheFittingAndListsTheRestWithTheirShortfall) {
   space.gpus = 64;
   space.gbs = 512;
   const PlanSetup setup = H100Fp8();
-  const SearchResult r = Search(Gpt3(), space, SharedCosts(*setup.gpu), setup);
+  const SearchResult r = Search(Gpt3(), space, SharedCosts(setup), setup);
   ASSERT_GT(r.ranked.size(), 0u);
   EXPECT_EQ(r.failed, 0u) << r.first_failure.message();
   ASSERT_GT(r.fitting, 0u);
