@@ -185,6 +185,28 @@ StatusOr<double> TimeCollective(const GptCosts& costs, CollectiveOp op, double b
   return static_cast<double>(c.transfer_ns);
 }
 
+int64_t GradientBucketParameters(const Layout& layout) {
+  return std::max<int64_t>(40'000'000, 1'000'000 * layout.dp);
+}
+
+std::vector<GradientBucket> ChunkGradientBuckets(const LayoutWork& work, const Layout& layout,
+                                                 int64_t chunk_layers, int64_t v) {
+  const int64_t virtual_stages = layout.pp * layout.vp;
+  std::vector<int64_t> items;
+  if (v == virtual_stages - 1 && virtual_stages > 1) items.push_back(-1);
+  for (int64_t i = chunk_layers - 1; i >= 0; --i) items.push_back(i);
+  if (v == 0) items.push_back(-2);
+  const auto size = static_cast<double>(GradientBucketParameters(layout));
+  std::vector<GradientBucket> buckets(1);
+  for (const int64_t item : items) {
+    if (buckets.back().parameters >= size) buckets.emplace_back();
+    buckets.back().parameters += item < 0 ? static_cast<double>(work.embedding_parameters)
+                                          : static_cast<double>(work.layer_parameters);
+    buckets.back().items.push_back(item);
+  }
+  return buckets;
+}
+
 StatusOr<double> TimeOptimizer(const GptCosts& costs, double shard, double stage_parameters,
                                double fp8_cast_bytes) {
   LUMOS_ASSIGN_OR_RETURN(int64_t adam,

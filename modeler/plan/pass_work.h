@@ -118,6 +118,26 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& layout,
 StatusOr<double> TimeCollective(const GptCosts& costs, schema::CollectiveOp op, double bytes,
                                 int64_t ranks, int64_t nodes);
 
+// Megatron-core's gradient bucket, in parameters: max(40M, 1M x dp) (distributed_data_parallel.py
+// since April 2024: larger data-parallel groups get larger buckets, so that each collective stays
+// bandwidth-bound). Buckets close at a layer's end here, where Megatron closes them at a
+// parameter's, so a layer larger than a bucket is one bucket.
+int64_t GradientBucketParameters(const Layout& layout);
+
+// One gradient bucket of a virtual stage: its parameters and its items in backward order (the
+// LM head -1, layers from the last, the word embedding -2).
+struct GradientBucket {
+  double parameters = 0;
+  std::vector<int64_t> items;
+};
+
+// Virtual stage v's gradient buckets (of `chunk_layers` layers) in backward order: the head on
+// the last virtual stage (when there are several), its layers from the last, the embedding on
+// virtual stage 0. Both paths reduce them one collective each (the fast path adds them up, the
+// slow path launches each as its last backward ends).
+std::vector<GradientBucket> ChunkGradientBuckets(const LayoutWork& work, const Layout& layout,
+                                                 int64_t chunk_layers, int64_t v);
+
 // The Adam step over the GPU's `shard` of parameters (32 bytes each: fp32 weight, gradient,
 // two moments); with FP8 GEMMs (`fp8_cast_bytes` > 0, LayoutWork's) the stage's updated weights
 // cast to FP8 with their transposes once a step (Transformer Engine keeps them across

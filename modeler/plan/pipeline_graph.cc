@@ -12,9 +12,6 @@ namespace {
 
 using schema::CollectiveOp;
 
-// Megatron-LM's DDP bucket size (parameters); a chunk's last bucket may be smaller.
-constexpr int64_t kBucketParameters = 40'000'000;
-
 int64_t Ns(double ns) { return std::llround(std::max(0.0, ns)); }
 
 WorkClass WorkOf(OpClass cls) {
@@ -75,29 +72,6 @@ int64_t WarmupPasses(int64_t pp, int64_t vp, int64_t m, int64_t s) {
   return std::min(warm, total);
 }
 
-// Virtual stage v's gradient buckets in backward order: items are the head (-1, the last
-// virtual stage), the layers from the last, the embedding (-2, virtual stage 0).
-struct Bucket {
-  double parameters = 0;
-  std::vector<int64_t> items;
-};
-
-std::vector<Bucket> ChunkBuckets(const LayoutWork& work, int64_t virtual_stages,
-                                 int64_t chunk_layers, int64_t v) {
-  std::vector<int64_t> items;
-  if (v == virtual_stages - 1 && virtual_stages > 1) items.push_back(-1);
-  for (int64_t i = chunk_layers - 1; i >= 0; --i) items.push_back(i);
-  if (v == 0) items.push_back(-2);
-  std::vector<Bucket> buckets(1);
-  for (int64_t item : items) {
-    if (buckets.back().parameters >= static_cast<double>(kBucketParameters)) buckets.emplace_back();
-    buckets.back().parameters += item < 0 ? static_cast<double>(work.embedding_parameters)
-                                          : static_cast<double>(work.layer_parameters);
-    buckets.back().items.push_back(item);
-  }
-  return buckets;
-}
-
 }  // namespace
 
 std::vector<PipelinePass> StageSchedule(int64_t pp, int64_t vp, int64_t m, int64_t s) {
@@ -125,7 +99,7 @@ const std::vector<std::string>& SimulationAssumptions() {
       "slow path: a send starts once its pass ended and its receiver posted (NCCL's rendezvous)",
       "slow path: interleaved with p2p_overlap, a pass waits for the last exchange its way",
       "slow path: other exchanges block; batched ones synchronize (Megatron's batch_p2p_sync)",
-      "slow path: 40M-parameter gradient buckets reduced as each chunk's last backward ends",
+      "slow path: gradient buckets reduced as each chunk's last backward ends",
       "slow path: ZeRO 1-2 weights gathered bucket by bucket at the step's start",
       "slow path: tied embeddings' gradient all-reduced by the end stages once both are ready",
       "slow path: kernels beside communication stretched by their share of the slowdown",
@@ -197,7 +171,7 @@ StatusOr<double> SimulatedStepLowerBound(const ModelSpec& spec, const Layout& l,
   const int64_t ranks = l.gradient_ranks();
   if (ranks > 1) {
     const double bucket =
-        ChunkBuckets(work, virtual_stages, VirtualStageLayers(spec, l, 0), 0).back().parameters;
+        ChunkGradientBuckets(work, l, VirtualStageLayers(spec, l, 0), 0).back().parameters;
     LUMOS_ASSIGN_OR_RETURN(
         tail,
         TimeCollective(costs, l.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
@@ -251,7 +225,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
   }
 
   auto buckets_of = [&](int64_t v) {
-    return ChunkBuckets(work, virtual_stages, VirtualStageLayers(spec, l, v), v);
+    return ChunkGradientBuckets(work, l, VirtualStageLayers(spec, l, v), v);
   };
 
   // Keyed by the receiving pass: the sender's transfer, and the receiver's post and end.
@@ -332,7 +306,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     const bool gathers = dp && (l.zero == 1 || l.zero == 2);
     if (gathers && l.dp_overlap) {
       for (int64_t c = 0; c < vp; ++c) {
-        std::vector<Bucket> buckets = buckets_of(c * pp + s);
+        std::vector<GradientBucket> buckets = buckets_of(c * pp + s);
         for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) {
           LUMOS_ASSIGN_OR_RETURN(
               double ns, collective(CollectiveOp::kAllGather, l.gather_bytes() * b->parameters));
@@ -403,7 +377,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
       }
       if (p.backward && p.micro == m - 1) {
         // This chunk's gradients are complete: its buckets reduced as they fill.
-        for (const Bucket& b : buckets_of(v)) {
+        for (const GradientBucket& b : buckets_of(v)) {
           stage_parameters += b.parameters;
           if (!dp) continue;
           if (!l.dp_overlap) {
@@ -492,7 +466,7 @@ StatusOr<PipelineGraph> BuildPipelineGraph(const ModelSpec& spec, const Layout& 
     if (gathers && !l.dp_overlap) {  // The updated weights gathered before the step ends.
       uint32_t gathered = kNoNode;
       for (int64_t c = 0; c < vp; ++c) {
-        for (const Bucket& b : buckets_of(c * pp + s)) {
+        for (const GradientBucket& b : buckets_of(c * pp + s)) {
           LUMOS_ASSIGN_OR_RETURN(
               double ns, collective(CollectiveOp::kAllGather, l.gather_bytes() * b.parameters));
           gathered = maker.Add(dp_stream[s], "dp_weight_all_gather", ns, WorkClass::kCommunication);

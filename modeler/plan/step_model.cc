@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "modeler/models/collectives/collective_class.h"
 
@@ -9,6 +10,74 @@ namespace lumos::modeler::plan {
 namespace {
 
 using schema::CollectiveOp;
+
+struct DataParallelTimes {
+  double reduce = 0, gather = 0;  // All the buckets' collectives, one after another.
+  double exposed = 0;             // What no pass hides.
+};
+
+// Stage s's data-parallel collectives a step, bucket by bucket on one stream as Megatron
+// launches them (ChunkGradientBuckets), against the passes that hide them; `forward` and
+// `backward` are one micro-batch's passes of the stage (all its chunks). The reduction: chunk
+// c's last backward is followed by the backwards of chunks c - 1 .. 0 of the last pp
+// micro-batches (the interleaved schedule closes chunk by chunk, vp - 1 first: StageSchedule),
+// so its buckets, each ready as the layers it holds are through, start c x pp chunk passes
+// before the backward ends; what runs past that end is exposed (chunk 0's last bucket at
+// least). The gathers (ZeRO 1-2): from the step's start, in the order the forwards need them;
+// chunk c's first forward runs c x pp chunk passes in (the warm-up's forwards), and a layer
+// waits for its bucket. Without dp_overlap everything waits.
+StatusOr<DataParallelTimes> StageDataParallel(const ModelSpec& spec, const Layout& l,
+                                              const LayoutWork& work, const GptCosts& costs,
+                                              int64_t s, double forward, double backward) {
+  const int64_t ranks = l.gradient_ranks();
+  const auto vp = static_cast<double>(l.vp), pp = static_cast<double>(l.pp);
+  const double forward_chunk = forward / vp, backward_chunk = backward / vp;
+  DataParallelTimes out;
+  double reduce_free = -std::numeric_limits<double>::infinity();  // From the backward's end.
+  double gather_free = 0, delay = 0;                              // From the step's start.
+  for (int64_t c = l.vp - 1; c >= 0; --c) {  // Reductions in the order chunks close.
+    const int64_t v = c * l.pp + s;
+    const std::vector<GradientBucket> buckets =
+        ChunkGradientBuckets(work, l, VirtualStageLayers(spec, l, v), v);
+    double chunk_parameters = 0;
+    for (const GradientBucket& b : buckets) chunk_parameters += b.parameters;
+    double through = 0;
+    for (const GradientBucket& b : buckets) {
+      through += b.parameters;
+      LUMOS_ASSIGN_OR_RETURN(
+          const double r,
+          TimeCollective(
+              costs, l.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+              b.parameters * static_cast<double>(l.grad_sync_bytes), ranks, work.dp_nodes));
+      const double ready = -static_cast<double>(c) * pp * backward_chunk -
+                           backward_chunk * (1 - through / chunk_parameters);
+      reduce_free = std::max(reduce_free, ready) + r;
+      out.reduce += r;
+    }
+  }
+  for (int64_t c = 0; c < l.vp; ++c) {  // Gathers in the order the forwards need them.
+    if (l.zero != 1 && l.zero != 2) break;
+    const int64_t v = c * l.pp + s;
+    const std::vector<GradientBucket> buckets =
+        ChunkGradientBuckets(work, l, VirtualStageLayers(spec, l, v), v);
+    double chunk_parameters = 0;
+    for (const GradientBucket& b : buckets) chunk_parameters += b.parameters;
+    double later = chunk_parameters;  // Forward order: the last bucket first.
+    for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) {
+      later -= b->parameters;  // The parameters of the buckets after this one.
+      LUMOS_ASSIGN_OR_RETURN(
+          const double g, TimeCollective(costs, CollectiveOp::kAllGather,
+                                         b->parameters * l.gather_bytes(), ranks, work.dp_nodes));
+      gather_free += g;
+      out.gather += g;
+      const double needed = static_cast<double>(c) * pp * forward_chunk +
+                            forward_chunk * (1 - (later + b->parameters) / chunk_parameters);
+      delay = std::max(delay, gather_free - needed);
+    }
+  }
+  out.exposed = l.dp_overlap ? std::max(0.0, reduce_free) + delay : out.reduce + out.gather;
+  return out;
+}
 
 }  // namespace
 
@@ -20,8 +89,8 @@ const std::vector<std::string>& StepAssumptions() {
       "TP collectives not overlapped with GEMMs (tp_overlap=1: the longer of the two)",
       "TP overlap: GEMMs chunked, short of the communication's SMs (MLPerf v3.1's config)",
       "pipeline: 1F1B (interleaved with vp), m + (pp - 1) / vp slots of the slowest stage",
-      "DP gradient reduction hidden behind the last micro-batch's backward",
-      "ZeRO 1-2: the weights' all-gather hidden behind the first micro-batch's forward",
+      "DP reduction: a collective a bucket as each chunk's backward closes, the last exposed",
+      "ZeRO 1-2: the weights gathered a bucket at a time ahead of the forwards, the first exposed",
       "ZeRO 3: the weights gathered before every forward and backward, hidden behind them",
       "tied embeddings, pp > 1: their gradient all-reduced between the end stages, exposed",
       "Adam: 32 bytes a parameter of the GPU's shard",
@@ -105,26 +174,14 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   out.bubble_ns = bubble_slots * slot;
 
   if (ranks > 1) {
-    const double grads = static_cast<double>(parameters * l.grad_sync_bytes);
-    double reduce = 0, gather = 0;
-    if (l.zero >= 1) {
+    for (const int64_t s : {int64_t{0}, std::min<int64_t>(1, l.pp - 1), l.pp - 1}) {
       LUMOS_ASSIGN_OR_RETURN(
-          reduce, TimeCollective(costs, CollectiveOp::kReduceScatter, grads, ranks, nodes));
+          const DataParallelTimes t,
+          StageDataParallel(spec, l, work, costs, s, out.forward_ns, out.backward_ns));
+      if (t.reduce + t.gather < out.dp_comm_ns) continue;
+      out.dp_comm_ns = t.reduce + t.gather;
+      out.dp_exposed_ns = t.exposed;
     }
-    if (l.zero == 1 || l.zero == 2) {  // The updated shards gathered once a step.
-      LUMOS_ASSIGN_OR_RETURN(
-          gather, TimeCollective(costs, CollectiveOp::kAllGather,
-                                 static_cast<double>(parameters) * l.gather_bytes(), ranks, nodes));
-    }
-    if (l.zero == 0) {
-      LUMOS_ASSIGN_OR_RETURN(reduce,
-                             TimeCollective(costs, CollectiveOp::kAllReduce, grads, ranks, nodes));
-    }
-    out.dp_comm_ns = reduce + gather;
-    out.dp_exposed_ns = l.dp_overlap
-                            ? std::max(0.0, reduce - out.backward_ns / static_cast<double>(l.vp)) +
-                                  std::max(0.0, gather - out.forward_ns / static_cast<double>(l.vp))
-                            : reduce + gather;
   }
   const double shard =
       static_cast<double>(parameters) / (l.zero >= 1 ? static_cast<double>(ranks) : 1.0);

@@ -6,14 +6,16 @@
 // The step: pipeline = (m + (pp - 1) / vp) x (the slowest stage's forward + backward + the
 // point-to-point sends of T x h x 2 bytes, /tp with sequence parallelism, x vp per
 // micro-batch), over the network when the neighbours are on different nodes; then the
-// data-parallel gradient reduction (all-reduce of the stage's gradients, grad_sync_bytes each;
-// ZeRO 1-2 a reduce-scatter and an all-gather of the 2-byte weights; ZeRO 3 the reduce-scatter,
-// the weights gathered before every micro-batch's forward and backward instead) less what the
-// last micro-batch's backward hides (bucketed reduction overlapped with it) and the first
-// forward hides (the weights' all-gather); then, with tied embeddings and pp > 1, the word
-// embedding's gradient all-reduced between the end stages; then the Adam step over the GPU's
-// shard (32 bytes a parameter). Memory per GPU from models/memory. Each of these is an assumption
-// the result lists (StepAssumptions). Threading: pure functions over a const GptCosts.
+// data-parallel gradient reduction, one collective a gradient bucket (pass_work.h's
+// ChunkGradientBuckets: all-reduces of the stage's gradients, grad_sync_bytes each; ZeRO 1-2 a
+// reduce-scatter and an all-gather of the weights; ZeRO 3 the reduce-scatter, the weights
+// gathered before every micro-batch's forward and backward instead) less what the last
+// micro-batch's backward hides (all but the last bucket, which fills as it ends) and the first
+// forward hides (all the weights' all-gathers but the first bucket's); then, with tied embeddings
+// and pp > 1, the word embedding's gradient all-reduced between the end stages; then the Adam step
+// over the GPU's shard (32 bytes a parameter). Memory per GPU from models/memory. Each of these is
+// an assumption the result lists (StepAssumptions). Threading: pure functions over a const
+// GptCosts.
 #pragma once
 
 #include <cstdint>

@@ -234,9 +234,15 @@ PlanSetup H100Fp8() {
 // Selene's: A100-SXM4-80GB, 200 Gbit/s InfiniBand a GPU (Narayanan et al., SC'21).
 PlanSetup A100Ib200() { return SetupOn("A100-SXM4-80GB", "ib200"); }
 
-double StepSeconds(const std::string& set) {
+// The layout `set` gives (ApplyLayoutSettings), over the defaults.
+Layout LayoutOf(const std::string& set) {
   Layout l;
   EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
+  return l;
+}
+
+double StepSeconds(const std::string& set) {
+  const Layout l = LayoutOf(set);
   const PlanSetup setup = H100Fp8();
   StatusOr<StepEstimate> e = EstimateStep(Gpt3(), l, SharedCosts(setup), setup);
   EXPECT_TRUE(e.ok()) << e.status().message();
@@ -247,7 +253,9 @@ double StepSeconds(const std::string& set) {
 // published configuration: TP4 PP8, 12 virtual stages, TP overlap, bf16 gradient reduction):
 // 512 GPUs at GBS 2048 took 11.07 s a step, 4,096 at GBS 2048 1.629 s (6.80x on 8x the GPUs).
 // scripts/validate-plan-mlperf.sh scores every anchor; here the pair's contrast (within 10 %)
-// and each within the worst bound, 20 % (today: -9.0 % and -6.0 %).
+// and each within the worst bound, 20 % (today: -9.2 % and -15.3 %: here the shared
+// tables alone, attention and the elementwise kernels at their rooflines, faster than the
+// script's fit).
 TEST(StepModelTest, MlperfGpt3OnH100TheContrastAndTheBound) {
   const std::string common =
       ",tp=4,pp=8,vp=12,mbs=1,gbs=2048,sequence_parallel=1,zero=1,"
@@ -268,7 +276,7 @@ TEST(StepModelTest, MlperfGpt3OnH100TheContrastAndTheBound) {
 // (GQA, SwiGLU, a 128k vocabulary, seq 8192) and another stack than MLPerf's GPT-3: both paths
 // within the worst bound, 20 % (the script's fit with the H200 attention and current
 // scaling: -2.7 % simulated, +0.7 % fast; here the tables alone, attention from the roofline,
-// delayed scaling: -11.8 % and -8.4 %).
+// delayed scaling: -11.7 % and -8.3 %).
 TEST(StepModelTest, MegatronBridgeLlama3On64H100) {
   StatusOr<ModelSpec> spec = ParseModelSpec(
       "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256");
@@ -294,7 +302,7 @@ TEST(StepModelTest, MegatronBridgeLlama3On64H100) {
 // 145.6B model (96 heads, hidden 12288, 80 layers) on 1,536 A100s, tp 8, pp 8, batch 2304, at
 // 148 TFLOP/s a GPU: 24.82 s a step by the paper's FLOP count. With that code's settings (full
 // recomputation, gradients all-reduced after the backward in 16 bits, attention unfused) the
-// fast path is within 15 % (today -13.8 %); the same layout with today's flash attention and
+// fast path is within 15 % (today -12.9 %); the same layout with today's flash attention and
 // overlapped reduction is faster still.
 TEST(StepModelTest, MegatronSc21OnA100) {
   const PlanSetup setup = A100Ib200();
@@ -303,9 +311,7 @@ TEST(StepModelTest, MegatronSc21OnA100) {
       ParseModelSpec("gpt:layers=80,hidden=12288,heads=96,seq=2048,vocab=51200");
   ASSERT_TRUE(spec.ok());
   auto step = [&](const std::string& set) {
-    Layout l;
-    EXPECT_TRUE(ApplyLayoutSettings(set, &l).ok()) << set;
-    StatusOr<StepEstimate> e = EstimateStep(*spec, l, SharedCosts(setup), setup);
+    StatusOr<StepEstimate> e = EstimateStep(*spec, LayoutOf(set), SharedCosts(setup), setup);
     EXPECT_TRUE(e.ok()) << e.status().message();
     return e.ok() ? e->step_ns / 1e9 : 0;
   };
@@ -315,6 +321,36 @@ TEST(StepModelTest, MegatronSc21OnA100) {
   EXPECT_NEAR(then, 24.817, 0.15 * 24.817);
   EXPECT_LT(step(layout + ",dp_overlap=0,grad_sync_bytes=2"), then);
   EXPECT_LT(step(layout + ",grad_sync_bytes=2,flash_attention=0"), then);
+}
+
+// Gradient buckets as Megatron-core sizes them, max(40M, 1M x dp) parameters
+// (distributed_data_parallel.py), closed at a layer's end: a layer of 25M parameters (hidden
+// 2048 at tp 2) makes buckets of two layers at dp 16 and of six at dp 128; the embedding, last
+// in backward order, opens a bucket of its own once the one before it is full (as Megatron's
+// closes a bucket on the parameter that fills it).
+TEST(StepModelTest, GradientBucketsGrowWithTheDataParallelGroup) {
+  const PlanSetup setup = H100Fp8();
+  StatusOr<ModelSpec> spec =
+      ParseModelSpec("gpt:layers=16,hidden=2048,heads=16,seq=2048,vocab=512");
+  ASSERT_TRUE(spec.ok());
+  auto buckets = [&](const std::string& set) {
+    const Layout l = LayoutOf(set);
+    StatusOr<LayoutWork> w = LayoutWorkOf(*spec, l, SharedCosts(setup), setup);
+    EXPECT_TRUE(w.ok());
+    return w.ok() ? ChunkGradientBuckets(*w, l, VirtualStageLayers(*spec, l, 0), 0)
+                  : std::vector<GradientBucket>{};
+  };
+  EXPECT_EQ(GradientBucketParameters(LayoutOf("tp=2,dp=16")), 40'000'000);
+  EXPECT_EQ(GradientBucketParameters(LayoutOf("tp=2,dp=128")), 128'000'000);
+  const std::vector<GradientBucket> two = buckets("tp=2,dp=16");
+  ASSERT_EQ(two.size(), 9u);
+  EXPECT_EQ(two.front().items, (std::vector<int64_t>{15, 14}));
+  EXPECT_EQ(two[7].items, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(two.back().items, (std::vector<int64_t>{-2}));
+  const std::vector<GradientBucket> six = buckets("tp=2,dp=128");
+  ASSERT_EQ(six.size(), 3u);
+  EXPECT_EQ(six.front().items.size(), 6u);
+  EXPECT_EQ(six.back().items, (std::vector<int64_t>{3, 2, 1, 0, -2}));
 }
 
 // The network a setup names carries every collective that leaves a node, not only the pipeline's
