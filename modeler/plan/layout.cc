@@ -270,4 +270,30 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& s
   return out;
 }
 
+Status WhyNoLayout(const ModelSpec& spec, const SearchSpace& space) {
+  const std::vector<int64_t> cps =
+      space.cp.empty() ? std::vector<int64_t>{space.fixed.cp} : space.cp;
+  for (const int64_t cp : cps) {
+    if (cp < 1 || space.gpus % cp != 0) continue;
+    Layout l = space.fixed;
+    l.tp = 1;
+    l.pp = 1;
+    l.vp = 1;
+    l.cp = cp;
+    l.dp = space.gpus / cp;
+    l.mbs = space.mbs.empty() ? 1 : space.mbs.front();
+    l.gbs = space.gbs > 0 ? space.gbs : l.dp * l.mbs;
+    l.sequence_parallel = false;
+    l.tp_overlap = false;
+    Status bad = CheckLayout(spec, l, space.gpus_per_node);
+    if (bad.ok()) return bad;  // One can: EnumerateLayouts finds it.
+    return ErrorStatus(
+        "no layout of %lld GPUs can exist: %s (%s), and no tp x pp of them "
+        "mends it",
+        static_cast<long long>(space.gpus), bad.message().c_str(), LayoutText(l).c_str());
+  }
+  return ErrorStatus("no layout of %lld GPUs can exist: cp %lld does not divide them",
+                     static_cast<long long>(space.gpus), static_cast<long long>(cps.front()));
+}
+
 }  // namespace lumos::modeler::plan

@@ -130,4 +130,9 @@ Status ApplyFixedSettings(std::string_view text, Layout* layout);
 // needs sequence parallelism; it is not free: it costs the GEMMs, pass_work.h).
 std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& space);
 
+// Why EnumerateLayouts finds none for `space` (call it when it does): the rule the plainest
+// candidate breaks (tp 1, pp 1, the first cp and mbs asked for, every GPU data-parallel), named
+// with that layout; or that no cp asked for divides the GPUs.
+Status WhyNoLayout(const ModelSpec& spec, const SearchSpace& space);
+
 }  // namespace lumos::modeler::plan

@@ -11,6 +11,7 @@ SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCo
   SearchResult out;
   out.gpus = space.gpus;
   const std::vector<Layout> layouts = EnumerateLayouts(spec, space);
+  if (layouts.empty()) out.no_layout = WhyNoLayout(spec, space);
   out.ranked.reserve(layouts.size());
   for (size_t i = 0; i < layouts.size(); ++i) {
     StatusOr<StepEstimate> e = EstimateStep(spec, layouts[i], costs, setup);

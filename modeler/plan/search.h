@@ -19,8 +19,9 @@ struct SearchResult {
   size_t fitting = 0;                // ranked[0, fitting) fit in memory.
   size_t failed = 0;                 // Layouts the cost models could not answer (left out).
   Status first_failure = Status::Ok();
-  size_t simulated = 0;           // ranked[0, simulated) went through the slow path.
-  size_t simulated_failures = 0;  // Of those, the ones it could not take.
+  Status no_layout = Status::Ok();  // With no layout at all: why (WhyNoLayout).
+  size_t simulated = 0;             // ranked[0, simulated) went through the slow path.
+  size_t simulated_failures = 0;    // Of those, the ones it could not take.
   Status first_simulation_failure = Status::Ok();
   // After CheckTheRest: fitting layouts not simulated whose lower bound is above the fastest
   // simulated step (they cannot beat it), and those it could not rule out within its budget.

@@ -10,6 +10,7 @@
 
 #include "base/cli/arg_parser.h"
 #include "base/cli/command_outcome.h"
+#include "modeler/io/json_writer.h"
 #include "modeler/models/costs/cost_model.h"
 #include "modeler/models/hardware/hardware_specs.h"
 #include "modeler/plan/search.h"
@@ -34,7 +35,9 @@ constexpr const char kDescription[] =
 constexpr const char kExitStatus[] =
     "exit status: 0 answered; 1 the cost model file cannot be read; 2 bad arguments. Bad\n"
     "arguments include an unknown key, a model or layout that cannot exist (the rule it breaks is\n"
-    "named) and a GPU or network the specs do not know.";
+    "named), GPU counts of which no layout can exist (search: the rule the plainest one breaks;\n"
+    "a count among others that can is answered so in its place) and a GPU or network the specs\n"
+    "do not know.";
 
 StatusOr<std::vector<int64_t>> ParseCounts(std::string_view text, const char* flag = "--gpus") {
   std::vector<int64_t> out;
@@ -103,6 +106,7 @@ void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
                             : "");
   std::fprintf(out, "  %4s  %-60s %9s %9s %11s %9s %8s %8s %8s %13s\n", "rank", "layout", "sim s",
                "fast s", "tok/s/GPU", "bubble s", "dp s", "tp s/mb", "opt s", "memory GB");
+  if (!r.no_layout.ok()) std::fprintf(out, "  %s\n", r.no_layout.message().c_str());
   const size_t shown = std::min(top, r.ranked.size());
   for (size_t i = 0; i < shown; ++i) {
     const StepEstimate& e = r.ranked[i];
@@ -116,7 +120,11 @@ void PrintText(std::FILE* out, const SearchResult& r, size_t top) {
                  e.tokens_per_s_per_gpu, e.bubble_ns / 1e9, e.dp_exposed_ns / 1e9,
                  e.tp_comm_ns / 1e9, e.optimizer_ns / 1e9, memory.c_str());
   }
-  if (r.fitting < shown) std::fprintf(out, "  (rows after %zu do not fit in memory)\n", r.fitting);
+  if (r.fitting == 0 && shown > 0) {
+    std::fprintf(out, "  (none of them fits in memory)\n");
+  } else if (r.fitting < shown) {
+    std::fprintf(out, "  (rows after %zu do not fit in memory)\n", r.fitting);
+  }
   if (r.checked && r.fitting > r.simulated) {
     if (r.unsettled == 0 && !r.ranked.empty() && r.ranked.front().simulated) {
       std::fprintf(out,
@@ -227,12 +235,17 @@ void PrintJson(std::FILE* out, const std::vector<SearchResult>& results, size_t 
   std::fprintf(out, "{\"searches\": [");
   for (size_t s = 0; s < results.size(); ++s) {
     const SearchResult& r = results[s];
+    std::string no_layout = "null";
+    if (!r.no_layout.ok()) {
+      no_layout.clear();
+      io::AppendJsonString(r.no_layout.message(), &no_layout);
+    }
     std::fprintf(out,
                  "%s{\"gpus\": %lld, \"layouts\": %zu, \"fitting\": %zu, \"simulated\": %zu, "
-                 "\"ruled_out\": %zu, \"unsettled\": %s, \"ranked\": [",
+                 "\"ruled_out\": %zu, \"unsettled\": %s, \"no_layout\": %s, \"ranked\": [",
                  s ? ", " : "", static_cast<long long>(r.gpus), r.ranked.size(), r.fitting,
-                 r.simulated, r.ruled_out,
-                 r.checked ? std::to_string(r.unsettled).c_str() : "null");
+                 r.simulated, r.ruled_out, r.checked ? std::to_string(r.unsettled).c_str() : "null",
+                 no_layout.c_str());
     for (size_t i = 0; i < std::min(top, r.ranked.size()); ++i) {
       const StepEstimate& e = r.ranked[i];
       const Layout& l = e.layout;
@@ -605,6 +618,11 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     if (simulate > 0 && check > 0) {
       CheckTheRest(*spec, *costs, setup, static_cast<size_t>(check), &results.back(), checking);
     }
+  }
+  // Not one layout of any GPU count asked for can exist: bad input, one error.
+  if (std::all_of(results.begin(), results.end(),
+                  [](const SearchResult& r) { return !r.no_layout.ok(); })) {
+    return parser.UsageError(err, results.front().no_layout.message());
   }
   const auto k = static_cast<size_t>(top);
   if (json) {

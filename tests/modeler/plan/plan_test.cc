@@ -773,12 +773,30 @@ TEST(SearchCommandTest, AnswersAndRefusesAsTheContractSays) {
             "tp_only_amax_red=1 is for delayed scaling"},
            {" estimate --model " + std::string(kGpt3) +
                 " --set tp=8,fp8_current_scaling=2 --gpu H100-SXM5-80GB --dtype fp8",
-            "fp8_current_scaling is 0 or 1"}}) {
+            "fp8_current_scaling is 0 or 1"},
+           // No layout of the GPUs asked for can exist: the rule the plainest one breaks.
+           {" search --model " + std::string(kGpt3) +
+                " --gpus 1024 --gpu H100-SXM5-80GB --gbs 1537",
+            "no layout of 1024 GPUs can exist: layout: dp x mbs (1024 x 1) must divide gbs (1537)"},
+           {" search --model " + std::string(kGpt3) + " --gpus 6 --gpu H100-SXM5-80GB --set cp=4",
+            "no layout of 6 GPUs can exist: cp 4 does not divide them"}}) {
     const auto r = RunCommand(lm + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+  // Of several GPU counts, one with no layout says why in its place; the others answer.
+  const auto mixed = RunCommand(lm + " search --model " + kGpt3 +
+                                " --gpus 1024,1537 --gpu H100-SXM5-80GB --gbs 1537 --top 1 --json "
+                                "--simulate 0");
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  ASSERT_EQ(parser.parse(mixed.out).get(doc), simdjson::SUCCESS) << mixed.out;
+  simdjson::dom::array searches = doc["searches"];
+  ASSERT_EQ(searches.size(), 2u);
+  EXPECT_NE(std::string(std::string_view(searches.at(0)["no_layout"])).find("must divide gbs"),
+            std::string::npos);
+  EXPECT_TRUE(searches.at(1)["no_layout"].is_null());
+  EXPECT_GT(int64_t(searches.at(1)["layouts"]), 0);
   // A fixed setting reaches every layout: bf16 gradients, a cheaper reduction.
   auto first_step = [&](const std::string& extra) {
     const auto r = RunCommand(lm + " search --model " + kGpt3 +
