@@ -39,6 +39,14 @@ StatusOr<ModelSpec> ParseModelSpec(std::string_view text) {
     }
     const std::string key(item.substr(0, eq));
     const std::string_view value = item.substr(eq + 1);
+    if (key == "dropout") {
+      if (value != "0" && value != "1") {
+        return ErrorStatus("--model: dropout=%.*s: 0 (none) or 1 (masks stored)",
+                           static_cast<int>(value.size()), value.data());
+      }
+      spec.dropout = value == "1" ? 1 : 0;
+      continue;
+    }
     int64_t v = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || v < 1 || v > kLargest) {
@@ -62,7 +70,7 @@ StatusOr<ModelSpec> ParseModelSpec(std::string_view text) {
       spec.vocab = v;
     } else {
       return ErrorStatus(
-          "--model: unknown key '%s' (layers, hidden, ffn, heads, kv_heads, seq, vocab)",
+          "--model: unknown key '%s' (layers, hidden, ffn, heads, kv_heads, seq, vocab, dropout)",
           key.c_str());
     }
   }
@@ -98,7 +106,7 @@ models::MemoryConfig MemoryConfigOf(const ModelSpec& spec) {
   c.biases = !spec.gated();
   c.learned_positions = !spec.gated();
   c.tied_embeddings = !spec.gated();
-  c.dropout = !spec.gated();  // Llama trains without dropout (Megatron's llama configs: 0).
+  c.dropout = spec.has_dropout();  // Llama trains without (Megatron's llama configs: 0).
   c.flash_attention = true;
   return c;
 }

@@ -23,15 +23,19 @@ struct ModelSpec {
   int64_t kv_heads = 0;  // 0: heads.
   int64_t seq = 0;
   int64_t vocab = 0;
+  // Dropout in training (its masks stored and moved): -1 the family's (gpt's Megatron default
+  // 0.1: on; llama: off), 0 off (MLPerf's GPT-3, most pretraining today), 1 on.
+  int dropout = -1;
 
   bool gated() const { return family == "llama"; }
+  bool has_dropout() const { return dropout < 0 ? !gated() : dropout == 1; }
   int64_t ffn_size() const;
   int64_t kv_heads_count() const { return kv_heads > 0 ? kv_heads : heads; }
   int64_t head_dim() const { return hidden / heads; }
 };
 
-// "FAMILY:K=V,K=V,..." (keys layers, hidden, ffn, heads, kv_heads, seq, vocab; all but ffn and
-// kv_heads required).
+// "FAMILY:K=V,K=V,..." (keys layers, hidden, ffn, heads, kv_heads, seq, vocab, dropout; all but
+// ffn, kv_heads and dropout (0 or 1) required).
 StatusOr<ModelSpec> ParseModelSpec(std::string_view text);
 
 // The memory model's view of the spec (parallelism and training left at their defaults).

@@ -429,7 +429,8 @@ int RunModelEstimateCommand(const std::vector<std::string>& args, std::FILE* out
           "A layout's step from a model's sizes alone (no trace): the step built as a graph\n"
           "(one GPU per pipeline stage) and simulated (modeler/plan/pipeline_graph.h), beside\n"
           "the fast path's sum (step_model.h), with memory per GPU and whether it fits.")
-      .String("--model", "SPEC", "gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,kv_heads=K]",
+      .String("--model", "SPEC",
+              "gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,kv_heads=K,dropout=0|1]",
               &model_text)
       .String("--set", "K=V,...",
               "the layout: tp, pp, dp, vp, mbs, gbs, sequence_parallel, recompute, zero", &set_text)
@@ -504,7 +505,8 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       "[--json|--csv]");
   parser.Description(kDescription)
       .String("--model", "SPEC",
-              "gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,kv_heads=K] (or llama:...)",
+              "gpt:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F,kv_heads=K,dropout=0|1] (or "
+              "llama:...)",
               &model_text)
       .String("--gpus", "N[,N2,...]",
               "GPU counts to lay the model out on (several: a Pareto table)", &gpus_text)

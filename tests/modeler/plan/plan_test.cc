@@ -58,6 +58,7 @@ TEST(ModelSpecTest, SizesAndTheirRules) {
            {"bert:layers=2", "unknown family"},
            {"gpt:layers=0,hidden=96,heads=3,seq=8,vocab=8", "layers=0"},
            {"gpt:layers=2,width=96", "unknown key 'width'"},
+           {"gpt:layers=2,hidden=96,heads=3,seq=8,vocab=8,dropout=0.1", "dropout=0.1: 0 (none)"},
            {"layers=2", "FAMILY:K=V"}}) {
     StatusOr<ModelSpec> bad = ParseModelSpec(text);
     ASSERT_FALSE(bad.ok()) << text;
@@ -247,6 +248,34 @@ double StepSeconds(const std::string& set) {
   StatusOr<StepEstimate> e = EstimateStep(Gpt3(), l, SharedCosts(setup), setup);
   EXPECT_TRUE(e.ok()) << e.status().message();
   return e.ok() ? e->step_ns / 1e9 : 0;
+}
+
+// Dropout: GPT's masks (Megatron's default 0.1) unless dropout=0, as MLPerf's GPT-3 trains;
+// Llama never, unless dropout=1. Without them a layer stores and moves less: memory and the
+// elementwise traffic both shrink (two 1-byte masks of 34 bytes an element with sequence
+// parallelism's accounting).
+TEST(ModelSpecTest, DropoutIsTheFamilysUnlessSaid) {
+  StatusOr<ModelSpec> without = ParseModelSpec(std::string(kGpt3) + ",dropout=0");
+  StatusOr<ModelSpec> llama =
+      ParseModelSpec("llama:layers=32,hidden=4096,heads=32,seq=8192,vocab=8");
+  StatusOr<ModelSpec> llama_with =
+      ParseModelSpec("llama:layers=32,hidden=4096,heads=32,seq=8192,vocab=8,dropout=1");
+  ASSERT_TRUE(without.ok() && llama.ok() && llama_with.ok());
+  EXPECT_TRUE(Gpt3().has_dropout());
+  EXPECT_FALSE(without->has_dropout());
+  EXPECT_FALSE(llama->has_dropout());
+  EXPECT_TRUE(llama_with->has_dropout());
+  const PlanSetup setup = H100Fp8();
+  const Layout l = LayoutOf("tp=4,pp=8,dp=16,mbs=1,gbs=2048,sequence_parallel=1,zero=1");
+  StatusOr<LayoutWork> masks = LayoutWorkOf(Gpt3(), l, SharedCosts(setup), setup);
+  StatusOr<LayoutWork> none = LayoutWorkOf(*without, l, SharedCosts(setup), setup);
+  ASSERT_TRUE(masks.ok() && none.ok());
+  const double ratio = static_cast<double>(none->memory.stages.front().layer_activation_bytes) /
+                       static_cast<double>(masks->memory.stages.front().layer_activation_bytes);
+  EXPECT_LT(ratio, 0.97);
+  EXPECT_GT(ratio, 0.85);
+  EXPECT_LT(none->elementwise_ns, masks->elementwise_ns);
+  EXPECT_EQ(none->gemm_ns, masks->gemm_ns);
 }
 
 // MLPerf Training v3.1, GPT-3 175B on H100 (NVIDIA's eos results; layout from the round's
