@@ -26,8 +26,9 @@
 #                  job and the profiler's GPU timeline must both survive);
 #   kernels        scripts/gpu/kernel_timings.py (issue 25): the validated layouts' layer GEMMs in
 #                  FP8 with and without fast accumulation and in bf16, and fused causal attention
-#                  at seq 2048 and 8192, timed with CUDA events (about 30 s); its CSV kept as
-#                  kernel-timings.csv;
+#                  at seq 2048 and 8192, timed with CUDA events, then two fc1 GEMMs run back to
+#                  back for 3 s each in bf16 and FP8 (sustained against burst; about 50 s in all);
+#                  its CSV kept as kernel-timings.csv;
 #   estimate-more  more variants of the estimation set (gradient accumulation x2, layers and seq
 #                  x2 at once, a bigger GPU-bound size, heads x2), MORE_ROUNDS interleaved rounds
 #                  (default 5) traced and plain, as budget allows (usually a call of its own:
@@ -404,7 +405,7 @@ step_overhead() {
   end_step "$done of $rounds round(s)"
 }
 step_kernels() {
-  begin_step kernels 60 || return
+  begin_step kernels 80 || return
   PYTHONUNBUFFERED=1 timeout "$run_timeout" "$python" scripts/gpu/kernel_timings.py \
     --device "$device" --out "$work/kernel-timings.csv" >>"$log" 2>&1
   local status=$?

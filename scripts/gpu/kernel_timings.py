@@ -15,10 +15,18 @@ them as one CSV.
    in bf16 (torch.mm).
 2. Fused causal attention at the validated sequences (8192 and 2048), forward and backward, by
    torch's scaled_dot_product_attention in bf16 (the attention model was fitted at seq 1024).
+3. Sustained against burst: the tables time a GEMM in a short burst; training runs them back to
+   back for hours at the power limit, and FP8's tensor cores draw the most. GPT-3's fc1 forward
+   (and Llama 3 70B's) in bf16 and FP8 (fast accumulation on and off) run back to back, without
+   a synchronisation between calls, for SUSTAIN seconds each (--sustain, default 3): the mean
+   call of that run (pass "sustained"), beside its burst median above. The H200's bf16 GEMMs held
+   the tables under load (docs/validation.md, "Traced GEMMs against the tables"); FP8 was never
+   measured so.
 
 Each timing: WARMUP calls, then the median of REPEATS calls, each between two CUDA events. A
 kernel that fails (an unsupported layout, out of memory) is a row with its error in `error`,
-and the rest go on. Usage: kernel_timings.py --out FILE.csv [--device cuda|cpu] [--repeats N].
+and the rest go on. Usage: kernel_timings.py --out FILE.csv [--device cuda|cpu] [--repeats N]
+[--sustain SECONDS].
 On a machine without a GPU (--device cpu) it times tiny shapes in bf16 only, to rehearse the
 script; those times mean nothing. Exit status: 0 when the CSV is written, 2 on bad arguments,
 no PyTorch or no CUDA device.
@@ -128,6 +136,46 @@ def gemm_rows(shapes, device, fp8, warmup, repeats):
             del a, b
 
 
+SUSTAINED = [("gpt3-175b-tp4-mbs1", "fc1", 2048, 12288, 12288),
+             ("llama3-70b-tp4", "fc1", 8192, 14336, 8192)]
+
+
+def sustained_rows(shapes, device, fp8, seconds):
+    """Each GEMM called back to back for about `seconds`: the mean call, in microseconds."""
+    for family, gemm, m, n, k in shapes:
+        a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+        b = torch.randn(n, k, device=device, dtype=torch.bfloat16)
+        calls = [("bf16", "", lambda: torch.mm(a, b.t()))]
+        if fp8:
+            a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+            one = torch.ones((), device=device, dtype=torch.float32)
+            for fast in (True, False):
+                calls.append(("fp8", "on" if fast else "off",
+                              lambda fast=fast: torch._scaled_mm(
+                                  a8, b8.t(), scale_a=one, scale_b=one,
+                                  out_dtype=torch.bfloat16, use_fast_accum=fast)))
+        flops = 2.0 * m * n * k
+        for dtype, fast, call in calls:
+            row = [family, "gemm", f"{gemm} sustained {seconds:g} s", "sustained", m, n, k, dtype,
+                   fast]
+            try:
+                one_us = timed(call, device, 3, 5)
+                count = max(1, int(seconds * 1e6 / max(one_us, 1.0)))
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                start = time.perf_counter()
+                for _ in range(count):
+                    call()
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                us = (time.perf_counter() - start) * 1e6 / count
+            except (RuntimeError, ValueError) as error:
+                yield row + ["", "", str(error).splitlines()[0][:200]]
+                continue
+            yield row + [f"{us:.2f}", f"{flops / us / 1e6:.1f}", f"{count} calls"]
+        del a, b
+
+
 def fused_only(device):
     """On a GPU, SDPA's fused backends only (an error rather than the unfused math path)."""
     if device != "cuda":
@@ -178,9 +226,11 @@ def main():
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--sustain", type=float, default=3.0)
     args = parser.parse_args()
-    if args.repeats < 1 or args.warmup < 0:
-        print("kernel_timings: --repeats must be >= 1 and --warmup >= 0", file=sys.stderr)
+    if args.repeats < 1 or args.warmup < 0 or not 0 <= args.sustain <= 60:
+        print("kernel_timings: --repeats must be >= 1, --warmup >= 0 and --sustain in 0..60",
+              file=sys.stderr)
         return 2
     device = args.device
     if device == "cuda" and not torch.cuda.is_available():
@@ -189,14 +239,18 @@ def main():
     gpu = torch.cuda.get_device_name() if device == "cuda" else "cpu"
     fp8 = device == "cuda" and torch.cuda.get_device_capability() >= (8, 9)
     gemms, attention = (LAYER_GEMMS, ATTENTION) if device == "cuda" else (TINY_GEMMS, TINY_ATTENTION)
+    sustained = SUSTAINED if device == "cuda" else [(f, g, t, o, i) for f, g, t, o, i in TINY_GEMMS]
     header = ["family", "kind", "name", "pass", "m", "n", "k", "dtype", "fast_accum",
               "median_us", "tflops", "error", "gpu", "torch"]
     rows = 0
     with open(args.out, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(header)
-        for source in (gemm_rows(gemms, device, fp8, args.warmup, args.repeats),
-                       attention_rows(attention, device, args.warmup, args.repeats)):
+        sources = [gemm_rows(gemms, device, fp8, args.warmup, args.repeats),
+                   attention_rows(attention, device, args.warmup, args.repeats)]
+        if args.sustain > 0:
+            sources.append(sustained_rows(sustained, device, fp8, args.sustain))
+        for source in sources:
             for row in source:
                 writer.writerow(row + [gpu, torch.__version__])
                 f.flush()  # A call cut short keeps what it timed.
