@@ -15,7 +15,9 @@
 # (accumulate_allreduce_grads_in_fp32 off by default: grad_sync_bytes=2), and computed attention
 # unfused (FlashAttention came in 2022: flash_attention=0), and exchanged the pipeline's
 # activations blocking, batch_isend_irecv then torch.cuda.synchronize (p2p_overlap=0: its
-# megatron/p2p_communication.py). Fitted on: the shared A100
+# megatron/p2p_communication.py), with the paper's scatter/gather optimisation (its §4.1, that
+# code's default scatter_gather_tensors_in_pipeline: each tp rank sends 1/tp of the activation,
+# the receivers all-gather it over NVLink: p2p_scatter_gather=1). Fitted on: the shared A100
 # tables (../shared/data/costs: bf16 GEMMs, NCCL) and the H200 run's attention kernels; scored
 # on: the table. Deterministic.
 set -euo pipefail
@@ -39,7 +41,7 @@ echo "$rows" | while IFS='|' read -r params heads hidden layers tp pp gpus gbs t
     for vp in 1 2 4; do
       out=$("$lm" estimate --model "gpt:layers=$layers,hidden=$hidden,heads=$heads,seq=2048,vocab=51200" \
         --gpu A100-SXM4-80GB --net ib200 --costs "$work/costs.json" \
-        --set "tp=$tp,pp=$pp,vp=$vp,dp=$dp,mbs=$mbs,gbs=$gbs,recompute=full,dp_overlap=0,p2p_overlap=0,grad_sync_bytes=2,flash_attention=0" --json 2>/dev/null) || continue
+        --set "tp=$tp,pp=$pp,vp=$vp,dp=$dp,mbs=$mbs,gbs=$gbs,recompute=full,dp_overlap=0,p2p_overlap=0,grad_sync_bytes=2,flash_attention=0,p2p_scatter_gather=1" --json 2>/dev/null) || continue
       best=$(python3 -c '
 import json, sys
 e = json.loads(sys.argv[1])["searches"][0]["ranked"][0]

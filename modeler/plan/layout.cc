@@ -9,9 +9,16 @@ namespace {
 std::string Ll(int64_t v) { return std::to_string(v); }
 
 // What `search --set` may fix: the settings no search enumerates.
-constexpr std::string_view kFixedKeys[] = {
-    "grad_sync_bytes", "dp_overlap",          "p2p_overlap",      "flash_attention", "cp",
-    "ends_in_split",   "fp8_current_scaling", "fp8_param_gather", "tp_only_amax_red"};
+constexpr std::string_view kFixedKeys[] = {"grad_sync_bytes",
+                                           "dp_overlap",
+                                           "p2p_overlap",
+                                           "flash_attention",
+                                           "cp",
+                                           "ends_in_split",
+                                           "fp8_current_scaling",
+                                           "fp8_param_gather",
+                                           "tp_only_amax_red",
+                                           "p2p_scatter_gather"};
 
 // The keys that switch a setting on (1) or off (0).
 struct FlagKey {
@@ -26,7 +33,8 @@ constexpr FlagKey kFlagKeys[] = {{"sequence_parallel", &Layout::sequence_paralle
                                  {"ends_in_split", &Layout::ends_in_split},
                                  {"fp8_current_scaling", &Layout::fp8_current_scaling},
                                  {"fp8_param_gather", &Layout::fp8_param_gather},
-                                 {"tp_only_amax_red", &Layout::tp_only_amax_reduction}};
+                                 {"tp_only_amax_red", &Layout::tp_only_amax_reduction},
+                                 {"p2p_scatter_gather", &Layout::p2p_scatter_gather}};
 
 std::string FixedKeysText() {
   std::string text;
@@ -107,7 +115,7 @@ Status ApplySettings(std::string_view text, Layout* layout, bool fixed_only) {
           "--set: unknown layout key '%s' (tp, pp, dp, vp, cp, mbs, gbs, sequence_parallel, "
           "recompute, zero, tp_overlap, dp_overlap, p2p_overlap, flash_attention, "
           "grad_sync_bytes, ends_in_split, fp8_current_scaling, fp8_param_gather, "
-          "tp_only_amax_red)",
+          "tp_only_amax_red, p2p_scatter_gather)",
           key.c_str());
     }
   }
@@ -211,6 +219,9 @@ std::string LayoutText(const Layout& l) {
   if (l.fp8_current_scaling) s += " fp8-current-scaling";
   if (l.fp8_param_gather) s += " fp8-param-gather";
   if (l.tp_only_amax_reduction) s += " tp-only-amax";
+  if (l.p2p_scatter_gather && l.pp > 1 && l.tp > 1 && !l.sequence_parallel) {
+    s += " p2p-scatter-gather";
+  }
   return s;
 }
 

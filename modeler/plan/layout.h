@@ -70,6 +70,11 @@ struct Layout {
   // alone (Megatron's tp_only_amax_red), not over all the stage's tp x dp x cp ranks (its
   // default, and Transformer Engine's reduce_amax). Only with --dtype fp8.
   bool tp_only_amax_reduction = false;
+  // Without sequence parallelism, each of a stage's tp ranks sends 1/tp of the activation to the
+  // next stage and the receivers all-gather it over NVLink (Megatron-LM's
+  // scatter_gather_tensors_in_pipeline, Narayanan et al. SC'21 §4.1, its default then; with
+  // sequence parallelism the activation is split already). 0: each rank sends all of it.
+  bool p2p_scatter_gather = false;
 
   // Bytes a weight moves in ZeRO's all-gathers.
   double gather_bytes() const { return fp8_param_gather ? 1.0 : 2.0; }
@@ -91,7 +96,8 @@ int64_t VirtualStageLayers(const ModelSpec& spec, const Layout& layout, int64_t 
 int64_t StageLayers(const ModelSpec& spec, const Layout& layout, int64_t s);
 
 // "tp=4,pp=8,dp=16,vp=2,mbs=1,gbs=2048,sequence_parallel=1,recompute=full,zero=1,
-// tp_overlap=1,dp_overlap=0,p2p_overlap=0,grad_sync_bytes=2,cp=2,ends_in_split=1", applied
+// tp_overlap=1,dp_overlap=0,p2p_overlap=0,grad_sync_bytes=2,cp=2,ends_in_split=1,
+// p2p_scatter_gather=1", applied
 // over `layout` (later keys win).
 Status ApplyLayoutSettings(std::string_view text, Layout* layout);
 

@@ -445,13 +445,22 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   out.embedding_parameters = vocab_per_gpu * h;
 
   // Pipeline neighbours are tp x cp x dp ranks apart: on another node once that spans a node.
+  // With sequence parallelism a rank's activation is 1/tp of it; without, Megatron-LM's
+  // scatter-gather (p2p_scatter_gather) sends 1/tp too and the receivers all-gather it.
   if (l.pp > 1) {
-    const double bytes = activation / (l.sequence_parallel ? static_cast<double>(t) : 1.0);
+    const bool scatter = l.p2p_scatter_gather && !l.sequence_parallel && t > 1;
+    const double bytes =
+        activation / (l.sequence_parallel || scatter ? static_cast<double>(t) : 1.0);
     const bool across = t * l.cp * l.dp >= setup.gpus_per_node;
     const double bandwidth =
         across ? setup.net.bytes_per_s : setup.gpu->nvlink_bytes_per_s.value_or(0) / 2;
     const double latency = across ? static_cast<double>(setup.net.latency_ns) : 2000.0;
     if (bandwidth > 0) out.p2p_ns = latency + bytes / bandwidth * 1e9;
+    if (scatter) {
+      LUMOS_ASSIGN_OR_RETURN(const double gather,
+                             TimeCollective(costs, CollectiveOp::kAllGather, activation, t, 1));
+      out.p2p_ns += gather;
+    }
   }
   // Tied embeddings: Megatron's finalize_model_grads all-reduces the word embedding's gradient
   // buffer (the whole shard, in the reduction's type) over the embedding group, the first and

@@ -535,7 +535,7 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
       .String("--set", "K=V,...",
               "fixed for every layout: grad_sync_bytes (2: bf16, 4: fp32, the default), "
               "dp_overlap, p2p_overlap, flash_attention, cp, ends_in_split, fp8_current_scaling, "
-              "fp8_param_gather, tp_only_amax_red",
+              "fp8_param_gather, tp_only_amax_red, p2p_scatter_gather",
               &fixed_text)
       .String("--cp", "C[,C2,...]",
               "context-parallel degrees to try (default 1; each needs seq a multiple of 2 C)",

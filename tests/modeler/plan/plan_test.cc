@@ -406,6 +406,32 @@ TEST(StepModelTest, TheNetworkAskedForCarriesTheDataParallelCollectives) {
   EXPECT_NEAR(simulated_slower->dp_comm_ns / simulated_faster->dp_comm_ns, 2.0, 0.3);
 }
 
+// SC'21's scatter-gather (Megatron-LM's scatter_gather_tensors_in_pipeline): without sequence
+// parallelism each tp rank sends 1/tp of the activation across the nodes and the receivers
+// all-gather it over NVLink, far less than the whole activation over one GPU's NIC; with
+// sequence parallelism the activation is split already, and the key changes nothing.
+TEST(StepModelTest, ScatterGatherSendsATpShareAcrossAndGathersOverNvlink) {
+  const PlanSetup setup = A100Ib200();
+  StatusOr<ModelSpec> spec =
+      ParseModelSpec("gpt:layers=60,hidden=10240,heads=80,seq=2048,vocab=51200");
+  ASSERT_TRUE(spec.ok());
+  auto p2p = [&](const std::string& set) {
+    StatusOr<LayoutWork> w = LayoutWorkOf(*spec, LayoutOf(set), SharedCosts(setup), setup);
+    EXPECT_TRUE(w.ok()) << set;
+    return w.ok() ? w->p2p_ns : 0.0;
+  };
+  const std::string layout = "tp=8,pp=4,dp=32,mbs=1,gbs=1792";
+  const double whole = p2p(layout);
+  const double scattered = p2p(layout + ",p2p_scatter_gather=1");
+  EXPECT_GT(scattered, 0);
+  EXPECT_LT(scattered, 0.4 * whole);
+  EXPECT_GT(scattered, whole / 8);  // The share across, and the gather on top.
+  EXPECT_EQ(p2p(layout + ",sequence_parallel=1,p2p_scatter_gather=1"),
+            p2p(layout + ",sequence_parallel=1"));
+  EXPECT_NE(LayoutText(LayoutOf(layout + ",p2p_scatter_gather=1")).find("p2p-scatter-gather"),
+            std::string::npos);
+}
+
 // Unfused attention: the scores, their softmax and its dropout mask are moved by the attention's
 // own softmax kernels (TimeUnfusedAttention), so the layer's other elementwise traffic is the
 // same as with flash attention; they were counted twice before (docs/validation.md, "A real
