@@ -15,7 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/plan-validation-setup.sh "$@"  # $lm, $work, $work/costs.json
-model=gpt:layers=40,hidden=4096,heads=64,seq=2048,vocab=51200,ffn=16384
+# No dropout ran: no dropout kernel over the attention's probabilities, and the fused
+# bias-dropout-add takes four pointers (input, bias, residual, output: no mask); dropout=0.
+model=gpt:layers=40,hidden=4096,heads=64,seq=2048,vocab=51200,ffn=16384,dropout=0
 "$lm" estimate --model "$model" --gpu A100-SXM4-80GB --costs "$work/costs.json" \
   --set tp=8,pp=1,dp=1,mbs=4,gbs=4,flash_attention=0,sequence_parallel=0 --json >"$work/plan.json"
 # The layer's GEMMs as the plan costs them (pass_work.cc), tokens in m (8192 = mbs 4 x seq

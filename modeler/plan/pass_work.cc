@@ -106,19 +106,21 @@ struct BlockCollectives {
 // Attention as Megatron-LM computed it before FlashAttention: per head the scores Q K^T
 // (s x s x d) and the context A V (s x d x s) as batched GEMMs (costed as one GEMM of the same
 // FLOPs and output: m = batch x heads x s), the whole s x s score matrix in 16 bits, masked
-// but not skipped; a fused scale-mask-softmax (read and write) and dropout (read, write, a
-// byte of mask) over it: 9 bytes an element forward, 11 backward (the dropout's and the
-// softmax's gradients); backward each GEMM's two gradients.
-StatusOr<GemmTimes> TimeUnfusedAttention(const GptCosts& costs, const models::AttentionShape& a) {
+// but not skipped; a fused scale-mask-softmax (read and write) and, with dropout, dropout
+// (read, write, a byte of mask) over it: 9 bytes an element forward, 11 backward (the dropout's
+// and the softmax's gradients); without, 4 and 6; backward each GEMM's two gradients.
+StatusOr<GemmTimes> TimeUnfusedAttention(const GptCosts& costs, const models::AttentionShape& a,
+                                         bool dropout) {
   const int64_t rows = a.batch * a.heads * a.seq_q;
   const double scores =
       static_cast<double>(a.batch * a.heads) * static_cast<double>(a.seq_q * a.seq_q);
   LUMOS_ASSIGN_OR_RETURN(GemmTimes qk, TimeGemm(costs, {rows, a.seq_q, a.head_dim}, DType::kBf16));
   LUMOS_ASSIGN_OR_RETURN(GemmTimes av, TimeGemm(costs, {rows, a.head_dim, a.seq_q}, DType::kBf16));
-  LUMOS_ASSIGN_OR_RETURN(int64_t forward,
-                         costs.Kernel("softmax_kernel", 9 * scores, 0, DType::kBf16));
-  LUMOS_ASSIGN_OR_RETURN(int64_t backward,
-                         costs.Kernel("softmax_kernel", 11 * scores, 0, DType::kBf16));
+  LUMOS_ASSIGN_OR_RETURN(
+      int64_t forward, costs.Kernel("softmax_kernel", (dropout ? 9 : 4) * scores, 0, DType::kBf16));
+  LUMOS_ASSIGN_OR_RETURN(
+      int64_t backward,
+      costs.Kernel("softmax_kernel", (dropout ? 11 : 6) * scores, 0, DType::kBf16));
   GemmTimes t;
   t.forward = qk.forward + av.forward + static_cast<double>(forward);
   t.backward = qk.backward + av.backward + static_cast<double>(backward);
@@ -299,7 +301,7 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
     attention_forward = static_cast<double>(forward_ns);
     attention_backward = static_cast<double>(backward_ns);
   } else {
-    LUMOS_ASSIGN_OR_RETURN(GemmTimes unfused, TimeUnfusedAttention(costs, a));
+    LUMOS_ASSIGN_OR_RETURN(GemmTimes unfused, TimeUnfusedAttention(costs, a, spec.has_dropout()));
     attention_forward = unfused.forward;
     attention_backward = unfused.backward;
   }

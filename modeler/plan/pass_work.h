@@ -12,8 +12,8 @@
 //            TP collectives again, the elementwise traffic x2; recomputation first (full: the
 //            forward again; selective: the attention forward);
 //   attention  fused (flash) from the kernel model; with flash_attention=0 as Megatron-LM did
-//            before FlashAttention: two batched GEMMs and a softmax and dropout over the
-//            stored s x s scores (pass_work.cc, TimeUnfusedAttention);
+//            before FlashAttention: two batched GEMMs and a softmax (and with dropout, its
+//            dropout) over the stored s x s scores (pass_work.cc, TimeUnfusedAttention);
 //   FP8      with FP8 GEMMs each GEMM's input cast with its transpose before the forward, its
 //            output gradient before the backward (2 bytes read, 2 written an element; one op a
 //            pass, one kernel a GEMM); with delayed scaling, at the end of each model chunk's
