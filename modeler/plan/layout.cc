@@ -284,7 +284,9 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& spec, const SearchSpace& s
 Status WhyNoLayout(const ModelSpec& spec, const SearchSpace& space) {
   const std::vector<int64_t> cps =
       space.cp.empty() ? std::vector<int64_t>{space.fixed.cp} : space.cp;
+  std::string cps_text;
   for (const int64_t cp : cps) {
+    cps_text += (cps_text.empty() ? "" : ", ") + Ll(cp);
     if (cp < 1 || space.gpus % cp != 0) continue;
     Layout l = space.fixed;
     l.tp = 1;
@@ -297,14 +299,16 @@ Status WhyNoLayout(const ModelSpec& spec, const SearchSpace& space) {
     l.sequence_parallel = false;
     l.tp_overlap = false;
     Status bad = CheckLayout(spec, l, space.gpus_per_node);
-    if (bad.ok()) return bad;  // One can: EnumerateLayouts finds it.
+    if (bad.ok()) return bad;  // One can: EnumerateLayouts finds it unless told not to try it.
+    std::string rule = bad.message();
+    if (rule.rfind("layout: ", 0) == 0) rule.erase(0, 8);
     return ErrorStatus(
         "no layout of %lld GPUs can exist: %s (%s), and no tp x pp of them "
         "mends it",
-        static_cast<long long>(space.gpus), bad.message().c_str(), LayoutText(l).c_str());
+        static_cast<long long>(space.gpus), rule.c_str(), LayoutText(l).c_str());
   }
-  return ErrorStatus("no layout of %lld GPUs can exist: cp %lld does not divide them",
-                     static_cast<long long>(space.gpus), static_cast<long long>(cps.front()));
+  return ErrorStatus("no layout of %lld GPUs can exist: no cp asked for (%s) divides them",
+                     static_cast<long long>(space.gpus), cps_text.c_str());
 }
 
 }  // namespace lumos::modeler::plan

@@ -44,7 +44,7 @@ StatusOr<ModelSpec> ParseModelSpec(std::string_view text) {
         return ErrorStatus("--model: dropout=%.*s: 0 (none) or 1 (masks stored)",
                            static_cast<int>(value.size()), value.data());
       }
-      spec.dropout = value == "1" ? 1 : 0;
+      spec.dropout = value == "1";
       continue;
     }
     int64_t v = 0;

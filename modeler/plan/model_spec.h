@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,12 +24,12 @@ struct ModelSpec {
   int64_t kv_heads = 0;  // 0: heads.
   int64_t seq = 0;
   int64_t vocab = 0;
-  // Dropout in training (its masks stored and moved): -1 the family's (gpt's Megatron default
-  // 0.1: on; llama: off), 0 off (MLPerf's GPT-3, most pretraining today), 1 on.
-  int dropout = -1;
+  // Dropout in training (its masks stored and moved); unset: the family's (gpt's Megatron
+  // default 0.1: on; llama: off). Off for MLPerf's GPT-3 and most pretraining today.
+  std::optional<bool> dropout;
 
   bool gated() const { return family == "llama"; }
-  bool has_dropout() const { return dropout < 0 ? !gated() : dropout == 1; }
+  bool has_dropout() const { return dropout.value_or(!gated()); }
   int64_t ffn_size() const;
   int64_t kv_heads_count() const { return kv_heads > 0 ? kv_heads : heads; }
   int64_t head_dim() const { return hidden / heads; }

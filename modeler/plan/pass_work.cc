@@ -188,7 +188,7 @@ StatusOr<double> TimeCollective(const GptCosts& costs, CollectiveOp op, double b
 }
 
 int64_t GradientBucketParameters(const Layout& layout) {
-  return std::max<int64_t>(40'000'000, 1'000'000 * layout.dp);
+  return std::max<int64_t>(40'000'000, 1'000'000 * layout.gradient_ranks());
 }
 
 std::vector<GradientBucket> ChunkGradientBuckets(const LayoutWork& work, const Layout& layout,

@@ -118,10 +118,13 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& layout,
 StatusOr<double> TimeCollective(const GptCosts& costs, schema::CollectiveOp op, double bytes,
                                 int64_t ranks, int64_t nodes);
 
-// Megatron-core's gradient bucket, in parameters: max(40M, 1M x dp) (distributed_data_parallel.py
-// since April 2024: larger data-parallel groups get larger buckets, so that each collective stays
-// bandwidth-bound). Buckets close at a layer's end here, where Megatron closes them at a
-// parameter's, so a layer larger than a bucket is one bucket.
+// Megatron-LM's gradient bucket, in parameters: max(40M, 1M x dp x cp) (its training loop and
+// distributed_data_parallel.py since April 2024: larger data-parallel groups get larger
+// buckets, so that each collective stays bandwidth-bound). Buckets close at a layer's end here,
+// where Megatron closes them at a parameter's, so a layer larger than a bucket is one bucket.
+// Every chunk of every stage is bucketed here; Megatron-LM's training loop buckets only the
+// first chunk of pipeline rank 0 (the others' reductions are off the critical path, one
+// bucket each), NeMo 1's apex optimizer (MLPerf's GPT-3) every chunk at 100 MiB of gradients.
 int64_t GradientBucketParameters(const Layout& layout);
 
 // One gradient bucket of a virtual stage: its parameters and its items in backward order (the

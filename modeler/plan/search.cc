@@ -11,7 +11,15 @@ SearchResult Search(const ModelSpec& spec, const SearchSpace& space, const GptCo
   SearchResult out;
   out.gpus = space.gpus;
   const std::vector<Layout> layouts = EnumerateLayouts(spec, space);
-  if (layouts.empty()) out.no_layout = WhyNoLayout(spec, space);
+  if (layouts.empty()) {
+    out.no_layout = WhyNoLayout(spec, space);
+    if (out.no_layout.ok()) {  // The plainest one can; the virtual stages or mbs asked for not.
+      out.no_layout = ErrorStatus(
+          "no layout of %lld GPUs can exist with the virtual stages and micro-batch sizes "
+          "asked for",
+          static_cast<long long>(space.gpus));
+    }
+  }
   out.ranked.reserve(layouts.size());
   for (size_t i = 0; i < layouts.size(); ++i) {
     StatusOr<StepEstimate> e = EstimateStep(spec, layouts[i], costs, setup);

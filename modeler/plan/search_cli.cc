@@ -624,7 +624,11 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
   // Not one layout of any GPU count asked for can exist: bad input, one error.
   if (std::all_of(results.begin(), results.end(),
                   [](const SearchResult& r) { return !r.no_layout.ok(); })) {
-    return parser.UsageError(err, results.front().no_layout.message());
+    std::string reasons;
+    for (const SearchResult& r : results) {
+      reasons += (reasons.empty() ? "" : "; ") + r.no_layout.message();
+    }
+    return parser.UsageError(err, reasons);
   }
   const auto k = static_cast<size_t>(top);
   if (json) {
@@ -634,7 +638,11 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
                  "gpus,rank,tp,pp,vp,dp,mbs,gbs,sequence_parallel,recompute,zero,tp_overlap,step_s,"
                  "tokens_per_s_per_gpu,bubble_s,dp_exposed_s,optimizer_s,memory_gb,fits,"
                  "shortfall_gb,simulated_step_s,cp\n");
-    for (const SearchResult& r : results) PrintCsvRows(out, r, k);
+    for (const SearchResult& r : results) {
+      PrintCsvRows(out, r, k);
+      // No row to say it in: the reason beside the table.
+      if (!r.no_layout.ok()) std::fprintf(err, "%s\n", r.no_layout.message().c_str());
+    }
   } else {
     std::fprintf(out, "model %s on %s (%lld a node), %s between nodes, GEMMs in %s; %s\n",
                  model_text.c_str(), setup.gpu->name.c_str(),
@@ -646,6 +654,11 @@ int RunSearchCommand(const std::vector<std::string>& args, std::FILE* out, std::
     if (results.size() > 1) {
       std::fprintf(out, "\nfastest layout per GPU count (Pareto: time against GPUs)\n");
       for (const SearchResult& r : results) {
+        if (!r.no_layout.ok()) {
+          std::fprintf(out, "  %6lld GPUs  %s\n", static_cast<long long>(r.gpus),
+                       r.no_layout.message().c_str());
+          continue;
+        }
         if (r.fitting == 0) {
           std::fprintf(out, "  %6lld GPUs  none fits in memory\n", static_cast<long long>(r.gpus));
           continue;

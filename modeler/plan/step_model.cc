@@ -12,47 +12,62 @@ namespace {
 using schema::CollectiveOp;
 
 struct DataParallelTimes {
-  double reduce = 0, gather = 0;  // All the buckets' collectives, one after another.
-  double exposed = 0;             // What no pass hides.
+  double reduce_ns = 0, gather_ns = 0;  // All the buckets' collectives, one after another.
+  double exposed_ns = 0;                // What no pass hides.
 };
 
-// Stage s's data-parallel collectives a step, bucket by bucket on one stream as Megatron
-// launches them (ChunkGradientBuckets), against the passes that hide them; `forward` and
-// `backward` are one micro-batch's passes of the stage (all its chunks). The reduction: chunk
-// c's last backward is followed by the backwards of chunks c - 1 .. 0 of the last pp
-// micro-batches (the interleaved schedule closes chunk by chunk, vp - 1 first: StageSchedule),
-// so its buckets, each ready as the layers it holds are through, start c x pp chunk passes
-// before the backward ends; what runs past that end is exposed (chunk 0's last bucket at
-// least). The gathers (ZeRO 1-2): from the step's start, in the order the forwards need them;
-// chunk c's first forward runs c x pp chunk passes in (the warm-up's forwards), and a layer
-// waits for its bucket. Without dp_overlap everything waits.
+// An item's pass on its GPU (ChunkGradientBuckets' items: -1 the LM head and loss, -2 the
+// embedding, else a layer).
+double ItemNs(const LayoutWork& work, int64_t item, bool backward) {
+  if (item == -1) return backward ? work.last_backward.ns() : work.last_forward.ns();
+  if (item == -2) return backward ? work.first_backward.ns() : work.first_forward.ns();
+  return backward ? work.layer_backward.ns() : work.layer_forward.ns();
+}
+
+// Stage s's data-parallel collectives a step, bucket by bucket on one stream as the slow path
+// launches them (ChunkGradientBuckets), against the passes that hide them; `forward_ns` and
+// `backward_ns` are one micro-batch's passes of the stage (all its chunks), whose average a
+// chunk stands for the other chunks' passes. The reduction: chunk c's last backward is
+// followed by the backwards of chunks c - 1 .. 0 of the last pp micro-batches (the interleaved
+// schedule closes chunk by chunk, vp - 1 first: StageSchedule), c x pp chunk passes before the
+// backward ends; within its own last backward each bucket is ready once its items' backward ops
+// are through (the head's first, the embedding's last); what runs past the backward's end is
+// exposed (chunk 0's last bucket at least). The gathers (ZeRO 1-2): from the step's start, in
+// the order the forwards need them; chunk c's first forward runs c x pp chunk passes in (the
+// warm-up's forwards), and a layer's forward waits for its bucket (the embedding and the head
+// do not, as in the slow path). Without dp_overlap everything waits. Not modelled: with vp > 1
+// and p2p_overlap=0 the slow path's device synchronize after each exchange also waits for the
+// reductions launched so far, which keeps them from hiding behind later chunks.
 StatusOr<DataParallelTimes> StageDataParallel(const ModelSpec& spec, const Layout& l,
                                               const LayoutWork& work, const GptCosts& costs,
-                                              int64_t s, double forward, double backward) {
+                                              int64_t s, double forward_ns, double backward_ns) {
   const int64_t ranks = l.gradient_ranks();
   const auto vp = static_cast<double>(l.vp), pp = static_cast<double>(l.pp);
-  const double forward_chunk = forward / vp, backward_chunk = backward / vp;
+  const double forward_chunk_ns = forward_ns / vp, backward_chunk_ns = backward_ns / vp;
   DataParallelTimes out;
-  double reduce_free = -std::numeric_limits<double>::infinity();  // From the backward's end.
-  double gather_free = 0, delay = 0;                              // From the step's start.
+  // The data-parallel stream free again, from the backward's end (reductions) and from the
+  // step's start (gathers); how late the gathers make the forwards.
+  double reduce_free_ns = -std::numeric_limits<double>::infinity();
+  double gather_free_ns = 0, delay_ns = 0;
   for (int64_t c = l.vp - 1; c >= 0; --c) {  // Reductions in the order chunks close.
     const int64_t v = c * l.pp + s;
     const std::vector<GradientBucket> buckets =
         ChunkGradientBuckets(work, l, VirtualStageLayers(spec, l, v), v);
-    double chunk_parameters = 0;
-    for (const GradientBucket& b : buckets) chunk_parameters += b.parameters;
-    double through = 0;
+    double pass_ns = work.chunk_backward.ns();  // The chunk's own last backward.
     for (const GradientBucket& b : buckets) {
-      through += b.parameters;
+      for (const int64_t item : b.items) pass_ns += ItemNs(work, item, true);
+    }
+    const double pass_start_ns = -static_cast<double>(c) * pp * backward_chunk_ns - pass_ns;
+    double through_ns = 0;
+    for (const GradientBucket& b : buckets) {
+      for (const int64_t item : b.items) through_ns += ItemNs(work, item, true);
       LUMOS_ASSIGN_OR_RETURN(
           const double r,
           TimeCollective(
               costs, l.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
               b.parameters * static_cast<double>(l.grad_sync_bytes), ranks, work.dp_nodes));
-      const double ready = -static_cast<double>(c) * pp * backward_chunk -
-                           backward_chunk * (1 - through / chunk_parameters);
-      reduce_free = std::max(reduce_free, ready) + r;
-      out.reduce += r;
+      reduce_free_ns = std::max(reduce_free_ns, pass_start_ns + through_ns) + r;
+      out.reduce_ns += r;
     }
   }
   for (int64_t c = 0; c < l.vp; ++c) {  // Gathers in the order the forwards need them.
@@ -60,22 +75,26 @@ StatusOr<DataParallelTimes> StageDataParallel(const ModelSpec& spec, const Layou
     const int64_t v = c * l.pp + s;
     const std::vector<GradientBucket> buckets =
         ChunkGradientBuckets(work, l, VirtualStageLayers(spec, l, v), v);
-    double chunk_parameters = 0;
-    for (const GradientBucket& b : buckets) chunk_parameters += b.parameters;
-    double later = chunk_parameters;  // Forward order: the last bucket first.
-    for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) {
-      later -= b->parameters;  // The parameters of the buckets after this one.
+    double before_ns = 0;  // The chunk's forward before the bucket's first item.
+    for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) {  // Forward order.
       LUMOS_ASSIGN_OR_RETURN(
           const double g, TimeCollective(costs, CollectiveOp::kAllGather,
                                          b->parameters * l.gather_bytes(), ranks, work.dp_nodes));
-      gather_free += g;
-      out.gather += g;
-      const double needed = static_cast<double>(c) * pp * forward_chunk +
-                            forward_chunk * (1 - (later + b->parameters) / chunk_parameters);
-      delay = std::max(delay, gather_free - needed);
+      gather_free_ns += g;
+      out.gather_ns += g;
+      bool waited = false;  // The first layer this bucket feeds waits for it.
+      for (auto item = b->items.rbegin(); item != b->items.rend(); ++item) {
+        if (*item >= 0 && !waited) {
+          const double needed_ns = static_cast<double>(c) * pp * forward_chunk_ns + before_ns;
+          delay_ns = std::max(delay_ns, gather_free_ns - needed_ns);
+          waited = true;
+        }
+        before_ns += ItemNs(work, *item, false);
+      }
     }
   }
-  out.exposed = l.dp_overlap ? std::max(0.0, reduce_free) + delay : out.reduce + out.gather;
+  out.exposed_ns =
+      l.dp_overlap ? std::max(0.0, reduce_free_ns) + delay_ns : out.reduce_ns + out.gather_ns;
   return out;
 }
 
@@ -174,13 +193,19 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
   out.bubble_ns = bubble_slots * slot;
 
   if (ranks > 1) {
+    // The stage whose collectives add the most to the step: what they expose, and the compute
+    // they slow beside the rest (PlanSetup::overlap_slowdown).
+    double most_ns = -1;
     for (const int64_t s : {int64_t{0}, std::min<int64_t>(1, l.pp - 1), l.pp - 1}) {
       LUMOS_ASSIGN_OR_RETURN(
           const DataParallelTimes t,
           StageDataParallel(spec, l, work, costs, s, out.forward_ns, out.backward_ns));
-      if (t.reduce + t.gather < out.dp_comm_ns) continue;
-      out.dp_comm_ns = t.reduce + t.gather;
-      out.dp_exposed_ns = t.exposed;
+      const double comm_ns = t.reduce_ns + t.gather_ns;
+      const double adds_ns = t.exposed_ns + (comm_ns - t.exposed_ns) * stretch;
+      if (adds_ns <= most_ns) continue;
+      most_ns = adds_ns;
+      out.dp_comm_ns = comm_ns;
+      out.dp_exposed_ns = t.exposed_ns;
     }
   }
   const double shard =

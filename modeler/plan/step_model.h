@@ -9,9 +9,11 @@
 // data-parallel gradient reduction, one collective a gradient bucket (pass_work.h's
 // ChunkGradientBuckets: all-reduces of the stage's gradients, grad_sync_bytes each; ZeRO 1-2 a
 // reduce-scatter and an all-gather of the weights; ZeRO 3 the reduce-scatter, the weights
-// gathered before every micro-batch's forward and backward instead) less what the last
-// micro-batch's backward hides (all but the last bucket, which fills as it ends) and the first
-// forward hides (all the weights' all-gathers but the first bucket's); then, with tied embeddings
+// gathered before every micro-batch's forward and backward instead) less what the backward
+// hides (chunk c's buckets behind the c x pp chunk passes after its last backward, all but the
+// last bucket, which fills as the backward ends) and the forwards hide (all the weights'
+// all-gathers but the first bucket's), in the slow path's order (step_model.cc's
+// StageDataParallel); then, with tied embeddings
 // and pp > 1, the word embedding's gradient all-reduced between the end stages; then the Adam step
 // over the GPU's shard (32 bytes a parameter). Memory per GPU from models/memory. Each of these is
 // an assumption the result lists (StepAssumptions). Threading: pure functions over a const

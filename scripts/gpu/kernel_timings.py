@@ -156,8 +156,7 @@ def sustained_rows(shapes, device, fp8, seconds):
                                   out_dtype=torch.bfloat16, use_fast_accum=fast)))
         flops = 2.0 * m * n * k
         for dtype, fast, call in calls:
-            row = [family, "gemm", f"{gemm} sustained {seconds:g} s", "sustained", m, n, k, dtype,
-                   fast]
+            name = f"{gemm} sustained {seconds:g} s"
             try:
                 one_us = timed(call, device, 3, 5)
                 count = max(1, int(seconds * 1e6 / max(one_us, 1.0)))
@@ -170,9 +169,12 @@ def sustained_rows(shapes, device, fp8, seconds):
                     torch.cuda.synchronize()
                 us = (time.perf_counter() - start) * 1e6 / count
             except (RuntimeError, ValueError) as error:
-                yield row + ["", "", str(error).splitlines()[0][:200]]
+                yield [family, "gemm", name, "sustained", m, n, k, dtype, fast, "", "",
+                       str(error).splitlines()[0][:200]]
                 continue
-            yield row + [f"{us:.2f}", f"{flops / us / 1e6:.1f}", f"{count} calls"]
+            # The mean call of the run in median_us's place; the run's length in the name.
+            yield [family, "gemm", f"{name} ({count} calls)", "sustained", m, n, k, dtype, fast,
+                   f"{us:.2f}", f"{flops / us / 1e6:.1f}", ""]
         del a, b
 
 
