@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "modeler/models/collectives/collective_class.h"
@@ -196,7 +197,10 @@ StatusOr<StepEstimate> EstimateStep(const ModelSpec& spec, const Layout& l, cons
     // The stage whose collectives add the most to the step: what they expose, and the compute
     // they slow beside the rest (PlanSetup::overlap_slowdown).
     double most_ns = -1;
-    for (const int64_t s : {int64_t{0}, std::min<int64_t>(1, l.pp - 1), l.pp - 1}) {
+    const int64_t stages[] = {0, std::min<int64_t>(1, l.pp - 1), l.pp - 1};  // Non-decreasing.
+    for (size_t i = 0; i < std::size(stages); ++i) {
+      const int64_t s = stages[i];
+      if (i > 0 && s == stages[i - 1]) continue;  // pp 1 or 2: a stage already walked.
       LUMOS_ASSIGN_OR_RETURN(
           const DataParallelTimes t,
           StageDataParallel(spec, l, work, costs, s, out.forward_ns, out.backward_ns));
