@@ -449,10 +449,12 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   // Pipeline neighbours are tp x cp x dp ranks apart: on another node once that spans a node.
   // With sequence parallelism a rank's activation is 1/tp of it; without, Megatron-LM's
   // scatter-gather (p2p_scatter_gather) sends 1/tp too and the receivers all-gather it.
-  // A send is timed as the collective model times NCCL's send/recv between two ranks (its
-  // protocols, the NIC at what NCCL measurably reaches of the line rate, the network's
-  // latency), as every other collective here: the line rate alone made a 12.6 MB send across
-  // NDR InfiniBand 30 % faster (255 us against 364) than the model's all-reduces would move it.
+  // A send is the collective model's send/recv between two ranks, as every other collective
+  // here is the model's: across nodes at the rate its one-node all-to-all fit carries to the NIC
+  // (39.7 GB/s on NDR InfiniBand, never below NCCL's reach of the line rate), which two H100
+  // nodes measure for one GPU's transfer of 16-32 MiB (NVIDIA/nccl-tests#232: 40-41 GB/s). The
+  // line rate alone had made MLPerf GPT-3's 12.6 MB send 255 us; the model gives 364 us, that
+  // measurement about 325 us.
   if (l.pp > 1) {
     const bool scatter = l.p2p_scatter_gather && !l.sequence_parallel && t > 1;
     const double bytes =
