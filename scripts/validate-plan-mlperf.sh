@@ -36,33 +36,37 @@ source scripts/plan-validation-setup.sh "$@"  # $lm, $work, $work/costs.json
 # conf/megatron_gpt_config.yaml and v3.1's conf/custom.yaml; the later rounds' configurations
 # derive from them, assumed alike): no masks stored or moved.
 model=gpt:layers=96,hidden=12288,heads=96,seq=2048,vocab=51200,dropout=0
-# source | GPUs | tp | pp | vp | mbs | gbs | TP overlap | recompute | published step (s) | FP8 weight gathers
-rows="v3.0 NVIDIA n64|512|4|8|12|1|2048|1|none|12.08|0
-v3.0 NVIDIA n96|768|4|8|12|1|3072|1|none|12.13|0
-v3.0 CoreWeave n96|768|4|8|12|1|3072|1|none|12.30|0
-v3.0 CoreWeave n192|1536|4|8|12|1|3072|1|none|6.34|0
-v3.0 CoreWeave n448|3584|4|8|12|1|2688|1|none|2.60|0
-v3.1 NVIDIA n64|512|4|8|12|1|2048|1|none|11.07|0
-v3.1 NVIDIA n96|768|4|8|12|1|3072|1|none|11.09|0
-v3.1 NVIDIA n512|4096|4|8|12|1|2048|1|none|1.629|0
-v3.1 NVIDIA n768|6144|4|8|12|1|3072|1|none|1.635|0
-v3.1 NVIDIA n1024|8192|4|8|12|1|4096|1|none|1.640|0
-v3.1 NVIDIA n1280|10240|4|8|12|1|2560|1|none|0.946|0
-v3.1 NVIDIA n1344|10752|4|8|12|1|2688|1|none|0.952|0
-v3.1 Azure n1344|10752|4|8|12|1|2688|1|none|0.98|0
-v4.0 NVIDIA n64|512|4|8|4|2|2304|1|none|10.98|1
-v4.0 NVIDIA n1344|10752|4|6|8|1|2688|1|none|0.921|1
-v4.0 NVIDIA n1452|11616|4|6|8|1|2904|1|none|0.922|1
-v4.0 Supermicro n64|512|4|8|12|2|2048|1|none|10.637|1
-v4.1 NVIDIA n32|256|4|8|6|2|2048|1|none|18.374|1
-v4.1 NVIDIA n64|512|4|8|6|2|2048|1|none|9.496|1
-v4.1 Oracle n192|1536|4|8|4|2|3072|1|none|5.171|1
-v4.1 Oracle n384|3072|4|8|4|2|3072|1|none|3.054|1"
-echo "$rows" | while IFS='|' read -r name gpus tp pp vp mbs gbs overlap named step gather; do
+# source | GPUs | tp | pp | vp | mbs | gbs | TP overlap | recompute | published step (s) | FP8 weight gathers |
+# FP8 amaxes reduced over the TP group only (v3.1's and v4.0's config_common.sh:
+# NVTE_DP_AMAX_REDUCE_INTERVAL=0, "AMAX AR overlap and disable DP", with
+# NVTE_ASYNC_AMAX_REDUCTION=1; v4.1 NVIDIA's conf/custom.yaml: tp_only_amax_red, True by default;
+# v3.0's and Oracle's files set neither: all tp x dp ranks)
+rows="v3.0 NVIDIA n64|512|4|8|12|1|2048|1|none|12.08|0|0
+v3.0 NVIDIA n96|768|4|8|12|1|3072|1|none|12.13|0|0
+v3.0 CoreWeave n96|768|4|8|12|1|3072|1|none|12.30|0|0
+v3.0 CoreWeave n192|1536|4|8|12|1|3072|1|none|6.34|0|0
+v3.0 CoreWeave n448|3584|4|8|12|1|2688|1|none|2.60|0|0
+v3.1 NVIDIA n64|512|4|8|12|1|2048|1|none|11.07|0|1
+v3.1 NVIDIA n96|768|4|8|12|1|3072|1|none|11.09|0|1
+v3.1 NVIDIA n512|4096|4|8|12|1|2048|1|none|1.629|0|1
+v3.1 NVIDIA n768|6144|4|8|12|1|3072|1|none|1.635|0|1
+v3.1 NVIDIA n1024|8192|4|8|12|1|4096|1|none|1.640|0|1
+v3.1 NVIDIA n1280|10240|4|8|12|1|2560|1|none|0.946|0|1
+v3.1 NVIDIA n1344|10752|4|8|12|1|2688|1|none|0.952|0|1
+v3.1 Azure n1344|10752|4|8|12|1|2688|1|none|0.98|0|1
+v4.0 NVIDIA n64|512|4|8|4|2|2304|1|none|10.98|1|1
+v4.0 NVIDIA n1344|10752|4|6|8|1|2688|1|none|0.921|1|1
+v4.0 NVIDIA n1452|11616|4|6|8|1|2904|1|none|0.922|1|1
+v4.0 Supermicro n64|512|4|8|12|2|2048|1|none|10.637|1|1
+v4.1 NVIDIA n32|256|4|8|6|2|2048|1|none|18.374|1|1
+v4.1 NVIDIA n64|512|4|8|6|2|2048|1|none|9.496|1|1
+v4.1 Oracle n192|1536|4|8|4|2|3072|1|none|5.171|1|0
+v4.1 Oracle n384|3072|4|8|4|2|3072|1|none|3.054|1|0"
+echo "$rows" | while IFS='|' read -r name gpus tp pp vp mbs gbs overlap named step gather tponly; do
   dp=$((gpus / (tp * pp)))
   for recompute in $named selective full; do
     out=$("$lm" estimate --model "$model" --gpu H100-SXM5-80GB --dtype fp8 --costs "$work/costs.json" \
-      --set "tp=$tp,pp=$pp,vp=$vp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=$recompute,tp_overlap=$overlap,p2p_overlap=1,grad_sync_bytes=2,fp8_param_gather=$gather" \
+      --set "tp=$tp,pp=$pp,vp=$vp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=1,zero=1,recompute=$recompute,tp_overlap=$overlap,p2p_overlap=1,grad_sync_bytes=2,fp8_param_gather=$gather,tp_only_amax_red=$tponly" \
       --json)
     fits=$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["searches"][0]["ranked"][0]["fits"])')
     [ "$fits" = True ] && break
