@@ -149,6 +149,10 @@ echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs g
   model=${!which}
   current=$([ "$dtype" = fp8cs ] && echo 1 || echo 0)  # FP8 with current scaling,
   gather=$([ "$dtype" = fp8cs ] || [ "$dtype" = fp8pg ] && echo 1 || echo 0)  # FP8 weight gathers.
+  # Delayed scaling's amaxes over the TP group only: the MLPerf v5.0/v5.1 Llama implementations
+  # (NVIDIA's 405B, Nebius's, Cisco's 8B: conf/custom.yaml tp_only_amax_red, True by default,
+  # no config overriding it; Nebius's log prints it true). DGXC's recipe does not set it.
+  tponly=$([ "$dtype" = fp8pg ] && echo 1 || echo 0)
   label=$dtype
   dtype=${dtype%cs}
   dtype=${dtype%pg}
@@ -157,7 +161,7 @@ echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs g
   split=$([ "$tp" -gt 1 ] && echo 1 || echo 0)  # Sequence parallel and TP overlap need tp > 1.
   overlap=${overlap:-$split}
   "$lm" estimate --model "$model" --gpu "$gpu" --dtype "$dtype" --costs "$work/costs.json" \
-    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=$split,zero=1,recompute=none,tp_overlap=$overlap,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends,fp8_current_scaling=$current,fp8_param_gather=$gather" \
+    --set "tp=$tp,pp=$pp,vp=$vp,cp=$cp,dp=$dp,mbs=$mbs,gbs=$gbs,sequence_parallel=$split,zero=1,recompute=none,tp_overlap=$overlap,p2p_overlap=1,grad_sync_bytes=2,ends_in_split=$ends,fp8_current_scaling=$current,fp8_param_gather=$gather,tp_only_amax_red=$tponly" \
     --json | python3 -c '
 import json, sys
 name, dtype, gpus, gbs, tokens, peak = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
