@@ -451,8 +451,8 @@ StatusOr<LayoutWork> LayoutWorkOf(const ModelSpec& spec, const Layout& l, const 
   // scatter-gather (p2p_scatter_gather) sends 1/tp too and the receivers all-gather it.
   // A send is the collective model's send/recv between two ranks, as every other collective
   // here is the model's: across nodes at the rate its one-node all-to-all fit carries to the NIC
-  // (39.7 GB/s on NDR InfiniBand, never below NCCL's reach of the line rate), which two H100
-  // nodes measure for one GPU's transfer of 16-32 MiB (NVIDIA/nccl-tests#232: 40-41 GB/s). The
+  // (H100 on NDR InfiniBand: 39.7 GB/s; never faster than NCCL's reach of the line rate), which
+  // two H100 nodes measure for one GPU's transfer of 16-32 MiB (nccl-tests#232: 40-41 GB/s). The
   // line rate alone had made MLPerf GPT-3's 12.6 MB send 255 us; the model gives 364 us, that
   // measurement about 325 us.
   if (l.pp > 1) {
