@@ -150,9 +150,11 @@ echo "$rows" | while IFS='|' read -r name which gpu dtype gpus tp pp vp cp mbs g
   current=$([ "$dtype" = fp8cs ] && echo 1 || echo 0)  # FP8 with current scaling,
   gather=$([ "$dtype" = fp8cs ] || [ "$dtype" = fp8pg ] && echo 1 || echo 0)  # FP8 weight gathers.
   # Delayed scaling's amaxes over the TP group only: the MLPerf v5.0/v5.1 Llama implementations
-  # (NVIDIA's 405B, Nebius's, Cisco's 8B: conf/custom.yaml tp_only_amax_red, True by default,
-  # no config overriding it; Nebius's log prints it true). DGXC's recipe does not set it.
-  tponly=$([ "$dtype" = fp8pg ] && echo 1 || echo 0)
+  # (conf/custom.yaml tp_only_amax_red, True by default, no config overriding it; Nebius's log
+  # prints it true; their current-scaling rows have no amax history to reduce, and `estimate`
+  # refuses the key there). Bridge's and DGXC's recipes do not set it.
+  tponly=0
+  if [[ "$name" == "MLPerf v5."* && "$current" = 0 ]]; then tponly=1; fi
   label=$dtype
   dtype=${dtype%cs}
   dtype=${dtype%pg}
